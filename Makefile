@@ -1,0 +1,69 @@
+# Event platform: every developer entry point. `make help` lists the targets.
+SHELL := /bin/bash
+GO    ?= go
+STAGE ?= dev
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# Lambda functions built by `make build` (one bootstrap binary each).
+FUNCTIONS := $(notdir $(wildcard functions/*))
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List every target
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: deps
+deps: node_modules/.package-lock.json ## Install pinned node tooling (npm ci) and Go modules
+	$(GO) mod download
+	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) mod download; fi
+
+.PHONY: dev
+dev: deps ## Run the whole platform locally on embedded emulators (http://127.0.0.1:3000)
+	$(GO) run ./cmd/evp dev $(DEV_FLAGS)
+
+.PHONY: test
+test: deps ## Run every test: runtime (against the emulators) and the CDK app
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) test -count=1 -timeout 30m ./...; fi
+
+.PHONY: bench
+bench: deps ## Run the benchmarks and write docs/benchmarks.md
+	@mkdir -p docs
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | tee .bench.out
+	$(GO) run ./cmd/benchreport < .bench.out > docs/benchmarks.md
+	@rm -f .bench.out
+	@echo "wrote docs/benchmarks.md"
+
+.PHONY: build
+build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/) and the evp CLI
+	@for fn in $(FUNCTIONS); do \
+		echo "build functions/$$fn"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' \
+			-o bin/$$fn/bootstrap ./functions/$$fn || exit 1; \
+	done
+	$(GO) build -o bin/evp ./cmd/evp
+
+.PHONY: lint
+lint: ## gofmt and go vet, both modules
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) vet ./...; fi
+
+.PHONY: synth
+synth: deps build ## Synthesize the CloudFormation templates for STAGE (default dev) into cdk.out
+	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
+	npx cdk synth -c stage=$(STAGE) --quiet
+
+.PHONY: deploy
+deploy: deps build ## Deploy STAGE to the current AWS account (make deploy STAGE=prod)
+	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
+	npx cdk deploy -c stage=$(STAGE) --all --require-approval broadening
+
+.PHONY: clean
+clean: ## Remove build outputs
+	rm -rf bin cdk.out .bench.out

@@ -1,0 +1,118 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// Claim takes the lease on a pending or failed row nobody holds. The sweeper
+// index key (nextRetryAt) moves to the lease expiry, so concurrent sweepers
+// stop seeing the row at once.
+func (e *Events) Claim(ctx context.Context, eventID, topic, owner string, now time.Time, lease time.Duration) (bool, error) {
+	until := millis(now.Add(lease))
+	err := e.update(ctx, eventID, topic,
+		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
+		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms",
+		map[string]ddbtypes.AttributeValue{
+			":o":       s(owner),
+			":lu":      n(until),
+			":now":     s(FormatTime(now)),
+			":nowms":   n(millis(now)),
+			":pending": s(string(outbox.StatusPending)),
+			":failed":  s(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: claim %s/%s: %w", eventID, topic, err)
+	}
+	return true, nil
+}
+
+// MarkEnqueued records a successful send by the lease owner and releases the
+// lease. It moves the row to the enqueued partition of the sweeper index.
+func (e *Events) MarkEnqueued(ctx context.Context, eventID, topic, owner string, now time.Time) error {
+	err := e.update(ctx, eventID, topic,
+		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
+		map[string]ddbtypes.AttributeValue{
+			":enq":     s(string(outbox.StatusEnqueued)),
+			":sp":      s(table.SweepPartition(string(outbox.StatusEnqueued), eventID, topic)),
+			":empty":   s(""),
+			":zero":    n(0),
+			":now":     s(FormatTime(now)),
+			":o":       s(owner),
+			":pending": s(string(outbox.StatusPending)),
+			":failed":  s(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark enqueued %s/%s: %w", eventID, topic, err)
+	}
+	return nil
+}
+
+// MarkFailed records a failed send by the lease owner: attempts, lastError
+// and the next retry, lease released.
+func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
+	err := e.update(ctx, f.EventID, f.Topic,
+		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
+		map[string]ddbtypes.AttributeValue{
+			":failed":  s(string(outbox.StatusFailed)),
+			":pending": s(string(outbox.StatusPending)),
+			":sp":      s(table.SweepPartition(string(outbox.StatusFailed), f.EventID, f.Topic)),
+			":a":       n(int64(f.Attempts)),
+			":e":       s(f.Err),
+			":next":    n(millis(f.NextRetryAt)),
+			":empty":   s(""),
+			":zero":    n(0),
+			":now":     s(FormatTime(f.Now)),
+			":o":       s(f.Owner),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark failed %s/%s: %w", f.EventID, f.Topic, err)
+	}
+	return nil
+}
+
+var errCondition = errors.New("condition failed")
+
+func (e *Events) update(ctx context.Context, eventID, topic, expr, cond string, values map[string]ddbtypes.AttributeValue) error {
+	in := &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(e.Table),
+		Key:                       rowKey(eventID, topic),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
+	}
+	_, err := e.Client.UpdateItem(ctx, in)
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errCondition
+	}
+	return err
+}
+
+func s(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+
+func n(v int64) ddbtypes.AttributeValue {
+	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}

@@ -1,0 +1,217 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits bound what ingest accepts.
+type Limits struct {
+	// MaxPayloadBytes is the largest accepted payload (default 1 MiB).
+	MaxPayloadBytes int
+	// MaxFutureSkew is how far in the future a timestamp may be (producer
+	// clock skew); anything later is rejected (default 1 h).
+	MaxFutureSkew time.Duration
+}
+
+// DefaultLimits are the platform defaults.
+func DefaultLimits() Limits {
+	return Limits{MaxPayloadBytes: 1 << 20, MaxFutureSkew: time.Hour}
+}
+
+// envelopeOverhead is what the non-payload fields may add to the raw
+// envelope size: ids, names and the JSON punctuation are bounded well below.
+const envelopeOverhead = 8 << 10
+
+// Field limits and patterns. They are mirrored by
+// events/schema/platform-event.schema.json; a test keeps the two in step.
+const (
+	MaxIDLen      = 255
+	MaxTypeLen    = 128
+	MaxSubjectLen = 255
+)
+
+var (
+	idPattern          = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+	tenantPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	typePattern        = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
+	sourcePattern      = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	traceparentPattern = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
+)
+
+// wire mirrors Event with every field loosely typed, so a bad value produces
+// a field-specific rejection instead of a generic decode error.
+type wire struct {
+	SchemaVersion *int            `json:"schemaVersion"`
+	ID            *string         `json:"id"`
+	TenantID      *string         `json:"tenantId"`
+	Type          *string         `json:"type"`
+	Source        *string         `json:"source"`
+	Timestamp     *string         `json:"timestamp"`
+	Subject       *string         `json:"subject"`
+	Traceparent   *string         `json:"traceparent"`
+	Payload       json.RawMessage `json:"payload"`
+	PayloadRef    *PayloadRef     `json:"payloadRef"`
+}
+
+// Parse strictly parses and validates an envelope submitted by a producer.
+// Producers may not set payloadRef. The returned error is always a
+// rejection, never an infrastructure failure.
+func Parse(raw []byte, now time.Time, lim Limits) (Event, *Error) {
+	if len(raw) > lim.MaxPayloadBytes+envelopeOverhead {
+		return Event{}, &Error{Code: CodePayloadTooLarge, Message: fmt.Sprintf("envelope is %d bytes; the payload limit is %d bytes", len(raw), lim.MaxPayloadBytes)}
+	}
+	w, rerr := decode(raw)
+	if rerr != nil {
+		return Event{}, rerr
+	}
+	if w.PayloadRef != nil {
+		return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payloadRef is set by the platform, producers send the payload itself")
+	}
+	ev, rerr := validate(w, true)
+	if rerr != nil {
+		return Event{}, rerr
+	}
+	if len(ev.Payload) > lim.MaxPayloadBytes {
+		return Event{}, fieldErr(CodePayloadTooLarge, "payload", "payload is %d bytes; the limit is %d bytes", len(ev.Payload), lim.MaxPayloadBytes)
+	}
+	if ev.Timestamp.After(now.Add(lim.MaxFutureSkew)) {
+		return Event{}, fieldErr(CodeInvalidTimestamp, "timestamp", "timestamp %s is more than %s in the future", ev.Timestamp.Format(time.RFC3339), lim.MaxFutureSkew)
+	}
+	return ev, nil
+}
+
+// ParseMessage strictly parses an envelope taken off a topic queue: the same
+// rules as Parse, except that a claim-checked payloadRef replaces the payload
+// and the timestamp is not compared with the clock (the event was accepted
+// already).
+func ParseMessage(raw []byte) (Event, *Error) {
+	w, rerr := decode(raw)
+	if rerr != nil {
+		return Event{}, rerr
+	}
+	if w.PayloadRef != nil {
+		if w.Payload != nil {
+			return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payload and payloadRef are mutually exclusive")
+		}
+		if w.PayloadRef.Key == "" || w.PayloadRef.Bucket == "" || len(w.PayloadRef.SHA256) != 64 {
+			return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payloadRef needs bucket, key and a hex sha256")
+		}
+	}
+	return validate(w, w.PayloadRef == nil)
+}
+
+func decode(raw []byte) (wire, *Error) {
+	var w wire
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return w, &Error{Code: CodeInvalidEnvelope, Message: "envelope must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return w, decodeError(err)
+	}
+	if dec.More() {
+		return w, &Error{Code: CodeInvalidEnvelope, Message: "envelope must be a single JSON object"}
+	}
+	if _, err := dec.Token(); err == nil {
+		return w, &Error{Code: CodeInvalidEnvelope, Message: "unexpected data after the envelope object"}
+	}
+	return w, nil
+}
+
+func decodeError(err error) *Error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fieldErr(CodeInvalidEnvelope, typeErr.Field, "field %q must be a %s, got %s", typeErr.Field, typeName(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field = strings.Trim(field, `"`)
+		return fieldErr(CodeInvalidEnvelope, field, "unknown field %q (the envelope is strict: schemaVersion 1 fields only)", field)
+	}
+	return &Error{Code: CodeInvalidEnvelope, Message: "envelope is not valid JSON: " + err.Error()}
+}
+
+func typeName(kind string) string {
+	switch kind {
+	case "ptr", "string":
+		return "string"
+	case "int":
+		return "integer"
+	case "struct":
+		return "object"
+	}
+	return kind
+}
+
+func validate(w wire, needPayload bool) (Event, *Error) {
+	if w.SchemaVersion != nil && *w.SchemaVersion != SchemaVersion {
+		return Event{}, fieldErr(CodeInvalidEnvelope, "schemaVersion", "schemaVersion %d is not supported (want %d)", *w.SchemaVersion, SchemaVersion)
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"id", w.ID}, {"tenantId", w.TenantID}, {"type", w.Type}, {"source", w.Source}, {"timestamp", w.Timestamp}} {
+		if f.v == nil || *f.v == "" {
+			return Event{}, fieldErr(CodeMissingField, f.name, "field %q is required", f.name)
+		}
+	}
+	if needPayload && (w.Payload == nil || bytes.Equal(w.Payload, []byte("null"))) {
+		return Event{}, fieldErr(CodeMissingField, "payload", `field "payload" is required`)
+	}
+	ev := Event{
+		SchemaVersion: SchemaVersion,
+		ID:            *w.ID,
+		TenantID:      *w.TenantID,
+		Type:          *w.Type,
+		Source:        *w.Source,
+		PayloadRef:    w.PayloadRef,
+	}
+	if len(ev.ID) > MaxIDLen || !idPattern.MatchString(ev.ID) {
+		return Event{}, fieldErr(CodeInvalidID, "id", "id must be 1 to %d characters of letters, digits and . _ : - starting with a letter or digit", MaxIDLen)
+	}
+	if !tenantPattern.MatchString(ev.TenantID) {
+		return Event{}, fieldErr(CodeInvalidTenant, "tenantId", "tenantId must be 1 to 64 lowercase letters, digits, _ or -, starting with a letter or digit")
+	}
+	if len(ev.Type) > MaxTypeLen || !typePattern.MatchString(ev.Type) {
+		return Event{}, fieldErr(CodeInvalidType, "type", "type must be lowercase dotted words (e.g. stripe.invoice.paid) of at most %d characters", MaxTypeLen)
+	}
+	if !sourcePattern.MatchString(ev.Source) {
+		return Event{}, fieldErr(CodeInvalidSource, "source", "source must be a lowercase producer name (letters, digits, -), at most 64 characters")
+	}
+	ts, err := time.Parse(time.RFC3339Nano, *w.Timestamp)
+	if err != nil {
+		return Event{}, fieldErr(CodeInvalidTimestamp, "timestamp", "timestamp must be RFC 3339 (e.g. 2026-12-02T10:00:00Z)")
+	}
+	ev.Timestamp = ts
+	if w.Subject != nil {
+		s := *w.Subject
+		if s == "" || utf8.RuneCountInString(s) > MaxSubjectLen || !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			return Event{}, fieldErr(CodeInvalidSubject, "subject", "subject must be 1 to %d printable characters", MaxSubjectLen)
+		}
+		ev.Subject = s
+	}
+	if w.Traceparent != nil {
+		tp := *w.Traceparent
+		if !traceparentPattern.MatchString(tp) || strings.HasPrefix(tp, "ff") || tp[3:35] == strings.Repeat("0", 32) || tp[36:52] == strings.Repeat("0", 16) {
+			return Event{}, fieldErr(CodeInvalidTraceparent, "traceparent", "traceparent must be a W3C trace context value (00-<32 hex>-<16 hex>-<2 hex>)")
+		}
+		ev.Traceparent = tp
+	}
+	if w.Payload != nil {
+		p := bytes.TrimSpace(w.Payload)
+		if len(p) == 0 || p[0] != '{' {
+			return Event{}, fieldErr(CodeInvalidPayload, "payload", "payload must be a JSON object")
+		}
+		ev.Payload = p
+	}
+	return ev, nil
+}

@@ -1,0 +1,254 @@
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Defaults for Options.
+const (
+	// DefaultRetention keeps ledger items (the dedupe window) for 14 days,
+	// well past Stripe's 3 days of retries.
+	DefaultRetention = 14 * 24 * time.Hour
+	// DefaultLease is how long a sender holds a fresh row before the sweeper
+	// may assume it crashed. It must exceed the ingest function's timeout.
+	DefaultLease = 60 * time.Second
+	// DefaultRetryDelay is when a failed optimistic send becomes due for
+	// the sweeper (spec 4.4.2: now + 2 minutes).
+	DefaultRetryDelay = 2 * time.Minute
+)
+
+// Service is the ingestion core.
+type Service struct {
+	Topology   topology.Topology
+	Ledger     Ledger
+	Outbox     outbox.Store
+	Sender     outbox.Sender
+	ClaimCheck claimcheck.Checker
+	Limits     envelope.Limits
+	Retention  time.Duration
+	Lease      time.Duration
+	RetryDelay time.Duration
+	Now        func() time.Time
+	Log        *slog.Logger
+	// TraceHeader returns the X-Ray trace header to carry into SQS for the
+	// current request (nil: none).
+	TraceHeader func(context.Context) string
+}
+
+// Publish ingests one raw envelope.
+func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, error) {
+	now := s.Now()
+	ev, rerr := envelope.Parse(raw, now, s.Limits)
+	if rerr != nil {
+		return envelope.Reject(peekID(raw), rerr), nil
+	}
+	log := s.Log.With("eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type, "source", ev.Source)
+	producer, ok := s.Topology.Producer(ev.Source)
+	if !ok {
+		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeUnknownSource, Field: "source",
+			Message: fmt.Sprintf("source %q is not a registered producer", ev.Source)}), nil
+	}
+	if !producer.Allows(ev.Type) {
+		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeTypeNotAllowed, Field: "type",
+			Message: fmt.Sprintf("producer %q may not publish %q", ev.Source, ev.Type)}), nil
+	}
+	topics := s.Topology.Route(ev.Type)
+	if len(topics) == 0 {
+		log.InfoContext(ctx, "ingest: no route for type; nothing stored")
+		return envelope.Result{Status: envelope.StatusUnrouted, EventID: ev.ID, Topics: []string{}, PendingTopics: []string{}}, nil
+	}
+
+	rec := ledger.Record{
+		Event:       ev,
+		Topics:      topics,
+		PayloadHash: envelope.ContentHash(ev),
+		Status:      ledger.StatusReceived,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(s.Retention),
+	}
+	if s.ClaimCheck.Needed(len(ev.Payload)) {
+		// Stored before the commit so a committed record never points at a
+		// missing object. The key is deterministic: a retry overwrites it.
+		ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
+		if err != nil {
+			return envelope.Result{}, err
+		}
+		rec.Event.Payload, rec.Event.PayloadRef = nil, ref
+	}
+
+	owner := newOwner()
+	lease := now.Add(s.Lease)
+	rows := make([]outbox.Row, len(topics))
+	for i, name := range topics {
+		tp, _ := s.Topology.Topic(name)
+		rows[i] = outbox.Row{
+			EventID: ev.ID, Topic: name, TenantID: ev.TenantID, Type: ev.Type,
+			Status: outbox.StatusPending, MaxAttempts: tp.MaxOutboxAttempts,
+			// The fresh row starts leased to this sender: the sweeper cannot
+			// race the optimistic send below.
+			NextRetryAt: lease, LeaseUntil: lease, LeaseOwner: owner,
+			CreatedAt: now, UpdatedAt: now,
+		}
+	}
+
+	err := s.Ledger.Commit(ctx, rec, rows)
+	if errors.Is(err, ErrExists) {
+		return s.duplicate(ctx, log, rec)
+	}
+	if err != nil {
+		return envelope.Result{}, err
+	}
+
+	jobs := make([]outbox.Job, 0, len(rows))
+	for _, row := range rows {
+		job, err := s.job(ctx, rec, row.Topic, owner, 0)
+		if err != nil {
+			return envelope.Result{}, err
+		}
+		jobs = append(jobs, job)
+	}
+	pending := unsent(s.dispatcher().Dispatch(ctx, jobs))
+	if len(pending) > 0 {
+		log.WarnContext(ctx, "ingest: stored, some topics pending", "pendingTopics", pending)
+		return envelope.Result{Status: envelope.StatusAccepted, EventID: ev.ID, Topics: topics, PendingTopics: pending}, nil
+	}
+	log.InfoContext(ctx, "ingest: enqueued", "topics", topics)
+	return envelope.Result{Status: envelope.StatusEnqueued, EventID: ev.ID, Topics: topics, PendingTopics: []string{}}, nil
+}
+
+// duplicate handles a publish of an id already in the ledger (spec 4.4.3):
+// the same content is acknowledged and any pending or failed row nobody holds
+// is claimed and sent now; different content is a conflict.
+func (s *Service) duplicate(ctx context.Context, log *slog.Logger, incoming ledger.Record) (envelope.Result, error) {
+	id := incoming.Event.ID
+	stored, rows, err := s.Ledger.Load(ctx, id)
+	if err != nil {
+		return envelope.Result{}, fmt.Errorf("ingest: load duplicate %s: %w", id, err)
+	}
+	if stored.PayloadHash != incoming.PayloadHash {
+		log.WarnContext(ctx, "ingest: idempotency conflict")
+		return envelope.Reject(id, &envelope.Error{Code: envelope.CodeIdempotencyConflict, Field: "id",
+			Message: fmt.Sprintf("event id %q was already used for different content; use a new id for a new event", id)}), nil
+	}
+
+	now := s.Now()
+	owner := newOwner()
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		sent    = map[string]bool{}
+		loadErr error
+	)
+	for _, row := range rows {
+		if !row.Claimable(now) {
+			continue
+		}
+		wg.Go(func() {
+			ok, err := s.Outbox.Claim(ctx, id, row.Topic, owner, now, s.Lease)
+			if err != nil || !ok {
+				if err != nil {
+					log.WarnContext(ctx, "ingest: claim for re-drive failed", "topic", row.Topic, "error", err)
+				}
+				return
+			}
+			job, err := s.job(ctx, stored, row.Topic, owner, row.Attempts)
+			if err != nil {
+				mu.Lock()
+				loadErr = err
+				mu.Unlock()
+				return
+			}
+			o := s.dispatcher().Dispatch(ctx, []outbox.Job{job})[0]
+			mu.Lock()
+			sent[row.Topic] = o.Sent
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if loadErr != nil {
+		log.ErrorContext(ctx, "ingest: re-drive could not build message", "error", loadErr)
+	}
+
+	pending := []string{}
+	for _, row := range rows {
+		if !row.Delivered() && !sent[row.Topic] {
+			pending = append(pending, row.Topic)
+		}
+	}
+	redriven := []string{}
+	for topic, ok := range sent {
+		if ok {
+			redriven = append(redriven, topic)
+		}
+	}
+	slices.Sort(redriven)
+	log.InfoContext(ctx, "ingest: duplicate acknowledged", "redriven", redriven, "pendingTopics", pending)
+	return envelope.Result{Status: envelope.StatusDuplicate, EventID: id, Topics: stored.Topics, PendingTopics: pending}, nil
+}
+
+func (s *Service) job(ctx context.Context, rec ledger.Record, topic, owner string, attempts int) (outbox.Job, error) {
+	m, err := rec.Message(topic)
+	if err != nil {
+		return outbox.Job{}, err
+	}
+	if s.TraceHeader != nil {
+		m.TraceHeader = s.TraceHeader(ctx)
+	}
+	return outbox.Job{Message: m, Owner: owner, Attempts: attempts, RetryDelay: s.RetryDelay}, nil
+}
+
+func (s *Service) dispatcher() *outbox.Dispatcher {
+	return &outbox.Dispatcher{Sender: s.Sender, Store: s.Outbox, Now: s.Now, Log: s.Log}
+}
+
+func unsent(outcomes []outbox.Outcome) []string {
+	var pending []string
+	for _, o := range outcomes {
+		if !o.Sent {
+			pending = append(pending, o.Topic)
+		}
+	}
+	return pending
+}
+
+// peekID recovers the id of a rejected envelope when it has a usable one, so
+// the rejection is traceable in logs and results.
+func peekID(raw []byte) string {
+	var probe struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return ""
+	}
+	if id, ok := probe.ID.(string); ok && len(id) <= envelope.MaxIDLen {
+		return id
+	}
+	return ""
+}
+
+// newOwner is a lease owner token unique to one sender attempt.
+func newOwner() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Handle is the Lambda handler: the invoke payload is the envelope.
+func (s *Service) Handle(ctx context.Context, raw json.RawMessage) (envelope.Result, error) {
+	return s.Publish(ctx, raw)
+}

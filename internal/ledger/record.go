@@ -1,0 +1,73 @@
+package ledger
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// StatusReceived is the ledger status written at commit. Per-topic progress
+// (enqueued, completed, dlq) lives on the outbox rows, so the hot path pays
+// one write per topic rather than two; views derive the event-level status
+// from the rows (see Summarize).
+const StatusReceived = "received"
+
+// Record is the ledger item of one event.
+type Record struct {
+	// Event is the canonical envelope: Payload inline, or PayloadRef when the
+	// payload was claim-checked.
+	Event       envelope.Event
+	Topics      []string
+	PayloadHash string
+	Status      string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Message builds the queue message for one of the record's topics.
+func (r Record) Message(topic string) (outbox.Message, error) {
+	body, err := r.Event.Marshal()
+	if err != nil {
+		return outbox.Message{}, fmt.Errorf("ledger: encode %s: %w", r.Event.ID, err)
+	}
+	return outbox.Message{
+		Topic:    topic,
+		EventID:  r.Event.ID,
+		TenantID: r.Event.TenantID,
+		Type:     r.Event.Type,
+		Subject:  r.Event.Subject,
+		Body:     body,
+	}, nil
+}
+
+// Summarize derives an event-level status from its outbox rows: the least
+// advanced row wins, so "completed" means every topic completed.
+func Summarize(rows []outbox.Row) string {
+	if len(rows) == 0 {
+		return StatusReceived
+	}
+	rank := map[outbox.Status]int{
+		outbox.StatusDLQAbandoned: 0, outbox.StatusDLQ: 0,
+		outbox.StatusFailed: 1, outbox.StatusPending: 2,
+		outbox.StatusEnqueued: 3, outbox.StatusProcessing: 4, outbox.StatusCompleted: 5,
+	}
+	least := rows[0].Status
+	for _, r := range rows[1:] {
+		if rank[r.Status] < rank[least] {
+			least = r.Status
+		}
+	}
+	switch least {
+	case outbox.StatusDLQAbandoned, outbox.StatusDLQ:
+		return "dlq"
+	case outbox.StatusFailed:
+		return "failed"
+	case outbox.StatusPending:
+		return StatusReceived
+	case outbox.StatusEnqueued, outbox.StatusProcessing:
+		return "enqueued"
+	}
+	return "completed"
+}

@@ -1,0 +1,74 @@
+package localaws
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// Region and AccountID are what the emulators report in ARNs (fauxqs and
+// the invoke server both use the LocalStack-style all-zero account).
+const (
+	Region    = "us-east-1"
+	AccountID = "000000000000"
+)
+
+// NewConfig builds the aws.Config every local client uses. It is assembled
+// by hand rather than with config.LoadDefaultConfig: these machines set
+// AWS_CA_BUNDLE, which LoadDefaultConfig refuses to combine with a custom
+// HTTP client, and the local stack must not pick up a developer's real
+// credentials or profile by accident.
+func NewConfig() aws.Config {
+	return aws.Config{
+		Region:      Region,
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
+		HTTPClient:  awshttp.NewBuildableClient(),
+		// Retryer and checksum settings stay at the SDK defaults, which is
+		// what production runs (gofakes3 accepts the default CRC32 upload
+		// checksums).
+	}
+}
+
+// NewDynamoDBClient returns a DynamoDB client for endpoint.
+func NewDynamoDBClient(cfg aws.Config, endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// NewSQSClient returns an SQS client for endpoint (fauxqs).
+func NewSQSClient(cfg aws.Config, endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
+	return sqs.NewFromConfig(cfg, append([]func(*sqs.Options){func(o *sqs.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// NewSNSClient returns an SNS client for endpoint (fauxqs serves SNS on the
+// same port as SQS).
+func NewSNSClient(cfg aws.Config, endpoint string, optFns ...func(*sns.Options)) *sns.Client {
+	return sns.NewFromConfig(cfg, append([]func(*sns.Options){func(o *sns.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// NewS3Client returns an S3 client for endpoint. Path-style addressing is
+// forced: virtual-hosted style would put the bucket in the host name, which
+// does not resolve for 127.0.0.1.
+func NewS3Client(cfg aws.Config, endpoint string, optFns ...func(*s3.Options)) *s3.Client {
+	return s3.NewFromConfig(cfg, append([]func(*s3.Options){func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.UsePathStyle = true
+	}}, optFns...)...)
+}
+
+// NewLambdaClient returns a Lambda client for endpoint (a Functions server).
+func NewLambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Options)) *lambda.Client {
+	return lambda.NewFromConfig(cfg, append([]func(*lambda.Options){func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}

@@ -1,0 +1,258 @@
+package localaws
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+var shared struct {
+	mu  sync.Mutex
+	emu *Emulators
+	err error
+}
+
+// Shared returns the process-wide emulators, starting them on first use.
+// Starting fauxqs takes a few hundred milliseconds, so every test in a binary shares
+// one set and isolates itself by prefix (NewEnv). fauxqs exits with the
+// test binary because its stdin closes; call StopShared from TestMain to
+// stop it explicitly. A failed start is remembered, so each later test
+// fails fast with the same error instead of retrying.
+func Shared(tb testing.TB) *Emulators {
+	tb.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.emu == nil && shared.err == nil {
+		shared.emu, shared.err = Start(context.Background(), Options{})
+	}
+	if shared.err != nil {
+		tb.Fatalf("localaws: starting the shared emulators: %v", shared.err)
+	}
+	return shared.emu
+}
+
+// StopShared stops the shared emulators (if started); a later Shared
+// starts a new set.
+func StopShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	var err error
+	if shared.emu != nil {
+		err = shared.emu.Close()
+	}
+	shared.emu, shared.err = nil, nil
+	return err
+}
+
+// Env is one test's slice of the emulators: a unique prefix, its own
+// provisioned tables, queues and bucket, and clients carrying its own Calls
+// and Faults. Create it with NewEnv.
+type Env struct {
+	Emulators *Emulators
+	Prefix    string
+	Topology  topology.Topology
+	Resources Resources
+	Faults    *Faults
+	Calls     *Calls
+	// Clients with Calls and Faults attached.
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+	SNS      *sns.Client
+
+	tb  testing.TB
+	cfg aws.Config
+}
+
+type envConfig struct {
+	top topology.Topology
+	emu *Emulators
+}
+
+// EnvOption configures NewEnv.
+type EnvOption func(*envConfig)
+
+// WithTopology provisions queues for t instead of topology.Default().
+func WithTopology(t topology.Topology) EnvOption {
+	return func(c *envConfig) { c.top = t }
+}
+
+// WithEmulators uses e instead of Shared.
+func WithEmulators(e *Emulators) EnvOption {
+	return func(c *envConfig) { c.emu = e }
+}
+
+// NewPrefix returns a fresh resource prefix: "t" and 8 random hex digits
+// (valid in table, queue and bucket names alike).
+func NewPrefix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "t" + hex.EncodeToString(b[:])
+}
+
+// NewEnv provisions a fresh environment and tears it down in tb.Cleanup.
+// Provisioning and teardown use clients without the Env's Faults and Calls,
+// so counts start at zero and a leftover fault cannot break cleanup.
+func NewEnv(tb testing.TB, opts ...EnvOption) *Env {
+	tb.Helper()
+	c := envConfig{top: topology.Default()}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.emu == nil {
+		c.emu = Shared(tb)
+	}
+	e := &Env{
+		Emulators: c.emu,
+		Prefix:    NewPrefix(),
+		Topology:  c.top,
+		Faults:    NewFaults(),
+		Calls:     NewCalls(),
+		tb:        tb,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	plain := c.emu.Clients()
+	res, err := Provision(ctx, plain, e.Prefix, c.top)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := Teardown(ctx, plain, res); err != nil {
+			tb.Errorf("localaws: teardown %s: %v", e.Prefix, err)
+		}
+	})
+	if err != nil {
+		tb.Fatalf("localaws: provision %s: %v", e.Prefix, err)
+	}
+	e.Resources = res
+
+	e.cfg = c.emu.Config()
+	// Calls before Faults: a call failed by a fault is still a call made.
+	// Clipped so clients appending their own options never share (and
+	// overwrite) spare capacity of this slice.
+	e.cfg.APIOptions = slices.Clip(append(slices.Clone(e.cfg.APIOptions), e.Calls.APIOption, e.Faults.APIOption))
+	cl := c.emu.clients(e.cfg)
+	e.DynamoDB, e.SQS, e.S3, e.SNS = cl.DynamoDB, cl.SQS, cl.S3, cl.SNS
+	return e
+}
+
+// Config is the Env's aws.Config: local credentials and region, with the
+// Env's Calls and Faults in APIOptions, so any client built from it is
+// counted and can be faulted.
+func (e *Env) Config() aws.Config {
+	cfg := e.cfg.Copy()
+	cfg.APIOptions = slices.Clip(slices.Clone(cfg.APIOptions))
+	return cfg
+}
+
+// Clients returns the Env's clients.
+func (e *Env) Clients() Clients {
+	return Clients{DynamoDB: e.DynamoDB, SQS: e.SQS, S3: e.S3, SNS: e.SNS}
+}
+
+// Queue returns the provisioned queue of a topic, failing the test if the
+// topology has no such topic.
+func (e *Env) Queue(topic string) Queue {
+	e.tb.Helper()
+	q, ok := e.Resources.Queues[topic]
+	if !ok {
+		e.tb.Fatalf("localaws: no queue for topic %q", topic)
+	}
+	return q
+}
+
+// ServeFunctions serves fns on a fresh loopback port until the test ends
+// (waiting for Event invocations first) and returns a Lambda client for it
+// with the Env's Calls and Faults attached.
+func (e *Env) ServeFunctions(fns *Functions, optFns ...func(*lambda.Options)) *lambda.Client {
+	srv := httptest.NewServer(fns)
+	e.tb.Cleanup(func() {
+		fns.Wait()
+		srv.Close()
+	})
+	return NewLambdaClient(e.cfg, srv.URL, optFns...)
+}
+
+// ReceiveAll receives messages from a queue, with all message attributes
+// and system attributes, until maxMessages are collected (<= 0: no limit)
+// or wait has elapsed; with wait 0 it drains until the first empty receive.
+// Messages are not deleted: they stay in flight for the queue's visibility
+// timeout. Errors are reported with tb.Errorf (safe from any goroutine) and
+// end the receive.
+func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, wait time.Duration) []sqstypes.Message {
+	var out []sqstypes.Message
+	deadline := time.Now().Add(wait)
+	for maxMessages <= 0 || len(out) < maxMessages {
+		n := int32(10)
+		if maxMessages > 0 && maxMessages-len(out) < 10 {
+			n = int32(maxMessages - len(out))
+		}
+		remaining := time.Until(deadline)
+		waitSecs := max(int32(min(remaining/time.Second, 20)), 0)
+		resp, err := e.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(queueURL),
+			MaxNumberOfMessages:         n,
+			WaitTimeSeconds:             waitSecs,
+			MessageAttributeNames:       []string{"All"},
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			e.tb.Errorf("localaws: receive from %s: %v", queueURL, err)
+			return out
+		}
+		out = append(out, resp.Messages...)
+		if len(resp.Messages) > 0 {
+			if wait > 0 && time.Now().After(deadline) {
+				return out // a steady stream must not keep us here forever
+			}
+			continue
+		}
+		if remaining = time.Until(deadline); remaining <= 0 {
+			return out
+		}
+		if remaining < time.Second {
+			// Below long polling's one-second granularity: short-poll.
+			select {
+			case <-ctx.Done():
+				return out
+			case <-time.After(min(remaining, 25*time.Millisecond)):
+			}
+		}
+	}
+	return out
+}
+
+// QueueDepth reports a queue's approximate visible and in-flight message
+// counts (-1, -1 after reporting an error with tb.Errorf).
+func (e *Env) QueueDepth(ctx context.Context, url string) (visible, inflight int) {
+	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		e.tb.Errorf("localaws: queue depth of %s: %v", url, err)
+		return -1, -1
+	}
+	visible, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	inflight, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return visible, inflight
+}

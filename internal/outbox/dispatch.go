@@ -1,0 +1,160 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Message is what goes onto a topic queue.
+type Message struct {
+	Topic    string
+	EventID  string
+	TenantID string
+	Type     string
+	// Subject orders FIFO topics (message group); empty falls back to the
+	// tenant.
+	Subject string
+	// Body is the envelope JSON (payload claim-checked if large).
+	Body []byte
+	// ReplayOf is the incident id when an operator replays an incident.
+	ReplayOf string
+	// TraceHeader is the X-Ray trace header carried as AWSTraceHeader.
+	TraceHeader string
+}
+
+// Sender puts a message on its topic's queue.
+type Sender interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// Store is the outbox row persistence a dispatcher needs. Every write is
+// conditional on the caller holding the row's lease, so two senders can
+// never both believe they own a row.
+type Store interface {
+	// Claim takes the lease on a sendable, unleased row. It returns false
+	// (and no error) when the row is held, already delivered, or missing.
+	Claim(ctx context.Context, eventID, topic, owner string, now time.Time, lease time.Duration) (bool, error)
+	// MarkEnqueued records a successful send by the lease owner. It returns
+	// ErrLeaseLost when the row moved on meanwhile (for example a consumer
+	// already took it), which is not a failure of the send.
+	MarkEnqueued(ctx context.Context, eventID, topic, owner string, now time.Time) error
+	// MarkFailed records a failed send by the lease owner: attempts+1,
+	// lastError, nextRetryAt, lease released.
+	MarkFailed(ctx context.Context, f Failure) error
+}
+
+// Failure is a failed send to record.
+type Failure struct {
+	EventID, Topic, Owner string
+	// Attempts is the row's attempt count after this failure.
+	Attempts    int
+	Err         string
+	NextRetryAt time.Time
+	Now         time.Time
+}
+
+// ErrLeaseLost means a conditional outbox write found the row no longer held
+// by the caller.
+var ErrLeaseLost = errors.New("outbox: lease lost")
+
+// Dispatcher sends claimed rows and records each outcome.
+type Dispatcher struct {
+	Sender Sender
+	Store  Store
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+// Job is one claimed row to send.
+type Job struct {
+	Message Message
+	Owner   string
+	// Attempts is the row's attempt count before this send.
+	Attempts int
+	// RetryDelay is how long a failed row waits before the sweeper may
+	// pick it up.
+	RetryDelay time.Duration
+}
+
+// Outcome of one job.
+type Outcome struct {
+	Topic string
+	// Sent is true when the message reached the queue.
+	Sent bool
+	// SendErr is the send error when Sent is false.
+	SendErr error
+	// MarkErr is set when recording the outcome failed; the row then keeps
+	// its lease and the sweeper finds it once the lease expires, so the
+	// event is not lost (at worst re-sent once).
+	MarkErr error
+}
+
+// Dispatch sends every job in parallel, then records each result. It never
+// returns an error: per-topic results are in the outcomes, in job order.
+func (d *Dispatcher) Dispatch(ctx context.Context, jobs []Job) []Outcome {
+	out := make([]Outcome, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { out[i] = d.one(ctx, j) })
+	}
+	wg.Wait()
+	return out
+}
+
+func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
+	m := j.Message
+	o := Outcome{Topic: m.Topic}
+	sendErr := d.Sender.Send(ctx, m)
+	now := d.Now()
+	if sendErr == nil {
+		o.Sent = true
+		err := d.Store.MarkEnqueued(ctx, m.EventID, m.Topic, j.Owner, now)
+		if err != nil && !errors.Is(err, ErrLeaseLost) {
+			o.MarkErr = err
+			d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
+				"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+		}
+		return o
+	}
+	o.SendErr = sendErr
+	err := d.Store.MarkFailed(ctx, Failure{
+		EventID: m.EventID, Topic: m.Topic, Owner: j.Owner,
+		Attempts: j.Attempts + 1, Err: Truncate(sendErr.Error(), MaxErrorLen),
+		NextRetryAt: now.Add(j.RetryDelay), Now: now,
+	})
+	if err != nil && !errors.Is(err, ErrLeaseLost) {
+		o.MarkErr = err
+	}
+	d.log().WarnContext(ctx, "outbox: send failed",
+		"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "attempt", j.Attempts+1, "error", sendErr)
+	return o
+}
+
+func (d *Dispatcher) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.Default()
+}
+
+// MaxErrorLen bounds lastError so a verbose SDK error cannot bloat the item.
+const MaxErrorLen = 1024
+
+// Truncate shortens s to at most n bytes on a rune boundary.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// RowKey is a printable (event, topic) identity for logs and errors.
+func RowKey(eventID, topic string) string { return fmt.Sprintf("%s/%s", eventID, topic) }

@@ -1,0 +1,63 @@
+package outbox
+
+import (
+	"slices"
+	"time"
+)
+
+// Status of a dispatch row.
+type Status string
+
+const (
+	// Producer side.
+	StatusPending      Status = "pending"
+	StatusEnqueued     Status = "enqueued"
+	StatusFailed       Status = "failed"
+	StatusDLQAbandoned Status = "dlq_abandoned"
+	// Consumer side.
+	StatusProcessing Status = "processing"
+	StatusCompleted  Status = "completed"
+	StatusDLQ        Status = "dlq"
+)
+
+// Sendable statuses: a row in one of these has not provably reached its
+// queue, so a sender (ingest re-drive, the sweeper) may claim it.
+var Sendable = []Status{StatusPending, StatusFailed}
+
+// Row is one outbox row: the dispatch of one event to one topic.
+type Row struct {
+	EventID     string
+	Topic       string
+	TenantID    string
+	Type        string
+	Status      Status
+	Attempts    int
+	MaxAttempts int
+	// NextRetryAt is when the sweeper may pick the row up. While a sender
+	// holds the lease it equals LeaseUntil, so the sweeper's index query
+	// never even sees a held row.
+	NextRetryAt time.Time
+	LeaseUntil  time.Time
+	LeaseOwner  string
+	LastError   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Leased reports whether some sender holds the row at now.
+func (r Row) Leased(now time.Time) bool { return r.LeaseUntil.After(now) }
+
+// Claimable reports whether a sender may take the row at now.
+func (r Row) Claimable(now time.Time) bool {
+	return slices.Contains(Sendable, r.Status) && !r.Leased(now)
+}
+
+// Delivered reports whether the row provably reached its queue (or went
+// past it): a retry must never re-send it.
+func (r Row) Delivered() bool {
+	switch r.Status {
+	case StatusEnqueued, StatusProcessing, StatusCompleted, StatusDLQ:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Message attribute names every topic message carries.
+const (
+	AttrEventID  = "eventId"
+	AttrTenantID = "tenantId"
+	AttrType     = "type"
+	AttrTopic    = "topic"
+	AttrReplayOf = "replayOf"
+)
+
+// Attributes a consumer adds when it moves a poison message to the topic's
+// DLQ itself (SQS redrive adds none); the DLQ archiver reads them.
+const (
+	AttrErrorCode    = "errorCode"
+	AttrErrorMessage = "errorMessage"
+	AttrFailedAt     = "failedAt"
+)
+
+// Sender sends to per-topic queues.
+type Sender struct {
+	Client *sqs.Client
+	// URLs maps topic name to queue URL.
+	URLs map[string]string
+	// FIFO lists the topics whose queues are FIFO.
+	FIFO map[string]bool
+}
+
+var _ outbox.Sender = (*Sender)(nil)
+
+// Send puts m on its topic queue.
+func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
+	url, ok := s.URLs[m.Topic]
+	if !ok {
+		return fmt.Errorf("queue: no queue configured for topic %q", m.Topic)
+	}
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(url),
+		MessageBody:       aws.String(string(m.Body)),
+		MessageAttributes: Attributes(m),
+	}
+	if m.TraceHeader != "" {
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(m.TraceHeader)},
+		}
+	}
+	if s.FIFO[m.Topic] {
+		group := m.Subject
+		if group == "" {
+			group = m.TenantID
+		}
+		in.MessageGroupId = aws.String(group)
+		// The event id dedupes provider retries inside SQS's 5-minute
+		// window; a replay must get through, so it dedupes on the incident.
+		dedup := m.EventID
+		if m.ReplayOf != "" {
+			dedup = "replay:" + m.ReplayOf
+		}
+		in.MessageDeduplicationId = aws.String(dedupID(dedup))
+	}
+	if _, err := s.Client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("sqs send %s: %w", m.Topic, err)
+	}
+	return nil
+}
+
+// Attributes are the message attributes of an outbox message.
+func Attributes(m outbox.Message) map[string]sqstypes.MessageAttributeValue {
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		AttrEventID:  str(m.EventID),
+		AttrTenantID: str(m.TenantID),
+		AttrType:     str(m.Type),
+		AttrTopic:    str(m.Topic),
+	}
+	if m.ReplayOf != "" {
+		attrs[AttrReplayOf] = str(m.ReplayOf)
+	}
+	return attrs
+}
+
+func str(v string) sqstypes.MessageAttributeValue {
+	return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+}
+
+// dedupID fits SQS's 128-character deduplication id limit; event ids can be
+// 255 characters, so long ones are hashed.
+func dedupID(s string) string {
+	if len(s) <= 128 {
+		return s
+	}
+	return "sha256:" + envelope.SHA256Hex([]byte(s))
+}

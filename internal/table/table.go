@@ -1,0 +1,165 @@
+package table
+
+import (
+	"fmt"
+	"hash/fnv"
+)
+
+// AttrType is a DynamoDB key attribute type.
+type AttrType string
+
+const (
+	String AttrType = "S"
+	Number AttrType = "N"
+)
+
+// Key is a key attribute.
+type Key struct {
+	Name string
+	Type AttrType
+}
+
+// Projection of a GSI.
+type Projection string
+
+const (
+	ProjectAll      Projection = "ALL"
+	ProjectKeysOnly Projection = "KEYS_ONLY"
+	ProjectInclude  Projection = "INCLUDE"
+)
+
+// Index is a global secondary index.
+type Index struct {
+	Name       string
+	PK         Key
+	SK         *Key
+	Projection Projection
+	// NonKey lists the projected attributes when Projection is INCLUDE.
+	NonKey []string
+}
+
+// Def is a table definition. Name is the logical name; the physical name is
+// Name under a stage prefix (PhysicalName).
+type Def struct {
+	Name    string
+	PK      Key
+	SK      *Key
+	Indexes []Index
+	// TTLAttribute holds an epoch-seconds expiry, or is empty for tables
+	// whose items never expire.
+	TTLAttribute string
+}
+
+// PhysicalName is the table name under a resource prefix such as "evp-prod".
+func (d Def) PhysicalName(prefix string) string {
+	if prefix == "" {
+		return d.Name
+	}
+	return prefix + "-" + d.Name
+}
+
+// Attribute names shared by the tables.
+const (
+	AttrPK        = "pk"
+	AttrSK        = "sk"
+	AttrExpiresAt = "expiresAt"
+
+	// Events table: the sweeper index partitions outbox rows by
+	// "<status>#<shard>" and sorts them by nextRetryAt (epoch millis), the
+	// spec's idx_dispatches_sweeper(status, next_retry_at). Index membership
+	// is changed by overwriting sweepPk, never by removing it.
+	AttrSweepPK     = "sweepPk"
+	AttrNextRetryAt = "nextRetryAt"
+	// Events table: the tenant index holds ledger items only (outbox rows do
+	// not carry tenantSk), sorted by "<createdAt>#<eventId>".
+	AttrTenantID = "tenantId"
+	AttrTenantSK = "tenantSk"
+
+	// Incidents table.
+	AttrIncidentID = "incidentId"
+	AttrStatus     = "status"
+	AttrCreatedAt  = "createdAt"
+)
+
+// Index names.
+const (
+	IndexSweep          = "sweep"
+	IndexTenant         = "tenant"
+	IndexIncidentStatus = "status-createdAt"
+	IndexIncidentTenant = "tenant-createdAt"
+)
+
+// SweepShards is how many partitions each outbox status is spread over in
+// the sweeper index, so a backlog of stranded rows never lands on one hot
+// partition. The sweeper queries every shard.
+const SweepShards = 8
+
+// SweepPartition is the sweeper index partition value of an outbox row.
+func SweepPartition(status, eventID, topic string) string {
+	return fmt.Sprintf("%s#%d", status, Shard(eventID, topic))
+}
+
+// Shard is the stable sweeper shard of an (event, topic) dispatch.
+func Shard(eventID, topic string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(eventID))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(topic))
+	return int(h.Sum32() % SweepShards)
+}
+
+// Events holds one item collection per event: the ledger item
+// (sk "LEDGER") and one outbox row per routed topic (sk "DISPATCH#<topic>").
+var Events = Def{
+	Name: "events",
+	PK:   Key{AttrPK, String},
+	SK:   &Key{AttrSK, String},
+	Indexes: []Index{
+		{
+			Name:       IndexSweep,
+			PK:         Key{AttrSweepPK, String},
+			SK:         &Key{AttrNextRetryAt, Number},
+			Projection: ProjectAll,
+		},
+		{
+			Name:       IndexTenant,
+			PK:         Key{AttrTenantID, String},
+			SK:         &Key{AttrTenantSK, String},
+			Projection: ProjectInclude,
+			NonKey:     []string{"eventId", "type", "source", "topics", "status", "createdAt", "timestamp", "subject"},
+		},
+	},
+	TTLAttribute: AttrExpiresAt,
+}
+
+// Incidents holds one item per (event, topic) dead letter. Never expires.
+var Incidents = Def{
+	Name: "incidents",
+	PK:   Key{AttrIncidentID, String},
+	Indexes: []Index{
+		{
+			Name:       IndexIncidentStatus,
+			PK:         Key{AttrStatus, String},
+			SK:         &Key{AttrCreatedAt, String},
+			Projection: ProjectAll,
+		},
+		{
+			Name:       IndexIncidentTenant,
+			PK:         Key{AttrTenantID, String},
+			SK:         &Key{AttrCreatedAt, String},
+			Projection: ProjectAll,
+		},
+	},
+}
+
+// Purge holds the cache purge service's jobs, coalesce locks, daily stats and
+// DLQ mirror (spec 001), all under pk/sk with a TTL.
+var Purge = Def{
+	Name:         "purge",
+	PK:           Key{AttrPK, String},
+	SK:           &Key{AttrSK, String},
+	TTLAttribute: AttrExpiresAt,
+}
+
+// All is every table the platform provisions.
+func All() []Def { return []Def{Events, Incidents, Purge} }

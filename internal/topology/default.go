@@ -1,0 +1,73 @@
+package topology
+
+import "time"
+
+// Topic names of the default topology.
+const (
+	Billing       = "billing.events"
+	Notifications = "notifications.events"
+	CRM           = "crm.sync"
+	CachePurge    = "cache.purge"
+	Audit         = "audit.events"
+)
+
+// Default is the spec's reference mapping (spec 000 §7): Stripe billing
+// events, storefront inquiries fanned out to notifications and CRM, CMS
+// content changes to the cache purge service, and audit events archived in
+// bulk.
+func Default() Topology {
+	return Topology{
+		Topics: []Topic{
+			{
+				// Money: small batches, quick turnaround, generous redrive.
+				Name: Billing, Consumer: ConsumerHTTP,
+				BatchSize: 5, BatchWindow: 0, MaxConcurrency: 10,
+				ConsumerTimeout: 30 * time.Second, VisibilityTimeout: 180 * time.Second,
+				MaxReceiveCount: 8, MaxOutboxAttempts: 5,
+			},
+			{
+				Name: Notifications, Consumer: ConsumerHTTP,
+				BatchSize: 10, BatchWindow: time.Second, MaxConcurrency: 10,
+				ConsumerTimeout: 30 * time.Second, VisibilityTimeout: 180 * time.Second,
+				MaxReceiveCount: 5, MaxOutboxAttempts: 5,
+			},
+			{
+				Name: CRM, Consumer: ConsumerHTTP,
+				BatchSize: 10, BatchWindow: 2 * time.Second, MaxConcurrency: 5,
+				ConsumerTimeout: 30 * time.Second, VisibilityTimeout: 180 * time.Second,
+				MaxReceiveCount: 5, MaxOutboxAttempts: 5,
+			},
+			{
+				// Spec 001: max_batch_size 10, max_batch_timeout 5 s, 3 tries.
+				Name: CachePurge, Consumer: ConsumerPurge,
+				BatchSize: 10, BatchWindow: 5 * time.Second, MaxConcurrency: 5,
+				ConsumerTimeout: 60 * time.Second, VisibilityTimeout: 360 * time.Second,
+				MaxReceiveCount: 3, MaxOutboxAttempts: 5,
+			},
+			{
+				// Bulk background archive: large batches, long window.
+				Name: Audit, Consumer: ConsumerArchive,
+				BatchSize: 100, BatchWindow: 30 * time.Second, MaxConcurrency: 2,
+				ConsumerTimeout: 60 * time.Second, VisibilityTimeout: 360 * time.Second,
+				MaxReceiveCount: 5, MaxOutboxAttempts: 5,
+			},
+		},
+		Producers: []Producer{
+			{Source: "stripe", Types: []string{"stripe.*"}},
+			{Source: "cms", Types: []string{"content.*"}},
+			{Source: "storefront", Types: []string{"inquiry.*"}},
+			{Source: "purge-api", Types: []string{"cache.purge.requested"}},
+			{Source: "platform", Types: []string{"audit.*"}},
+		},
+		Routes: []Route{
+			{Pattern: "stripe.invoice.*", Topics: []string{Billing}},
+			{Pattern: "stripe.customer.subscription.*", Topics: []string{Billing}},
+			{Pattern: "stripe.checkout.session.*", Topics: []string{Billing}},
+			{Pattern: "inquiry.created", Topics: []string{Notifications, CRM}},
+			{Pattern: "content.published", Topics: []string{CachePurge}},
+			{Pattern: "content.deleted", Topics: []string{CachePurge}},
+			{Pattern: "cache.purge.requested", Topics: []string{CachePurge}},
+			{Pattern: "audit.*", Topics: []string{Audit}},
+		},
+	}
+}

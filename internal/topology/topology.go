@@ -1,0 +1,257 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ConsumerKind names the consumer binary that serves a topic.
+type ConsumerKind string
+
+const (
+	// ConsumerHTTP delivers events to a subscriber URL (Standard Webhooks signing).
+	ConsumerHTTP ConsumerKind = "http"
+	// ConsumerArchive writes batches of events to S3 as NDJSON.
+	ConsumerArchive ConsumerKind = "archive"
+	// ConsumerPurge runs the cache purge service.
+	ConsumerPurge ConsumerKind = "purge"
+)
+
+// Topic is one SQS queue (plus its redrive DLQ) and the consumer Lambda on it.
+type Topic struct {
+	Name     string
+	Consumer ConsumerKind
+	// BatchSize and BatchWindow configure the SQS event source mapping.
+	BatchSize   int
+	BatchWindow time.Duration
+	// MaxConcurrency caps concurrent consumer invocations (event source
+	// mapping ScalingConfig, minimum 2 on AWS).
+	MaxConcurrency int
+	// VisibilityTimeout of the topic queue; it must cover the consumer's
+	// timeout (AWS recommends six times it).
+	VisibilityTimeout time.Duration
+	// ConsumerTimeout is the consumer Lambda's timeout.
+	ConsumerTimeout time.Duration
+	// MaxReceiveCount is the redrive policy: receives before the DLQ.
+	MaxReceiveCount int
+	// MaxOutboxAttempts bounds the outbox sweeper's resends before the
+	// dispatch is abandoned to an incident.
+	MaxOutboxAttempts int
+	// FIFO topics keep order per message group (the envelope subject, else
+	// the tenant).
+	FIFO bool
+}
+
+// Producer is a registered source and the event type patterns it may publish.
+type Producer struct {
+	Source string
+	Types  []string
+}
+
+// Route sends every event type that matches Pattern to Topics.
+type Route struct {
+	Pattern string
+	Topics  []string
+}
+
+// Topology is the whole wiring.
+type Topology struct {
+	Topics    []Topic
+	Producers []Producer
+	Routes    []Route
+}
+
+// Topic returns the named topic.
+func (t Topology) Topic(name string) (Topic, bool) {
+	for _, tp := range t.Topics {
+		if tp.Name == name {
+			return tp, true
+		}
+	}
+	return Topic{}, false
+}
+
+// TopicNames returns every topic name in declaration order.
+func (t Topology) TopicNames() []string {
+	names := make([]string, len(t.Topics))
+	for i, tp := range t.Topics {
+		names[i] = tp.Name
+	}
+	return names
+}
+
+// Producer returns the registered producer for source.
+func (t Topology) Producer(source string) (Producer, bool) {
+	for _, p := range t.Producers {
+		if p.Source == source {
+			return p, true
+		}
+	}
+	return Producer{}, false
+}
+
+// Allows reports whether the producer may publish the event type.
+func (p Producer) Allows(eventType string) bool {
+	for _, pat := range p.Types {
+		if Match(pat, eventType) {
+			return true
+		}
+	}
+	return false
+}
+
+// Route returns the topics an event type fans out to, deduplicated, in
+// topology declaration order (so the result is stable whatever the route
+// order).
+func (t Topology) Route(eventType string) []string {
+	hit := map[string]bool{}
+	for _, r := range t.Routes {
+		if Match(r.Pattern, eventType) {
+			for _, tp := range r.Topics {
+				hit[tp] = true
+			}
+		}
+	}
+	var out []string
+	for _, tp := range t.Topics {
+		if hit[tp.Name] {
+			out = append(out, tp.Name)
+		}
+	}
+	return out
+}
+
+// Match reports whether an event type matches a pattern. A pattern is either
+// an exact type or a dotted prefix ending in ".*", which matches one or more
+// further segments ("audit.*" matches "audit.login" and "audit.user.deleted",
+// not "audit").
+func Match(pattern, eventType string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, ".*"); ok {
+		return strings.HasPrefix(eventType, prefix+".") && len(eventType) > len(prefix)+1
+	}
+	return pattern == eventType
+}
+
+var (
+	topicName   = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
+	sourceName  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
+)
+
+// Validate checks the topology is internally consistent. Both the runtime (at
+// cold start) and the CDK app (at synth) call it.
+func (t Topology) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, tp := range t.Topics {
+		if !topicName.MatchString(tp.Name) || len(tp.Name) > 60 {
+			errs = append(errs, fmt.Errorf("topic %q: name must be lowercase dotted words of at most 60 characters", tp.Name))
+		}
+		if seen[tp.Name] {
+			errs = append(errs, fmt.Errorf("topic %q declared twice", tp.Name))
+		}
+		seen[tp.Name] = true
+		switch tp.Consumer {
+		case ConsumerHTTP, ConsumerArchive, ConsumerPurge:
+		default:
+			errs = append(errs, fmt.Errorf("topic %q: unknown consumer kind %q", tp.Name, tp.Consumer))
+		}
+		if tp.BatchSize < 1 || tp.BatchSize > 10000 || (tp.FIFO && tp.BatchSize > 10) {
+			errs = append(errs, fmt.Errorf("topic %q: batch size %d out of range (1..10000, FIFO 1..10)", tp.Name, tp.BatchSize))
+		}
+		if tp.BatchSize > 10 && tp.BatchWindow <= 0 {
+			errs = append(errs, fmt.Errorf("topic %q: batch size above 10 needs a batch window", tp.Name))
+		}
+		if tp.BatchWindow < 0 || tp.BatchWindow > 5*time.Minute {
+			errs = append(errs, fmt.Errorf("topic %q: batch window %s out of range (0..5m)", tp.Name, tp.BatchWindow))
+		}
+		if tp.MaxConcurrency != 0 && (tp.MaxConcurrency < 2 || tp.MaxConcurrency > 1000) {
+			errs = append(errs, fmt.Errorf("topic %q: max concurrency %d out of range (2..1000, or 0 for unbounded)", tp.Name, tp.MaxConcurrency))
+		}
+		if tp.ConsumerTimeout <= 0 || tp.ConsumerTimeout > 15*time.Minute {
+			errs = append(errs, fmt.Errorf("topic %q: consumer timeout %s out of range", tp.Name, tp.ConsumerTimeout))
+		}
+		if tp.VisibilityTimeout < tp.ConsumerTimeout || tp.VisibilityTimeout > 12*time.Hour {
+			errs = append(errs, fmt.Errorf("topic %q: visibility timeout %s must cover the consumer timeout %s", tp.Name, tp.VisibilityTimeout, tp.ConsumerTimeout))
+		}
+		if tp.MaxReceiveCount < 1 || tp.MaxReceiveCount > 1000 {
+			errs = append(errs, fmt.Errorf("topic %q: maxReceiveCount %d out of range (1..1000)", tp.Name, tp.MaxReceiveCount))
+		}
+		if tp.MaxOutboxAttempts < 1 || tp.MaxOutboxAttempts > 20 {
+			errs = append(errs, fmt.Errorf("topic %q: max outbox attempts %d out of range (1..20)", tp.Name, tp.MaxOutboxAttempts))
+		}
+	}
+	sources := map[string]bool{}
+	for _, p := range t.Producers {
+		if !sourceName.MatchString(p.Source) {
+			errs = append(errs, fmt.Errorf("producer %q: source must match %s", p.Source, sourceName))
+		}
+		if sources[p.Source] {
+			errs = append(errs, fmt.Errorf("producer %q declared twice", p.Source))
+		}
+		sources[p.Source] = true
+		if len(p.Types) == 0 {
+			errs = append(errs, fmt.Errorf("producer %q: no event types", p.Source))
+		}
+		for _, pat := range p.Types {
+			if !typePattern.MatchString(pat) {
+				errs = append(errs, fmt.Errorf("producer %q: bad type pattern %q", p.Source, pat))
+			}
+		}
+	}
+	for _, r := range t.Routes {
+		if !typePattern.MatchString(r.Pattern) {
+			errs = append(errs, fmt.Errorf("route %q: bad type pattern", r.Pattern))
+		}
+		if len(r.Topics) == 0 {
+			errs = append(errs, fmt.Errorf("route %q: no topics", r.Pattern))
+		}
+		for _, tp := range r.Topics {
+			if !seen[tp] {
+				errs = append(errs, fmt.Errorf("route %q: unknown topic %q", r.Pattern, tp))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// QueueName is the SQS queue name of a topic under a resource prefix such as
+// "evp-prod". SQS names allow [A-Za-z0-9_-], so the topic's dots become
+// hyphens; FIFO queues need the ".fifo" suffix.
+func (tp Topic) QueueName(prefix string) string {
+	return queueName(prefix, tp.Name, "", tp.FIFO)
+}
+
+// DLQName is the SQS name of the topic's redrive dead-letter queue (FIFO if
+// the topic is: SQS requires the DLQ of a FIFO queue to be FIFO).
+func (tp Topic) DLQName(prefix string) string {
+	return queueName(prefix, tp.Name, "-dlq", tp.FIFO)
+}
+
+func queueName(prefix, topic, suffix string, fifo bool) string {
+	n := strings.ReplaceAll(topic, ".", "-") + suffix
+	if prefix != "" {
+		n = prefix + "-" + n
+	}
+	if fifo {
+		n += ".fifo"
+	}
+	return n
+}
+
+// Clone returns a deep copy, so tests can tweak a topology without touching
+// the default.
+func (t Topology) Clone() Topology {
+	c := Topology{Topics: slices.Clone(t.Topics)}
+	for _, p := range t.Producers {
+		c.Producers = append(c.Producers, Producer{Source: p.Source, Types: slices.Clone(p.Types)})
+	}
+	for _, r := range t.Routes {
+		c.Routes = append(c.Routes, Route{Pattern: r.Pattern, Topics: slices.Clone(r.Topics)})
+	}
+	return c
+}

@@ -1,0 +1,110 @@
+package topology_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, topology.Default().Validate())
+}
+
+func TestMatch(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		pattern, typ string
+		want         bool
+	}{
+		{"inquiry.created", "inquiry.created", true},
+		{"inquiry.created", "inquiry.created.v2", false},
+		{"audit.*", "audit.login", true},
+		{"audit.*", "audit.user.deleted", true},
+		{"audit.*", "audit", false},
+		{"audit.*", "auditx.login", false},
+		{"stripe.*", "stripe.invoice.paid", true},
+		{"stripe.invoice.*", "stripe.invoiceitem.created", false},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, topology.Match(tc.pattern, tc.typ), "%s ~ %s", tc.pattern, tc.typ)
+	}
+}
+
+func TestDefaultRouting(t *testing.T) {
+	t.Parallel()
+	top := topology.Default()
+	cases := map[string][]string{
+		"stripe.invoice.paid":                  {topology.Billing},
+		"stripe.customer.subscription.updated": {topology.Billing},
+		"stripe.checkout.session.completed":    {topology.Billing},
+		"stripe.customer.created":              nil,
+		"inquiry.created":                      {topology.Notifications, topology.CRM},
+		"content.published":                    {topology.CachePurge},
+		"content.deleted":                      {topology.CachePurge},
+		"content.drafted":                      nil,
+		"cache.purge.requested":                {topology.CachePurge},
+		"audit.user.login":                     {topology.Audit},
+	}
+	for typ, want := range cases {
+		require.Equal(t, want, top.Route(typ), typ)
+	}
+}
+
+func TestDefaultProducers(t *testing.T) {
+	t.Parallel()
+	top := topology.Default()
+	cases := []struct {
+		source, typ string
+		known, ok   bool
+	}{
+		{"stripe", "stripe.invoice.paid", true, true},
+		{"stripe", "content.published", true, false},
+		{"cms", "content.published", true, true},
+		{"storefront", "inquiry.created", true, true},
+		{"purge-api", "cache.purge.requested", true, true},
+		{"purge-api", "content.published", true, false},
+		{"platform", "audit.user.login", true, true},
+		{"github", "github.push", false, false},
+	}
+	for _, tc := range cases {
+		p, known := top.Producer(tc.source)
+		require.Equal(t, tc.known, known, tc.source)
+		require.Equal(t, tc.ok, known && p.Allows(tc.typ), "%s publishing %s", tc.source, tc.typ)
+	}
+}
+
+func TestQueueNames(t *testing.T) {
+	t.Parallel()
+	tp := topology.Topic{Name: "billing.events"}
+	require.Equal(t, "evp-prod-billing-events", tp.QueueName("evp-prod"))
+	require.Equal(t, "evp-prod-billing-events-dlq", tp.DLQName("evp-prod"))
+	tp.FIFO = true
+	require.Equal(t, "evp-prod-billing-events.fifo", tp.QueueName("evp-prod"))
+	require.Equal(t, "evp-prod-billing-events-dlq.fifo", tp.DLQName("evp-prod"))
+}
+
+func TestValidateRejects(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(top *topology.Topology){
+		"unknown route topic":    func(top *topology.Topology) { top.Routes[0].Topics = []string{"nope"} },
+		"duplicate topic":        func(top *topology.Topology) { top.Topics = append(top.Topics, top.Topics[0]) },
+		"bad consumer":           func(top *topology.Topology) { top.Topics[0].Consumer = "ftp" },
+		"visibility too short":   func(top *topology.Topology) { top.Topics[0].VisibilityTimeout = time.Second },
+		"fifo batch too big":     func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchSize = 11 },
+		"big batch no window":    func(top *topology.Topology) { top.Topics[0].BatchSize = 50; top.Topics[0].BatchWindow = 0 },
+		"bad producer pattern":   func(top *topology.Topology) { top.Producers[0].Types = []string{"Stripe.*"} },
+		"producer without types": func(top *topology.Topology) { top.Producers[0].Types = nil },
+		"zero receive count":     func(top *topology.Topology) { top.Topics[0].MaxReceiveCount = 0 },
+		"concurrency of one":     func(top *topology.Topology) { top.Topics[0].MaxConcurrency = 1 },
+	}
+	for name, mut := range cases {
+		top := topology.Default().Clone()
+		mut(&top)
+		require.Error(t, top.Validate(), name)
+	}
+	require.NoError(t, topology.Default().Validate(), "Clone must not alias the default")
+}
