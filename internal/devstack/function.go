@@ -47,3 +47,28 @@ type namedRegistrar struct {
 func register(name string, r Registrar) {
 	registrars = append(registrars, namedRegistrar{name, r})
 }
+
+// QueueSource is an SQS event source mapping: a poller receives batches of
+// up to BatchSize messages (waiting up to BatchWindow to fill one), invokes
+// the function with an events.SQSEvent, and deletes only the messages not
+// reported in batchItemFailures (ReportBatchItemFailures). Failed messages
+// stay in flight until their visibility timeout, so redrive to the DLQ
+// happens exactly as in AWS.
+type QueueSource struct {
+	QueueURL    string
+	QueueARN    string
+	BatchSize   int
+	BatchWindow time.Duration
+	// MaxConcurrency bounds concurrent invocations (default 2).
+	MaxConcurrency int
+}
+
+func (QueueSource) trigger() {}
+
+// Schedule invokes the function every Every with an EventBridge scheduled
+// event (events.EventBridgeEvent, detail-type "Scheduled Event").
+type Schedule struct {
+	Every time.Duration
+}
+
+func (Schedule) trigger() {}

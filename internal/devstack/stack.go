@@ -94,7 +94,10 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		DynamoDB: s.Emulators.DynamoDB(),
 		SQS:      s.Emulators.SQS(),
 		S3:       s.Emulators.S3(),
+		SNS:      s.Emulators.SNS(),
 		Lambda:   localaws.NewLambdaClient(s.Emulators.Config(), s.URL()),
+		// Secrets Manager and Step Functions are not emulated: locally,
+		// secrets come from the environment and bulk replay runs in-process.
 	}
 	if s.Resources, err = localaws.Provision(ctx, s.Emulators.Clients(), o.Prefix, o.Topology); err != nil {
 		return nil, fmt.Errorf("devstack: provision: %w", err)
