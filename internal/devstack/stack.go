@@ -49,6 +49,7 @@ type Stack struct {
 	listener net.Listener
 	ready    atomic.Bool
 	done     chan error
+	bg       background
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -138,6 +139,10 @@ func (s *Stack) wire(fn Function, tr Trigger) error {
 	case HTTPRoute:
 		s.mux.Handle(tr.Method+" "+tr.Path, s.httpTrigger(fn.Name, tr))
 		return nil
+	case QueueSource:
+		return s.startPoller(fn.Name, tr)
+	case Schedule:
+		return s.startSchedule(fn.Name, tr)
 	}
 	return fmt.Errorf("unsupported trigger %T", tr)
 }
@@ -177,6 +182,7 @@ func (s *Stack) Wait(ctx context.Context) error {
 // emulators (the fauxqs child process included).
 func (s *Stack) Close() error {
 	var errs []error
+	s.bg.stop()
 	if s.server != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, s.server.Shutdown(shutdownCtx))
