@@ -1,0 +1,149 @@
+package dynamo_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+var leaseT0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+type leaseBundle struct {
+	env    *localaws.Env
+	events *dynamo.Events
+}
+
+func setupLease(t *testing.T) *leaseBundle {
+	t.Helper()
+	env := localaws.NewEnv(t)
+	return &leaseBundle{env: env, events: &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()}}
+}
+
+// commit stores an event with one row per topic, leased to owner until
+// leaseT0+lease.
+func (b *leaseBundle) commit(t *testing.T, id, owner string, lease time.Duration, topics ...string) {
+	t.Helper()
+	rec := ledger.Record{
+		Event:  envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "content.published", Source: "cms", Timestamp: leaseT0, Payload: []byte(`{"a":1}`)},
+		Topics: topics, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: leaseT0, ExpiresAt: leaseT0.Add(24 * time.Hour),
+	}
+	var rows []outbox.Row
+	for _, tp := range topics {
+		rows = append(rows, outbox.Row{EventID: id, Topic: tp, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending,
+			MaxAttempts: 5, NextRetryAt: leaseT0.Add(lease), LeaseUntil: leaseT0.Add(lease), LeaseOwner: owner, CreatedAt: leaseT0, UpdatedAt: leaseT0})
+	}
+	require.NoError(t, b.events.Commit(context.Background(), rec, rows))
+}
+
+func TestCommitAndLoadRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	b.commit(t, "evt_rt", "o1", time.Minute, "a.events", "b.events")
+	rec, rows, err := b.events.Load(context.Background(), "evt_rt")
+	require.NoError(t, err)
+	require.Equal(t, "evt_rt", rec.Event.ID)
+	require.Equal(t, `{"a":1}`, string(rec.Event.Payload))
+	require.Equal(t, []string{"a.events", "b.events"}, rec.Topics)
+	require.True(t, rec.CreatedAt.Equal(leaseT0))
+	require.Len(t, rows, 2)
+	require.Equal(t, "o1", rows[0].LeaseOwner)
+	require.True(t, rows[0].LeaseUntil.Equal(leaseT0.Add(time.Minute)))
+
+	require.ErrorIs(t, b.events.Commit(context.Background(), rec, nil), ingest.ErrExists)
+	_, _, err = b.events.Load(context.Background(), "evt_missing")
+	require.ErrorIs(t, err, ingest.ErrNotFound)
+}
+
+// Guarantee 3: only one sender holds a row at a time.
+func TestOnlyOneClaimWins(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	b.commit(t, "evt_claim", "committer", time.Minute, "a.events")
+
+	ok, err := b.events.Claim(ctx, "evt_claim", "a.events", "early", leaseT0.Add(30*time.Second), time.Minute)
+	require.NoError(t, err)
+	require.False(t, ok, "a live lease cannot be taken")
+
+	after := leaseT0.Add(61 * time.Second)
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			ok, err := b.events.Claim(ctx, "evt_claim", "a.events", string(rune('a'+i)), after, time.Minute)
+			if err == nil && ok {
+				wins.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), wins.Load(), "exactly one concurrent claimant wins an expired lease")
+
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, "evt_claim", "a.events", "committer", after), outbox.ErrLeaseLost,
+		"the original owner lost the row and may not record an outcome")
+	ok, err = b.events.Claim(ctx, "evt_missing", "a.events", "x", after, time.Minute)
+	require.NoError(t, err)
+	require.False(t, ok, "a missing row is not claimable")
+}
+
+func TestMarkTransitions(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	b.commit(t, "evt_mark", "o1", time.Minute, "a.events", "b.events")
+
+	require.NoError(t, b.events.MarkEnqueued(ctx, "evt_mark", "a.events", "o1", leaseT0.Add(time.Second)))
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, "evt_mark", "a.events", "o1", leaseT0.Add(time.Second)), outbox.ErrLeaseLost, "an enqueued row is final for senders")
+	require.NoError(t, b.events.MarkFailed(ctx, outbox.Failure{EventID: "evt_mark", Topic: "b.events", Owner: "o1", Attempts: 1, Err: "boom", NextRetryAt: leaseT0.Add(2 * time.Minute), Now: leaseT0.Add(time.Second)}))
+
+	_, rows, err := b.events.Load(ctx, "evt_mark")
+	require.NoError(t, err)
+	byTopic := map[string]outbox.Row{}
+	for _, r := range rows {
+		byTopic[r.Topic] = r
+	}
+	require.Equal(t, outbox.StatusEnqueued, byTopic["a.events"].Status)
+	require.Empty(t, byTopic["a.events"].LeaseOwner)
+	f := byTopic["b.events"]
+	require.Equal(t, outbox.StatusFailed, f.Status)
+	require.Equal(t, 1, f.Attempts)
+	require.Equal(t, "boom", f.LastError)
+	require.True(t, f.Claimable(leaseT0.Add(time.Second)), "a failed row is free for a re-drive at once")
+
+	// Only the failed row is due for the sweeper, and only at its retry time.
+	due, err := b.events.Due(ctx, leaseT0.Add(time.Minute), 10)
+	require.NoError(t, err)
+	require.Empty(t, due)
+	due, err = b.events.Due(ctx, leaseT0.Add(2*time.Minute), 10)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	require.Equal(t, "b.events", due[0].Topic)
+}
+
+func TestDueIsOldestFirstAcrossShards(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	for i, id := range []string{"e1", "e2", "e3", "e4", "e5", "e6"} {
+		b.commit(t, id, "o", time.Duration(10-i)*time.Second, "a.events")
+	}
+	due, err := b.events.Due(ctx, leaseT0.Add(time.Hour), 4)
+	require.NoError(t, err)
+	require.Len(t, due, 4, "limit is honoured")
+	for i := 1; i < len(due); i++ {
+		require.False(t, due[i].NextRetryAt.Before(due[i-1].NextRetryAt), "oldest first")
+	}
+	require.Equal(t, "e6", due[0].EventID)
+}

@@ -1,0 +1,78 @@
+package queue_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+func fifoTopology() topology.Topology {
+	top := topology.Default().Clone()
+	top.Topics[0].FIFO = true // billing.events
+	top.Topics[0].BatchSize = 5
+	return top
+}
+
+func TestSendFIFOGroupsAndDedupes(t *testing.T) {
+	t.Parallel()
+	env := localaws.NewEnv(t, localaws.WithTopology(fifoTopology()))
+	ctx := context.Background()
+	q := env.Resources.Queues[topology.Billing]
+	require.True(t, strings.HasSuffix(q.URL, ".fifo"))
+	s := &queue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: map[string]bool{topology.Billing: true}}
+
+	msg := outbox.Message{Topic: topology.Billing, EventID: "evt_1", TenantID: "acme", Type: "stripe.invoice.paid", Subject: "cus_1", Body: []byte(`{"id":"evt_1"}`)}
+	require.NoError(t, s.Send(ctx, msg))
+	require.NoError(t, s.Send(ctx, msg), "a provider retry inside the dedup window is accepted")
+	replay := msg
+	replay.ReplayOf = "inc_1"
+	require.NoError(t, s.Send(ctx, replay))
+	long := msg
+	long.EventID = strings.Repeat("e", 255)
+	require.NoError(t, s.Send(ctx, long), "long event ids are hashed into a valid dedup id")
+
+	// A FIFO group is locked while a message of it is in flight, so drain by
+	// receiving and deleting.
+	var got []sqstypes.Message
+	for {
+		out, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), WaitTimeSeconds: 1,
+			MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+		require.NoError(t, err)
+		if len(out.Messages) == 0 {
+			break
+		}
+		for _, m := range out.Messages {
+			got = append(got, m)
+			_, err := env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+	}
+	require.Len(t, got, 3, "the retry is deduplicated; the replay and the long id are not")
+	for _, m := range got {
+		require.Equal(t, "cus_1", m.Attributes["MessageGroupId"], "the subject is the message group")
+	}
+	var replays int
+	for _, m := range got {
+		if v, ok := m.MessageAttributes[queue.AttrReplayOf]; ok {
+			require.Equal(t, "inc_1", aws.ToString(v.StringValue))
+			replays++
+		}
+	}
+	require.Equal(t, 1, replays)
+}
+
+func TestSendUnknownTopic(t *testing.T) {
+	t.Parallel()
+	s := &queue.Sender{URLs: map[string]string{}}
+	require.ErrorContains(t, s.Send(context.Background(), outbox.Message{Topic: "nope"}), `no queue configured for topic "nope"`)
+}
