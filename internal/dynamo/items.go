@@ -146,4 +146,3 @@ func (it rowItem) row() outbox.Row {
 		LastError: it.LastError, CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
 	}
 }
-
