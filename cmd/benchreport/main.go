@@ -17,6 +17,7 @@ import (
 type result struct {
 	name    string
 	iters   string
+	units   []string // in the order the benchmark printed them
 	metrics map[string]string
 }
 
@@ -51,7 +52,7 @@ func run(in io.Reader, out io.Writer, now time.Time) error {
 			pkgs = append(pkgs, cur)
 		case strings.HasPrefix(line, "Benchmark") && cur != nil:
 			if r, ok := parse(line); ok {
-				for u := range r.metrics {
+				for _, u := range r.units {
 					if !contains(cur.units, u) {
 						cur.units = append(cur.units, u)
 					}
@@ -106,6 +107,7 @@ func parse(line string) (result, bool) {
 	}
 	r := result{name: name, iters: f[1], metrics: map[string]string{}}
 	for i := 2; i+1 < len(f); i += 2 {
+		r.units = append(r.units, f[i+1])
 		r.metrics[f[i+1]] = f[i]
 	}
 	return r, true

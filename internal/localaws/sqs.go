@@ -24,13 +24,15 @@ import (
 // pipe closes and node exits on its own: no orphans, even without
 // Pdeathsig.
 //
-// host "localhost" makes fauxqs build queue URLs like
-// http://sqs.us-east-1.localhost:PORT/000000000000/name (its default). Any
+// The script builds the fauxqs app itself and listens on 127.0.0.1 only
+// (fauxqs's own startFauxqs always binds 0.0.0.0, which would put every
+// queued event on the network). Its "host" option only names queues:
+// "localhost" makes fauxqs build queue URLs like
+// http://sqs.us-east-1.localhost:PORT/000000000000/name (its default); any
 // other value is only used to build such a sqs.<region>.<host> name (so
-// "127.0.0.1" would give sqs.us-east-1.127.0.0.1, which is not an address),
-// and the server always listens on 0.0.0.0 whatever host says. The Go SDK
-// sends SQS calls to BaseEndpoint, never to the queue URL's host, so the
-// URL only has to match what fauxqs stored, byte for byte.
+// "127.0.0.1" would give sqs.us-east-1.127.0.0.1, which is not an address).
+// The Go SDK sends SQS calls to BaseEndpoint, never to the queue URL's
+// host, so the URL only has to match what fauxqs stored, byte for byte.
 //
 //go:embed fauxqs.mjs
 var fauxqsScript string

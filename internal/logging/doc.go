@@ -1,5 +1,7 @@
-// Package logging builds the platform's log/slog loggers: JSON lines (what
-// CloudWatch Logs and Logs Insights expect), level from AWS_LAMBDA_LOG_LEVEL,
-// and the Lambda request id plus any context-scoped attributes (event id,
-// tenant, topic) added to every record.
+// Package logging builds the platform's log/slog loggers: JSON lines in
+// Lambda (what CloudWatch Logs and Logs Insights expect) or a readable
+// terminal format locally, level from AWS_LAMBDA_LOG_LEVEL, and the Lambda
+// request id, the X-Ray trace id and any context-scoped attributes (event
+// id, tenant, topic, source) added to every record under the same keys in
+// every function.
 package logging
