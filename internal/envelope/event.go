@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -40,11 +41,31 @@ type PayloadRef struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Marshal encodes the envelope as compact JSON. Payload bytes are written
-// verbatim (encoding/json compacts a RawMessage but never reorders it).
+// Marshal encodes the envelope as JSON with the payload bytes spliced in
+// verbatim: encoding/json would compact a json.RawMessage and escape <, >
+// and & inside it, and consumers are promised the producer's exact bytes.
+// The payload must already be valid JSON: Parse and ParseMessage guarantee
+// it, and it is not scanned again on this hot path.
 func (e Event) Marshal() ([]byte, error) {
 	if e.SchemaVersion == 0 {
 		e.SchemaVersion = SchemaVersion
 	}
-	return json.Marshal(e)
+	payload := bytes.TrimSpace(e.Payload)
+	e.Payload = nil
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	head := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(payload) == 0 {
+		return head, nil
+	}
+	// head is `{…}` without a payload member: splice it in before the brace.
+	out := make([]byte, 0, len(head)+len(payload)+len(`,"payload":`))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, `,"payload":`...)
+	out = append(out, payload...)
+	return append(out, '}'), nil
 }

@@ -46,6 +46,10 @@ var (
 	traceparentPattern = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
 )
 
+// ValidTenant reports whether s is a valid tenant id (adapters resolving a
+// tenant from provider data check it before building an envelope).
+func ValidTenant(s string) bool { return tenantPattern.MatchString(s) }
+
 // wire mirrors Event with every field loosely typed, so a bad value produces
 // a field-specific rejection instead of a generic decode error.
 type wire struct {

@@ -141,3 +141,17 @@ func TestContentHash(t *testing.T) {
 	b, _ := envelope.Parse([]byte(`{"id":"e","tenantId":"t","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"a":1}}`), now, envelope.DefaultLimits())
 	require.Equal(t, envelope.ContentHash(a), envelope.ContentHash(b), "whitespace is not content")
 }
+
+func TestMarshalKeepsPayloadBytes(t *testing.T) {
+	t.Parallel()
+	raw := []byte(`{"id":"e","tenantId":"t","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","subject":"a&b","payload":{"html": "<b>&amp;</b>",  "n": 1.50}}`)
+	ev, err := envelope.Parse(raw, now, envelope.DefaultLimits())
+	require.Nil(t, err)
+	b, merr := ev.Marshal()
+	require.NoError(t, merr)
+	require.Contains(t, string(b), `"payload":{"html": "<b>&amp;</b>",  "n": 1.50}`, "payload bytes are verbatim")
+	require.Contains(t, string(b), `"subject":"a&b"`, "no HTML escaping anywhere")
+	back, perr := envelope.ParseMessage(b)
+	require.Nil(t, perr)
+	require.Equal(t, ev, back)
+}

@@ -1,0 +1,133 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/logging"
+)
+
+// Ingester publishes one envelope to the ingestion core and returns its
+// result. In AWS it is a synchronous Lambda invoke of ingest
+// (internal/invoke); *ingest.Service satisfies it in-process.
+type Ingester interface {
+	Publish(ctx context.Context, envelope []byte) (envelope.Result, error)
+}
+
+// Handler is the API Gateway HTTP API (payload format 2.0) handler of one
+// provider's webhook route: size check → verify → canonicalize → invoke
+// ingest → map the result to HTTP. It always answers with a response, never
+// a function error, so the provider sees a meaningful status and body.
+type Handler struct {
+	Provider Provider
+	Ingest   Ingester
+	// RetryAfter is sent with every 503 (default DefaultRetryAfter).
+	RetryAfter time.Duration
+	Log        *slog.Logger
+}
+
+// Handle serves one request.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	reqID := req.RequestContext.RequestID
+	if reqID == "" {
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			reqID = lc.AwsRequestID
+		}
+	}
+	ctx = logging.With(ctx, "provider", h.Provider.Name(), "apiRequestId", reqID)
+	log := h.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	if m := req.RequestContext.HTTP.Method; m != http.MethodPost {
+		log.InfoContext(ctx, "webhook: method not allowed", "method", m)
+		return h.refuse(&Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: "only POST is accepted"}, reqID), nil
+	}
+	body, berr := decodeBody(req.Body, req.IsBase64Encoded, MaxBodyBytes)
+	if berr != nil {
+		log.WarnContext(ctx, "webhook: body refused", "code", berr.Code, "error", berr)
+		return h.refuse(berr, reqID), nil
+	}
+	d := Delivery{Body: body, Headers: req.Headers, RequestID: reqID}
+
+	if err := h.Provider.Verify(ctx, d); err != nil {
+		// Fail closed: whatever went wrong, an unverified delivery is a 401.
+		e := asError(err, Unauthorized(CodeSignatureMismatch, "the signature could not be verified"))
+		log.WarnContext(ctx, "webhook: signature rejected", "code", e.Code, "reason", e.Message, "bytes", len(body), "sourceIp", req.RequestContext.HTTP.SourceIP)
+		return h.refuse(e, reqID), nil
+	}
+	ev, err := h.Provider.Canonicalize(ctx, d)
+	if err != nil {
+		e := asError(err, Invalid(CodeInvalidEvent, "the event could not be read"))
+		if e.Status == http.StatusUnprocessableEntity {
+			// The provider keeps retrying until an operator maps the tenant:
+			// say so loudly, with what they need to fix it.
+			log.ErrorContext(ctx, "webhook: event not attributable to a tenant; fix the tenant map (the provider retries)", "eventId", e.EventID, "code", e.Code, "reason", e.Message)
+		} else {
+			log.WarnContext(ctx, "webhook: event refused", "eventId", e.EventID, "code", e.Code, "reason", e.Message, "error", e.Cause)
+		}
+		return h.refuse(e, reqID), nil
+	}
+	ctx = logging.With(ctx, "eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type)
+
+	raw, err := Encode(ev)
+	if err != nil {
+		log.ErrorContext(ctx, "webhook: canonical envelope could not be encoded", "error", err)
+		return h.refuse(&Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}, reqID), nil
+	}
+	res, err := h.Ingest.Publish(ctx, raw)
+	if err != nil {
+		status := IngestErrorStatus(err)
+		code, msg := CodeIngestFailed, "ingest failed; retry later"
+		if status == http.StatusServiceUnavailable {
+			code, msg = CodeIngestUnavailable, "ingest is busy or timed out; retry later"
+		}
+		log.ErrorContext(ctx, "webhook: ingest call failed", "status", status, "error", err, "durationMs", time.Since(start).Milliseconds())
+		return h.refuse(&Error{Status: status, Code: code, Message: msg, EventID: ev.ID}, reqID), nil
+	}
+	if res.EventID == "" {
+		res.EventID = ev.ID
+	}
+	status := ResultStatus(res)
+	attrs := []any{"status", res.Status, "httpStatus", status, "topics", res.Topics, "pendingTopics", res.PendingTopics, "durationMs", time.Since(start).Milliseconds()}
+	switch {
+	case status == http.StatusBadGateway:
+		log.ErrorContext(ctx, "webhook: ingest answered outside its contract", attrs...)
+	case res.Status == envelope.StatusRejected:
+		if res.Error != nil {
+			attrs = append(attrs, "code", res.Error.Code, "reason", res.Error.Message)
+		}
+		log.WarnContext(ctx, "webhook: ingest rejected the event", attrs...)
+	case res.Status == envelope.StatusAccepted || len(res.PendingTopics) > 0:
+		log.WarnContext(ctx, "webhook: event stored, some topics pending", attrs...)
+	default:
+		log.InfoContext(ctx, "webhook: event delivered", attrs...)
+	}
+	if status == http.StatusBadGateway {
+		return h.refuse(&Error{Status: status, Code: CodeIngestFailed, Message: "ingest answered with an unknown status", EventID: ev.ID}, reqID), nil
+	}
+	if res.Status == envelope.StatusAccepted && res.Error == nil {
+		// Every non-2xx answer carries an error code, this one too.
+		res.Error = &envelope.Error{Code: CodeDispatchPending, Message: "the event is stored but not yet on every topic; retry to re-drive the pending topics"}
+	}
+	return h.reply(status, res, reqID, res.EventID), nil
+}
+
+// asError returns err's *Error, or fallback carrying err as its cause.
+func asError(err error, fallback *Error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	fallback.Cause = err
+	return fallback
+}

@@ -1,0 +1,148 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// SecretStore loads a provider's active signing secrets: every secret a
+// delivery may be signed with right now (providers roll secrets with an
+// overlap window, so there can be several). In AWS it is a Secrets Manager
+// secret; locally an environment variable.
+type SecretStore interface {
+	Load(ctx context.Context) ([]string, error)
+}
+
+// Keyring defaults.
+const (
+	// DefaultSecretRefresh is how old the cached secrets may get before a
+	// delivery triggers a reload: a rotation takes effect within it without
+	// a redeploy.
+	DefaultSecretRefresh = 5 * time.Minute
+	// DefaultSecretMinReload rate-limits reloads: after a failed refresh,
+	// and for the reload a signature miss triggers (a secret rotated just
+	// now), so a flood of forged deliveries cannot hammer the store.
+	DefaultSecretMinReload = 30 * time.Second
+	// DefaultSecretLoadTimeout bounds one load, well inside the webhook's
+	// own deadline.
+	DefaultSecretLoadTimeout = 3 * time.Second
+)
+
+// KeyringOptions configure NewKeyring; zero values take the defaults.
+type KeyringOptions struct {
+	Refresh     time.Duration
+	MinReload   time.Duration
+	LoadTimeout time.Duration
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+// Keyring caches a SecretStore: loaded once at cold start (failing it if
+// the store cannot be read), then reloaded lazily by the delivery that finds
+// the cache older than Refresh. Lambda freezes an idle instance, so a
+// background refresher would not run reliably; a lazy refresh costs one
+// store read per Refresh per warm instance. A failed refresh keeps the last
+// good secrets. Secrets are never logged. Safe for concurrent use.
+type Keyring struct {
+	store SecretStore
+	o     KeyringOptions
+
+	mu       sync.Mutex
+	secrets  []string
+	loadedAt time.Time // last successful load
+	tried    time.Time // last load attempt
+}
+
+// NewKeyring loads the store once and returns the cache.
+func NewKeyring(ctx context.Context, store SecretStore, o KeyringOptions) (*Keyring, error) {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultSecretRefresh
+	}
+	if o.MinReload <= 0 {
+		o.MinReload = DefaultSecretMinReload
+	}
+	if o.LoadTimeout <= 0 {
+		o.LoadTimeout = DefaultSecretLoadTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	k := &Keyring{store: store, o: o}
+	if _, err := k.load(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Active returns the cached secrets, reloading them first if they are
+// older than Refresh (and no reload was tried within MinReload). The
+// returned slice is never modified; a reload replaces it.
+func (k *Keyring) Active(ctx context.Context) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := k.o.Now()
+	if now.Sub(k.loadedAt) >= k.o.Refresh && now.Sub(k.tried) >= k.o.MinReload {
+		if _, err := k.loadLocked(ctx); err != nil {
+			k.o.Log.WarnContext(ctx, "webhook: secret refresh failed; keeping the cached secrets", "error", err, "cachedFor", now.Sub(k.loadedAt).Round(time.Second).String())
+		}
+	}
+	return k.secrets
+}
+
+// Reload reloads the secrets now unless a load was tried within MinReload,
+// and reports whether the active set changed. A verifier calls it after a
+// signature matched none of the cached secrets: the provider may have
+// rolled its secret moments ago.
+func (k *Keyring) Reload(ctx context.Context) ([]string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.o.Now().Sub(k.tried) < k.o.MinReload {
+		return k.secrets, false
+	}
+	changed, err := k.loadLocked(ctx)
+	if err != nil {
+		k.o.Log.WarnContext(ctx, "webhook: secret reload failed; keeping the cached secrets", "error", err)
+	}
+	return k.secrets, changed
+}
+
+func (k *Keyring) load(ctx context.Context) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.loadLocked(ctx)
+}
+
+func (k *Keyring) loadLocked(ctx context.Context) (changed bool, err error) {
+	k.tried = k.o.Now()
+	ctx, cancel := context.WithTimeout(ctx, k.o.LoadTimeout)
+	defer cancel()
+	secrets, err := k.store.Load(ctx)
+	if err != nil {
+		return false, fmt.Errorf("webhook: load signing secrets: %w", err)
+	}
+	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
+	if len(secrets) == 0 {
+		return false, errors.New("webhook: load signing secrets: the store holds no secret")
+	}
+	changed = !slices.Equal(secrets, k.secrets)
+	k.secrets, k.loadedAt = secrets, k.o.Now()
+	if changed {
+		k.o.Log.InfoContext(ctx, "webhook: signing secrets loaded", "count", len(secrets))
+	}
+	return changed, nil
+}
+
+// SecretStoreFunc adapts a function to SecretStore (for example to check
+// what another store returns).
+type SecretStoreFunc func(ctx context.Context) ([]string, error)
+
+// Load calls f.
+func (f SecretStoreFunc) Load(ctx context.Context) ([]string, error) { return f(ctx) }

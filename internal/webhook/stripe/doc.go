@@ -1,0 +1,6 @@
+// Package stripe is the Stripe webhook provider: it verifies the
+// Stripe-Signature header with stripe-go's webhook package against every
+// active signing secret (Stripe rolls secrets with an overlap window),
+// enforces a ±300 s timestamp window, and canonicalizes a Stripe event into
+// the platform envelope, attributing it to a tenant.
+package stripe

@@ -1,0 +1,116 @@
+package stripe
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+)
+
+// TenantMetadataKey is the metadata key on data.object that names the
+// tenant, for integrations that tag the Stripe objects they create.
+const TenantMetadataKey = "tenant_id"
+
+// event is the part of a Stripe event the adapter reads. The body itself
+// travels as the payload, untouched; data.object's members are kept raw so
+// an unexpected shape deep inside an object never fails the decode.
+type event struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Type    string `json:"type"`
+	Created *int64 `json:"created"`
+	// Account is set on Connect events: the connected account the event
+	// happened on.
+	Account string `json:"account"`
+	Data    struct {
+		Object struct {
+			ID       json.RawMessage `json:"id"`
+			Metadata json.RawMessage `json:"metadata"`
+		} `json:"object"`
+	} `json:"data"`
+}
+
+// Canonicalize maps a verified Stripe event to the platform envelope: id =
+// the Stripe event id, type = "stripe." + the Stripe type, source =
+// "stripe", timestamp = created, subject = data.object.id (the invoice,
+// subscription, … the event is about), payload = the body bytes as
+// received. Tenant resolution, in order: the Connect account through
+// Tenants.Accounts, data.object.metadata.tenant_id, Tenants.Default; none
+// is a 422 so Stripe keeps retrying while an operator fixes the mapping.
+func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelope.Event, error) {
+	var ev event
+	if err := json.Unmarshal(d.Body, &ev); err != nil {
+		e := webhook.Invalid(webhook.CodeInvalidEvent, "the body is not a Stripe event JSON object")
+		e.Cause = err
+		return envelope.Event{}, e
+	}
+	if ev.Object != "" && ev.Object != "event" {
+		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "object %q is not supported; configure the endpoint for snapshot events (object \"event\")", ev.Object)
+	}
+	if ev.ID == "" || ev.Type == "" {
+		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "a Stripe event needs an id and a type")
+	}
+	if ev.Created == nil || *ev.Created <= 0 {
+		e := webhook.Invalid(webhook.CodeInvalidEvent, "a Stripe event needs a created timestamp")
+		e.EventID = ev.ID
+		return envelope.Event{}, e
+	}
+
+	metaTenant := metadataTenant(ev.Data.Object.Metadata)
+	tenant, rule := p.tenant(ev.Account, metaTenant)
+	if tenant == "" {
+		return envelope.Event{}, webhook.Unresolved(ev.ID, "event %s (%s, account %q) has no tenant: map its account, set data.object.metadata.%s, or configure a default tenant", ev.ID, ev.Type, ev.Account, TenantMetadataKey)
+	}
+	if rule == "account" && metaTenant != "" && metaTenant != tenant {
+		p.log().WarnContext(ctx, "stripe: account mapping and object metadata name different tenants; the account mapping wins",
+			"eventId", ev.ID, "account", ev.Account, "tenantId", tenant, "metadataTenantId", metaTenant)
+	}
+
+	out := envelope.Event{
+		SchemaVersion: envelope.SchemaVersion,
+		ID:            ev.ID,
+		TenantID:      tenant,
+		Type:          Source + "." + ev.Type,
+		Source:        Source,
+		Timestamp:     time.Unix(*ev.Created, 0).UTC(),
+		Payload:       d.Body,
+	}
+	var subject string
+	if json.Unmarshal(ev.Data.Object.ID, &subject) == nil {
+		out.Subject = subject
+	}
+	return out, nil
+}
+
+// tenant applies the resolution order and names the rule that matched.
+func (p *Provider) tenant(account, metaTenant string) (tenant, rule string) {
+	if t, ok := p.Tenants.Account(account); ok {
+		return t, "account"
+	}
+	if metaTenant != "" {
+		return metaTenant, "metadata"
+	}
+	if p.Tenants.Default != "" {
+		return p.Tenants.Default, "default"
+	}
+	return "", ""
+}
+
+// metadataTenant reads metadata.tenant_id when it is a string (Stripe
+// metadata values always are; anything else is ignored, not fatal).
+func metadataTenant(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var md map[string]json.RawMessage
+	if json.Unmarshal(raw, &md) != nil {
+		return ""
+	}
+	var t string
+	if json.Unmarshal(md[TenantMetadataKey], &t) != nil {
+		return ""
+	}
+	return t
+}

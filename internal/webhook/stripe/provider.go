@@ -1,0 +1,55 @@
+package stripe
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/webhook"
+)
+
+// Source is the producer name of Stripe events in the topology; event types
+// are "stripe." + the Stripe type.
+const Source = "stripe"
+
+// Secrets is what verification needs of the signing-secret cache
+// (*webhook.Keyring).
+type Secrets interface {
+	Active(ctx context.Context) []string
+	Reload(ctx context.Context) ([]string, bool)
+}
+
+// Provider is the Stripe webhook provider.
+type Provider struct {
+	Secrets Secrets
+	// Tenants attributes events: the Connect account through Accounts, then
+	// data.object.metadata.tenant_id, then Default.
+	Tenants webhook.TenantMap
+	// Now is the clock of the timestamp window (default time.Now).
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+var _ webhook.Provider = (*Provider)(nil)
+
+// New returns the Stripe provider.
+func New(secrets Secrets, tenants webhook.TenantMap, log *slog.Logger) *Provider {
+	return &Provider{Secrets: secrets, Tenants: tenants, Now: time.Now, Log: log}
+}
+
+// Name is the producer name, "stripe".
+func (p *Provider) Name() string { return Source }
+
+func (p *Provider) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
+}
+
+func (p *Provider) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Log
+}
