@@ -1,0 +1,323 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Defaults of Consumer.
+const (
+	// DefaultConcurrency bounds the messages (standard queue) or message
+	// groups (FIFO) one invocation works on at once.
+	DefaultConcurrency = 10
+	// DefaultRetention is the TTL of an outbox row the consumer has to
+	// create (the ingest ledger retention).
+	DefaultRetention = 14 * 24 * time.Hour
+)
+
+// Consumer is one topic's consumer: Handle is its Lambda handler. Set
+// exactly one of Handler and Batch.
+type Consumer struct {
+	Topic   topology.Topic
+	Handler Handler
+	Batch   BatchHandler
+
+	Rows  Rows
+	Queue Queue
+	// Payloads fetches claim-checked payloads.
+	Payloads claimcheck.Store
+	// Incidents attests successful replays; nil skips attestation (a
+	// topic deployed without the incident store).
+	Incidents Incidents
+	Metrics   *metric.Emitter
+	Log       *slog.Logger
+	Now       func() time.Time
+	Backoff   Backoff
+	// Concurrency bounds parallel work within one invocation (default
+	// DefaultConcurrency).
+	Concurrency int
+	// Retention is the TTL of rows the claim creates (default
+	// DefaultRetention).
+	Retention time.Duration
+	// Trace, when set, starts a trace segment per message continuing the
+	// producer's AWSTraceHeader (see internal/trace); end records the
+	// outcome.
+	Trace func(ctx context.Context, name, upstream string) (_ context.Context, end func(error))
+}
+
+// Validate reports a consumer that cannot work.
+func (c *Consumer) Validate() error {
+	var errs []error
+	if (c.Handler == nil) == (c.Batch == nil) {
+		errs = append(errs, errors.New("consume: set exactly one of Handler and Batch"))
+	}
+	if c.Topic.Name == "" {
+		errs = append(errs, errors.New("consume: no topic"))
+	}
+	if c.Rows == nil || c.Queue == nil || c.Payloads == nil {
+		errs = append(errs, errors.New("consume: Rows, Queue and Payloads are required"))
+	}
+	return errors.Join(errs...)
+}
+
+// outcome of one message.
+type outcome int
+
+const (
+	pending   outcome = iota
+	completed         // handler succeeded: acknowledge
+	duplicate         // completed earlier: acknowledge without running
+	retried           // reported as a batch item failure
+	poisoned          // in the DLQ: acknowledge
+)
+
+// item is one record's progress through the runtime.
+type item struct {
+	rec     events.SQSMessage
+	ctx     context.Context
+	end     func(error)
+	msg     Message
+	claimed bool
+	outcome outcome
+	// delay is the visibility delay of a retried item.
+	delay time.Duration
+	// fail is the failure that decided a retried or poisoned outcome.
+	fail *failure
+	// ran reports that the handler ran; took is how long.
+	ran  bool
+	took time.Duration
+}
+
+// Handle is the Lambda handler of an SQS event source mapping with
+// ReportBatchItemFailures. It reports exactly the records to redeliver,
+// never an empty or unknown identifier. It returns an error (the whole
+// batch is retried) only when a record has no message id and cannot be
+// moved to the DLQ.
+func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	start := c.now()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		timeout := c.Topic.ConsumerTimeout
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		deadline = start.Add(timeout)
+	}
+	items := make([]*item, len(ev.Records))
+	for i, rec := range ev.Records {
+		items[i] = &item{rec: rec, ctx: ctx, end: func(error) {}}
+	}
+	var fatal error
+	if c.Batch != nil {
+		c.runBatch(ctx, items, deadline)
+	} else {
+		c.runEach(ctx, items, deadline)
+	}
+	c.delay(ctx, items)
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	seen := map[string]bool{}
+	for _, it := range items {
+		c.record(it)
+		if it.outcome != retried {
+			continue
+		}
+		if it.rec.MessageId == "" {
+			fatal = errors.New("consume: a record without a message id could not be dead-lettered; failing the batch so nothing is lost")
+			continue
+		}
+		if !seen[it.rec.MessageId] {
+			seen[it.rec.MessageId] = true
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: it.rec.MessageId})
+		}
+	}
+	if fatal != nil {
+		return events.SQSEventResponse{}, fatal
+	}
+	return resp, nil
+}
+
+// lanes splits the batch into independently processed sequences: one per
+// message on a standard queue, one per message group (in delivery order) on
+// a FIFO queue.
+func (c *Consumer) lanes(items []*item) [][]*item {
+	if !c.Topic.FIFO {
+		out := make([][]*item, len(items))
+		for i, it := range items {
+			out[i] = []*item{it}
+		}
+		return out
+	}
+	var out [][]*item
+	index := map[string]int{}
+	for _, it := range items {
+		g := it.rec.Attributes[sysGroupID]
+		i, ok := index[g]
+		if !ok {
+			i = len(out)
+			index[g] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
+}
+
+// eachLane runs fn on every lane with bounded concurrency.
+func (c *Consumer) eachLane(lanes [][]*item, fn func(lane []*item)) {
+	limit := c.Concurrency
+	if limit <= 0 {
+		limit = DefaultConcurrency
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, lane := range lanes {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(lane)
+		})
+	}
+	wg.Wait()
+}
+
+// walk processes a lane in order: after the first message that has to be
+// retried, the rest of the lane is retried with it, unprocessed, so a FIFO
+// group keeps its order. Poison does not stop a lane.
+func walk(lane []*item, step func(it *item)) {
+	var blocked *item
+	for _, it := range lane {
+		if blocked != nil {
+			it.outcome, it.delay = retried, blocked.delay
+			it.fail = &failure{kind: KindTransient, msg: fmt.Sprintf("an earlier message of group %q is being retried", it.rec.Attributes[sysGroupID]), benign: true}
+			continue
+		}
+		step(it)
+		if it.outcome == retried {
+			blocked = it
+		}
+	}
+}
+
+// runEach runs the per-message Handler.
+func (c *Consumer) runEach(ctx context.Context, items []*item, deadline time.Time) {
+	c.eachLane(c.lanes(items), func(lane []*item) {
+		walk(lane, func(it *item) {
+			if !c.prepare(ctx, it, deadline) {
+				return
+			}
+			hctx, cancel := c.handlerContext(it.ctx, deadline)
+			err := c.call(hctx, it, func(ctx context.Context) error { return c.Handler.Handle(ctx, it.msg) })
+			cancel()
+			c.finish(it, err)
+		})
+	})
+}
+
+// runBatch admits every message it can (claim and rehydrate, in group
+// order on FIFO), runs the BatchHandler once on the admitted ones, then
+// records each outcome.
+func (c *Consumer) runBatch(ctx context.Context, items []*item, deadline time.Time) {
+	c.eachLane(c.lanes(items), func(lane []*item) {
+		walk(lane, func(it *item) { c.prepare(ctx, it, deadline) })
+	})
+	// Delivery order: the handler sees a FIFO group in sequence.
+	var ready []*item
+	for _, it := range items {
+		if it.claimed && it.outcome == pending {
+			ready = append(ready, it)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	msgs := make([]Message, len(ready))
+	for i, it := range ready {
+		msgs[i] = it.msg
+	}
+	hctx, cancel := c.handlerContext(ctx, deadline)
+	var errs []error
+	started := c.now()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				c.log().ErrorContext(ctx, "consume: batch handler panicked", "topic", c.Topic.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				errs = make([]error, len(ready))
+				for i := range errs {
+					errs[i] = fmt.Errorf("batch handler panicked: %v", r)
+				}
+			}
+		}()
+		errs = c.Batch.HandleBatch(hctx, msgs)
+	}()
+	cancel()
+	took := c.now().Sub(started)
+	if errs != nil && len(errs) != len(ready) {
+		// A handler bug; nothing can be assumed done.
+		err := fmt.Errorf("batch handler returned %d results for %d messages", len(errs), len(ready))
+		c.log().ErrorContext(ctx, "consume: "+err.Error(), "topic", c.Topic.Name)
+		errs = make([]error, len(ready))
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	var wg sync.WaitGroup
+	for i, it := range ready {
+		it.ran, it.took = true, took
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
+		wg.Go(func() { c.finish(it, err) })
+	}
+	wg.Wait()
+}
+
+// call runs one handler invocation, timing it and turning a panic into a
+// transient failure (a panic must not crash the batch's other messages).
+func (c *Consumer) call(ctx context.Context, it *item, fn func(context.Context) error) (err error) {
+	started := c.now()
+	defer func() {
+		it.ran, it.took = true, c.now().Sub(started)
+		if r := recover(); r != nil {
+			c.log().ErrorContext(ctx, "consume: handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", r)
+		}
+	}()
+	return fn(ctx)
+}
+
+// handlerContext ends the handler's work shortly before the Lambda
+// deadline, leaving time to record the outcome.
+func (c *Consumer) handlerContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	margin := min(2*time.Second, deadline.Sub(c.now())/10)
+	return context.WithDeadline(ctx, deadline.Add(-max(margin, 0)))
+}
+
+func (c *Consumer) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Consumer) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+// ownerLost is logged, not failed: the message was handled.
+func isLeaseLost(err error) bool { return errors.Is(err, outbox.ErrLeaseLost) }

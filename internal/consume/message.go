@@ -1,0 +1,121 @@
+package consume
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+)
+
+// Message attribute names the runtime reads. They mirror internal/queue's
+// (a test keeps them in step); this package does not import the SQS
+// adapter.
+const (
+	attrEventID  = "eventId"
+	attrTenantID = "tenantId"
+	attrTopic    = "topic"
+	attrReplayOf = "replayOf"
+)
+
+// SQS system attributes of a received message.
+const (
+	sysReceiveCount = "ApproximateReceiveCount"
+	sysGroupID      = "MessageGroupId"
+	sysSentAt       = "SentTimestamp"
+)
+
+// Message is one parsed topic message, as handlers see it.
+type Message struct {
+	// Event is the envelope, its payload inline: a claim-checked payload
+	// has been fetched and verified already.
+	Event envelope.Event
+	Topic string
+	// MessageID is the SQS message id (the outbox row's lease owner).
+	MessageID string
+	// ReceiveCount is SQS's ApproximateReceiveCount (1 on first delivery).
+	ReceiveCount int
+	// ReplayOf is the incident id when an operator replayed the event.
+	ReplayOf string
+	// GroupID is the FIFO message group ("" on standard queues).
+	GroupID string
+	// SentAt is when the message was sent to the queue.
+	SentAt time.Time
+}
+
+// failure is a message the runtime could not hand to the handler, or whose
+// handler failed.
+type failure struct {
+	kind       Kind
+	code       string
+	msg        string
+	retryAfter time.Duration
+	// benign marks a retry that is no failure of this message (another
+	// delivery holds the row, or an earlier message of its FIFO group is
+	// being retried): not counted as failed.
+	benign bool
+}
+
+func poison(code, format string, args ...any) *failure {
+	return &failure{kind: KindPermanent, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func transient(format string, args ...any) *failure {
+	return &failure{kind: KindTransient, msg: fmt.Sprintf(format, args...)}
+}
+
+// failureOf turns a handler error into a failure.
+func failureOf(err error) *failure {
+	kind, code, after := Classify(err)
+	return &failure{kind: kind, code: code, msg: err.Error(), retryAfter: after}
+}
+
+// parse strictly parses the body and checks it against the message
+// attributes. Everything it rejects is poison: no retry can fix a message.
+func parse(rec events.SQSMessage, topic string) (Message, *failure) {
+	ev, rerr := envelope.ParseMessage([]byte(rec.Body))
+	if rerr != nil {
+		return Message{}, poison(string(rerr.Code), "message body is not a valid platform envelope: %s", rerr.Error())
+	}
+	m := Message{
+		Event:        ev,
+		Topic:        topic,
+		MessageID:    rec.MessageId,
+		ReceiveCount: 1,
+		ReplayOf:     attr(rec, attrReplayOf),
+		GroupID:      rec.Attributes[sysGroupID],
+	}
+	if n, err := strconv.Atoi(rec.Attributes[sysReceiveCount]); err == nil && n > 0 {
+		m.ReceiveCount = n
+	}
+	if ms, err := strconv.ParseInt(rec.Attributes[sysSentAt], 10, 64); err == nil && ms > 0 {
+		m.SentAt = time.UnixMilli(ms).UTC()
+	}
+	// Missing attributes are tolerated (a message an operator moved back by
+	// hand may have lost them); disagreeing ones are not.
+	if v, ok := attrOK(rec, attrEventID); ok && v != ev.ID {
+		return m, poison(CodeEventIDMismatch, "eventId attribute %q disagrees with envelope id %q", v, ev.ID)
+	}
+	if v, ok := attrOK(rec, attrTenantID); ok && v != ev.TenantID {
+		return m, poison(CodeTenantMismatch, "tenantId attribute %q disagrees with envelope tenant %q", v, ev.TenantID)
+	}
+	if v, ok := attrOK(rec, attrTopic); ok && v != topic {
+		return m, poison(CodeTopicMismatch, "message for topic %q arrived on the %q queue", v, topic)
+	}
+	return m, nil
+}
+
+func attr(rec events.SQSMessage, name string) string {
+	v, _ := attrOK(rec, name)
+	return v
+}
+
+func attrOK(rec events.SQSMessage, name string) (string, bool) {
+	a, ok := rec.MessageAttributes[name]
+	if !ok || a.StringValue == nil {
+		return "", false
+	}
+	return *a.StringValue, true
+}

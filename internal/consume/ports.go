@@ -1,0 +1,116 @@
+package consume
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Handler runs a topic's side effect for one message. Its error says what
+// happens next: nil completes the message, Permanent sends it to the DLQ,
+// anything else retries it (RetryAfter to choose the delay). The context
+// ends shortly before the Lambda deadline so the runtime can still record
+// the outcome.
+type Handler interface {
+	Handle(ctx context.Context, m Message) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, m Message) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, m Message) error { return f(ctx, m) }
+
+// BatchHandler runs a topic's side effect for the claimed messages of a
+// batch at once (for example one archive object per batch). It returns one
+// error per message, in order (nil for a success), or a nil slice when all
+// succeeded.
+type BatchHandler interface {
+	HandleBatch(ctx context.Context, ms []Message) []error
+}
+
+// Rows is the consumer side of the outbox rows: the (event, topic)
+// idempotency record. Every write is conditional.
+type Rows interface {
+	// BeginProcessing claims the row for p.Owner until p.Until: allowed
+	// from any status except completed and a processing row whose lease is
+	// still live. A missing row (expired, or a message that never went
+	// through the outbox) is created in processing. The result says whether
+	// the claim was taken, the row is completed, or another holder's lease
+	// is live.
+	BeginProcessing(ctx context.Context, p Processing) (Claim, error)
+	// MarkCompleted records the owner's success. It returns
+	// outbox.ErrLeaseLost when the owner no longer holds the row.
+	MarkCompleted(ctx context.Context, eventID, topic, owner string, now time.Time) error
+	// MarkRetry hands the row back (status enqueued, lease cleared) with
+	// lastError, after a failure by the owner; retryAt is when the message
+	// is expected back. It returns outbox.ErrLeaseLost when the owner no
+	// longer holds the row.
+	MarkRetry(ctx context.Context, eventID, topic, owner, lastError string, retryAt, now time.Time) error
+}
+
+// Processing is a claim request.
+type Processing struct {
+	EventID, Topic, TenantID, Type string
+	// Owner is the SQS message id.
+	Owner string
+	// Until is the lease expiry: the Lambda deadline.
+	Until time.Time
+	Now   time.Time
+	// ExpiresAt is the TTL of a row the claim has to create.
+	ExpiresAt time.Time
+}
+
+// ClaimState is the outcome of BeginProcessing.
+type ClaimState int
+
+const (
+	// Claimed: the caller holds the row and runs the handler.
+	Claimed ClaimState = iota + 1
+	// AlreadyCompleted: the side effect happened already; acknowledge.
+	AlreadyCompleted
+	// Busy: another holder's lease is live; retry after it.
+	Busy
+)
+
+// Claim is BeginProcessing's answer.
+type Claim struct {
+	State ClaimState
+	// LeaseUntil is the live lease's expiry when State is Busy.
+	LeaseUntil time.Time
+}
+
+// Queue is the topic's queue as the runtime needs it: visibility changes
+// for retries and the dead-letter queue for poison.
+type Queue interface {
+	// Delay makes in-flight messages visible again after their delays.
+	// Failures are not fatal (the message then returns after the queue's
+	// visibility timeout), so they are reported, not retried.
+	Delay(ctx context.Context, ds []Delay) error
+	// DeadLetter sends m to the topic's DLQ: body and message attributes
+	// unchanged, plus errorCode, errorMessage and failedAt.
+	DeadLetter(ctx context.Context, m events.SQSMessage, r Reason) error
+}
+
+// Delay is one visibility change.
+type Delay struct {
+	MessageID     string
+	ReceiptHandle string
+	// Visibility is how long the message stays invisible from now.
+	Visibility time.Duration
+}
+
+// Reason is why a message was dead-lettered.
+type Reason struct {
+	Code     string
+	Message  string
+	FailedAt time.Time
+}
+
+// Incidents attests replay outcomes (implemented by the incident store).
+type Incidents interface {
+	// ResolveReplay marks a retrying incident resolved (resolvedAt=at, resolvedBy="replay").
+	// It is idempotent: an incident that is not retrying is left alone without error.
+	ResolveReplay(ctx context.Context, incidentID string, at time.Time) error
+}

@@ -1,0 +1,227 @@
+package consume
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// CodeInvalidMessage: a record without a message id (never sent by SQS;
+// a hand-built event).
+const CodeInvalidMessage = "invalid_message"
+
+// sysTraceHeader is the X-Ray trace header SQS carries for the producer.
+const sysTraceHeader = "AWSTraceHeader"
+
+// prepare takes a record as far as the handler: parse, claim the outbox
+// row, rehydrate the payload. It returns true when the handler should run;
+// otherwise the item's outcome is decided.
+func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bool {
+	it.ctx = logging.With(ctx, "messageId", it.rec.MessageId, logging.KeyTopic, c.Topic.Name)
+	if c.Trace != nil {
+		it.ctx, it.end = c.Trace(it.ctx, "consume "+c.Topic.Name, it.rec.Attributes[sysTraceHeader])
+	}
+	if it.rec.MessageId == "" {
+		c.poison(it, poison(CodeInvalidMessage, "record has no message id"))
+		return false
+	}
+	msg, f := parse(it.rec, c.Topic.Name)
+	it.msg = msg
+	if msg.Event.ID != "" {
+		it.ctx = logging.WithEvent(it.ctx, logging.Event{ID: msg.Event.ID, TenantID: msg.Event.TenantID, Source: msg.Event.Source, Type: msg.Event.Type})
+		if msg.ReplayOf != "" {
+			it.ctx = logging.With(it.ctx, logging.KeyIncident, msg.ReplayOf)
+		}
+	}
+	if f != nil {
+		c.poison(it, f)
+		return false
+	}
+	now := c.now()
+	retention := c.Retention
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	claim, err := c.Rows.BeginProcessing(it.ctx, Processing{
+		EventID: msg.Event.ID, Topic: c.Topic.Name, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
+		Owner: it.rec.MessageId, Until: deadline, Now: now, ExpiresAt: now.Add(retention),
+	})
+	if err != nil {
+		c.retry(it, transient("claim the outbox row: %v", err))
+		return false
+	}
+	switch claim.State {
+	case AlreadyCompleted:
+		// A redelivery (or an SQS duplicate) of a message whose side effect
+		// happened: acknowledge without running the handler. A replay still
+		// attests, so a lost attestation heals on redelivery.
+		if err := c.attest(it); err != nil {
+			c.retry(it, transient("attest replay of %s: %v", msg.ReplayOf, err))
+			return false
+		}
+		it.outcome = duplicate
+		c.log().InfoContext(it.ctx, "consume: already completed; acknowledged without running the handler", "receiveCount", msg.ReceiveCount)
+		return false
+	case Busy:
+		// Another delivery is running the handler. Come back when its lease
+		// ends: by then it completed (we ack) or died (we take over).
+		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.Backoff.limit())
+		it.outcome, it.delay = retried, d
+		it.fail = &failure{kind: KindTransient, msg: "another delivery holds the row until " + claim.LeaseUntil.UTC().Format(time.RFC3339), benign: true}
+		c.log().InfoContext(it.ctx, "consume: in progress elsewhere; retrying after its lease", "leaseUntil", claim.LeaseUntil, "delay", d.String())
+		return false
+	}
+	it.claimed = true
+	if f := c.rehydrate(it); f != nil {
+		c.fail(it, f)
+		return false
+	}
+	return true
+}
+
+// rehydrate replaces a claim-check reference with the verified payload.
+func (c *Consumer) rehydrate(it *item) *failure {
+	ref := it.msg.Event.PayloadRef
+	if ref == nil {
+		return nil
+	}
+	body, err := c.Payloads.Get(it.ctx, ref.Bucket, ref.Key)
+	if err != nil {
+		return transient("fetch claim-checked payload s3://%s/%s: %v", ref.Bucket, ref.Key, err)
+	}
+	if got := envelope.SHA256Hex(body); got != ref.SHA256 || len(body) != ref.Size {
+		return poison(CodePayloadCorrupt, "claim-checked payload s3://%s/%s is corrupt: sha256 %s size %d, want %s size %d", ref.Bucket, ref.Key, got, len(body), ref.SHA256, ref.Size)
+	}
+	it.msg.Event.Payload, it.msg.Event.PayloadRef = body, nil
+	return nil
+}
+
+// finish records the handler's outcome for a claimed item.
+func (c *Consumer) finish(it *item, err error) {
+	if err != nil {
+		c.fail(it, failureOf(err))
+		return
+	}
+	ev := it.msg.Event
+	if err := c.Rows.MarkCompleted(it.ctx, ev.ID, c.Topic.Name, it.rec.MessageId, c.now()); err != nil {
+		// The side effect happened: acknowledging is the lesser evil, a
+		// retry would repeat it once the lease expires.
+		if isLeaseLost(err) {
+			c.log().WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
+		} else {
+			c.log().ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated", "error", err)
+		}
+	}
+	it.claimed = false
+	if err := c.attest(it); err != nil {
+		// Completed and recorded: only the attestation is missing. The
+		// redelivery finds the row completed and attests again.
+		it.outcome, it.delay = retried, c.Backoff.Delay(1, 0)
+		it.fail = transient("attest replay of %s: %v", it.msg.ReplayOf, err)
+		c.log().WarnContext(it.ctx, "consume: handled, replay attestation failed; retrying the attestation", "error", err)
+		return
+	}
+	it.outcome = completed
+	c.log().DebugContext(it.ctx, "consume: completed", "receiveCount", it.msg.ReceiveCount, "took", it.took.String())
+}
+
+// fail routes a failure of a claimed (or unclaimable) item.
+func (c *Consumer) fail(it *item, f *failure) {
+	if f.kind == KindPermanent {
+		c.poison(it, f)
+		return
+	}
+	c.retry(it, f)
+}
+
+// retry reports the item for redelivery after its backoff and hands the row
+// back with lastError.
+func (c *Consumer) retry(it *item, f *failure) {
+	d := c.Backoff.Delay(it.msg.ReceiveCount, f.retryAfter)
+	it.outcome, it.delay, it.fail = retried, d, f
+	now := c.now()
+	c.release(it, f, now.Add(d), now)
+	c.log().WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "delay", d.String(), "error", f.msg)
+}
+
+// poison moves the item to the topic's DLQ with its reason and
+// acknowledges it. If the DLQ cannot take it, it is retried instead: it
+// must never be acknowledged without being in the DLQ.
+func (c *Consumer) poison(it *item, f *failure) {
+	now := c.now()
+	c.release(it, f, time.Time{}, now)
+	r := Reason{Code: f.code, Message: outbox.Truncate(f.msg, maxReasonLen), FailedAt: now}
+	if err := c.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
+		it.outcome, it.delay, it.fail = retried, c.Backoff.Delay(it.msg.ReceiveCount, 0), f
+		c.log().ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
+		return
+	}
+	it.outcome, it.fail = poisoned, f
+	c.log().ErrorContext(it.ctx, "consume: poison message moved to the DLQ", "errorCode", f.code, "errorMessage", r.Message)
+}
+
+// maxReasonLen bounds errorMessage (SQS attributes count toward the 256 KB
+// message limit; the archiver stores it on the incident).
+const maxReasonLen = 1024
+
+// release hands a claimed row back (enqueued, lease cleared, lastError).
+// A failure only delays the next attempt until the lease expires.
+func (c *Consumer) release(it *item, f *failure, retryAt, now time.Time) {
+	if !it.claimed {
+		return
+	}
+	it.claimed = false
+	if err := c.Rows.MarkRetry(it.ctx, it.msg.Event.ID, c.Topic.Name, it.rec.MessageId, f.lastError(), retryAt, now); err != nil && !isLeaseLost(err) {
+		c.log().WarnContext(it.ctx, "consume: could not hand the row back; it frees itself when the lease expires", "error", err)
+	}
+}
+
+// lastError is what the outbox row records for the operator.
+func (f *failure) lastError() string {
+	s := f.msg
+	if f.kind == KindPermanent {
+		s = f.code + ": " + f.msg
+	}
+	return outbox.Truncate(s, outbox.MaxErrorLen)
+}
+
+// attest resolves the incident a successful replay came from.
+func (c *Consumer) attest(it *item) error {
+	if it.msg.ReplayOf == "" || c.Incidents == nil {
+		return nil
+	}
+	if err := c.Incidents.ResolveReplay(it.ctx, it.msg.ReplayOf, c.now()); err != nil {
+		return err
+	}
+	c.log().InfoContext(it.ctx, "consume: replay succeeded; incident resolved")
+	return nil
+}
+
+// delay applies every retried item's visibility delay, in as few calls as
+// the queue allows.
+func (c *Consumer) delay(ctx context.Context, items []*item) {
+	var ds []Delay
+	for _, it := range items {
+		if it.outcome == retried && it.rec.ReceiptHandle != "" {
+			ds = append(ds, Delay{MessageID: it.rec.MessageId, ReceiptHandle: it.rec.ReceiptHandle, Visibility: it.delay})
+		}
+	}
+	if len(ds) == 0 {
+		return
+	}
+	if err := c.Queue.Delay(ctx, ds); err != nil {
+		c.log().WarnContext(ctx, "consume: could not set retry delays; the messages return after the queue's visibility timeout", "topic", c.Topic.Name, "error", err)
+	}
+}
+
+// failErr is the error a trace segment records for an item.
+func (it *item) failErr() error {
+	if it.fail == nil || it.fail.benign {
+		return nil
+	}
+	return fmt.Errorf("%s", it.fail.msg)
+}

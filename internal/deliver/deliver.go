@@ -1,0 +1,286 @@
+package deliver
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/siteswarm/eventplatform/internal/consume"
+)
+
+// Permanent error codes (the errorCode of the dead letter).
+const (
+	// CodeRejected: the subscriber answered a 4xx other than 408, 425 and
+	// 429 (for example 400, 401, 404, 410), or an unexpected status.
+	CodeRejected = "subscriber_rejected"
+	// CodeRedirected: the subscriber answered 3xx. Deliveries never follow
+	// redirects (the signature and the URL's trust are for that URL only);
+	// fix the configured URL and replay.
+	CodeRedirected = "subscriber_redirected"
+)
+
+// Defaults of Deliverer.
+const (
+	DefaultTimeout   = 10 * time.Second
+	DefaultSecretTTL = 5 * time.Minute
+	UserAgent        = "evp-consumer-http/1"
+)
+
+// Secrets supplies the active signing secrets, newest first (internal/secret
+// implements it for Secrets Manager and for a fixed list).
+type Secrets interface {
+	Load(ctx context.Context) ([]string, error)
+}
+
+// Deliverer is the consumer Handler of an HTTP topic.
+type Deliverer struct {
+	// URL is the subscriber endpoint (see ValidateURL).
+	URL string
+	// Client sends the requests (default NewClient()).
+	Client  *http.Client
+	Secrets Secrets
+	// SecretTTL is how long loaded secrets are used before they are read
+	// again (default 5 min), so a rotation needs no redeploy.
+	SecretTTL time.Duration
+	// Timeout bounds one request, connection to last body byte (default
+	// 10 s).
+	Timeout time.Duration
+	Now     func() time.Time
+	Log     *slog.Logger
+
+	mu       sync.Mutex
+	cached   []string
+	loadedAt time.Time
+}
+
+var _ consume.Handler = (*Deliverer)(nil)
+
+// NewClient is the HTTP client deliveries use: TLS 1.2+, no redirects
+// followed, keep-alive connections reused across a batch.
+func NewClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	return &http.Client{
+		Transport:     t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// ValidateURL accepts an absolute https URL, or http to a loopback host
+// (the local stack's sink, a test server). Events are signed, not
+// encrypted: they never travel in clear text across a network.
+func ValidateURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("subscriber URL %q is not an absolute URL", redact(raw))
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		host := u.Hostname()
+		if host == "localhost" {
+			return nil
+		}
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("subscriber URL %s must be https (http is only allowed to a loopback host)", redact(raw))
+	}
+	return fmt.Errorf("subscriber URL %s: scheme must be https", redact(raw))
+}
+
+// Handle delivers one event: the envelope JSON (payload inline) as the
+// body, signed with every active secret. webhook-id is the event id, stable
+// across retries, so subscribers deduplicate on it.
+func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
+	secrets, err := d.secrets(ctx)
+	if err != nil {
+		return consume.Retry(fmt.Errorf("load signing secrets: %w", err))
+	}
+	body, err := m.Event.Marshal()
+	if err != nil {
+		return consume.Permanent(CodeRejected, fmt.Errorf("encode event: %w", err))
+	}
+	ts := d.now()
+	sig, err := Sign(secrets, m.Event.ID, ts, body)
+	if err != nil {
+		return consume.Retry(err)
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	if err != nil {
+		return consume.Permanent(CodeRejected, fmt.Errorf("build request to %s: %w", redact(d.URL), err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set(HeaderID, m.Event.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set(HeaderSignature, sig)
+	if m.Event.Traceparent != "" {
+		req.Header.Set("traceparent", m.Event.Traceparent)
+	}
+	client := d.Client
+	if client == nil {
+		client = defaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return consume.Retry(d.transportError(rctx, err, timeout))
+	}
+	defer func() {
+		// Drain a little so the connection is reused; a huge body is cut.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}()
+	return classify(resp, d.now())
+}
+
+var defaultClient = NewClient()
+
+// classify maps a subscriber's answer to the runtime's retry intent.
+func classify(resp *http.Response, now time.Time) error {
+	code := resp.StatusCode
+	if code >= 200 && code < 300 {
+		return nil
+	}
+	err := fmt.Errorf("subscriber answered %d %s%s", code, http.StatusText(code), snippet(resp.Body))
+	switch {
+	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code >= 500:
+		return consume.RetryAfter(err, retryAfter(resp.Header.Get("Retry-After"), now))
+	case code >= 300 && code < 400:
+		return consume.Permanent(CodeRedirected, fmt.Errorf("%w (to %s)", err, redact(resp.Header.Get("Location"))))
+	}
+	return consume.Permanent(CodeRejected, err)
+}
+
+// retryAfter parses Retry-After: delay seconds or an HTTP date. Anything
+// else (or a time in the past) is 0: the runtime's backoff.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(min(s, int64(12*time.Hour/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// snippet is the start of the subscriber's answer, printable, for the
+// operator (lastError, the incident).
+func snippet(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 256))
+	s := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return ' '
+	}, string(b))
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return ": " + strconv.Quote(s)
+}
+
+// transportError describes a failed request without the URL's query or
+// credentials (url.Error would print them).
+func (d *Deliverer) transportError(ctx context.Context, err error, timeout time.Duration) error {
+	var ne net.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("POST %s: no answer within %s", redact(d.URL), timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("POST %s: %v", redact(d.URL), err)
+}
+
+// redact keeps scheme, host and path: query strings and user info often
+// carry tokens.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
+}
+
+// secrets returns the active secrets, reading them at most once per TTL.
+// A failed refresh keeps the last good secrets (and is retried after a
+// minute); only a first read failing fails deliveries.
+func (d *Deliverer) secrets(ctx context.Context) ([]string, error) {
+	if d.Secrets == nil {
+		return nil, errors.New("no signing secrets configured")
+	}
+	ttl := d.SecretTTL
+	if ttl <= 0 {
+		ttl = DefaultSecretTTL
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.now()
+	if d.cached != nil && now.Sub(d.loadedAt) < ttl {
+		return d.cached, nil
+	}
+	s, err := d.Secrets.Load(ctx)
+	if err == nil {
+		for i, sec := range s {
+			if _, kerr := Key(sec); kerr != nil {
+				err = fmt.Errorf("active secret #%d: %w", i+1, kerr)
+				break
+			}
+		}
+	}
+	if err != nil {
+		if d.cached != nil {
+			d.loadedAt = now.Add(min(time.Minute, ttl) - ttl)
+			d.log().WarnContext(ctx, "deliver: refreshing signing secrets failed; still signing with the previous ones", "error", err)
+			return d.cached, nil
+		}
+		return nil, err
+	}
+	d.cached, d.loadedAt = s, now
+	return s, nil
+}
+
+func (d *Deliverer) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Deliverer) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.Default()
+}
