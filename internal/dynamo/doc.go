@@ -1,5 +1,9 @@
-// Package dynamo is the DynamoDB adapter for the Events table: the ledger
-// item and outbox rows of each event (one item collection per event), the
-// transactional commit, conditional lease claims and the sweeper index. Key
-// layout and index names come from package table.
+// Package dynamo is the DynamoDB adapter. Events (the Events table): each
+// event's item collection — the ledger item and its outbox rows — with the
+// transactional commit, lease-conditional claims and outcome writes for
+// senders and consumers, the sweeper index, and the tenant index. Incidents
+// (the Incidents table): the incident store with optimistic versioning and
+// replay attestation. Recovery: the transactions that span both tables (a
+// dispatch abandoned together with its incident). Key layout and index names
+// come from package table.
 package dynamo

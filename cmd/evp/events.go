@@ -1,0 +1,193 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/replay"
+)
+
+func init() { commands = append(commands, newEventsCmd) }
+
+func newEventsCmd() *cobra.Command {
+	t := &target{}
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Inspect accepted events: ledger item and per-topic dispatch timeline",
+		Long:  "Reads the event ledger on the local `make dev` stack, or on a deployed stage with --stage.",
+	}
+	t.flags(cmd)
+	cmd.AddCommand(newEventsViewCmd(t), newEventsListCmd(t))
+	return cmd
+}
+
+func newEventsViewCmd(t *target) *cobra.Command {
+	var asJSON, payload bool
+	cmd := &cobra.Command{
+		Use:   "view <event-id>",
+		Short: "Show an event, its topics and each dispatch's timeline",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			op, err := t.operator(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var v replay.EventView
+			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvent, EventID: args[0], Payload: payload}, &v); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), v)
+			}
+			renderEvent(cmd.OutOrStdout(), v)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&payload, "payload", false, "include the payload (inline payloads only)")
+	return cmd
+}
+
+func renderEvent(w io.Writer, v replay.EventView) {
+	tw := table(w)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("Event", v.EventID)
+	row("Tenant", v.TenantID)
+	row("Type", v.Type)
+	row("Source", v.Source)
+	if v.Subject != "" {
+		row("Subject", v.Subject)
+	}
+	row("Occurred", ts(v.Timestamp))
+	row("Accepted", ts(v.CreatedAt))
+	row("Status", v.Status)
+	p := fmt.Sprintf("%s inline", size(v.PayloadSize))
+	if v.PayloadRef != nil {
+		p = fmt.Sprintf("%s claim-checked in s3://%s/%s", size(v.PayloadSize), v.PayloadRef.Bucket, v.PayloadRef.Key)
+	}
+	row("Payload", p+" (hash "+short(v.PayloadHash)+")")
+	row("Topics", strings.Join(v.Topics, ", "))
+	row("Expires", ts(v.ExpiresAt))
+	_ = tw.Flush()
+
+	for _, d := range v.Dispatches {
+		fmt.Fprintf(w, "\n%s: %s, attempts %d/%d", d.Topic, d.Status, d.Attempts, d.MaxAttempts)
+		if d.Incident != nil {
+			fmt.Fprintf(w, ", incident %s %s", d.Incident.IncidentID, d.Incident.Status)
+		}
+		fmt.Fprintln(w)
+		tw := table(w)
+		for _, s := range timeline(d) {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", ts(s.at), s.what, clip(s.detail, 90))
+		}
+		_ = tw.Flush()
+	}
+	if len(v.Payload) > 0 {
+		fmt.Fprintf(w, "\nPayload\n%s\n", pretty(v.Payload, "  "))
+	}
+}
+
+type step struct {
+	at           time.Time
+	what, detail string
+	order        int
+}
+
+// timeline merges what the row records (created, last change, next retry,
+// last error) with the incident's history into one time-ordered list.
+func timeline(d replay.DispatchView) []step {
+	var steps []step
+	if d.Status == "missing" {
+		return []step{{what: "no dispatch row (expired?)"}}
+	}
+	steps = append(steps, step{at: d.CreatedAt, what: "dispatch created", order: 0})
+	if d.UpdatedAt.After(d.CreatedAt) || d.Status != outbox.StatusPending {
+		steps = append(steps, step{at: d.UpdatedAt, what: "now " + string(d.Status), detail: lastError(d), order: 2})
+	}
+	for _, c := range d.History {
+		what := "incident " + string(c.To)
+		if c.From == "" {
+			what = "incident opened"
+		}
+		detail := "by " + c.By
+		if c.Note != "" {
+			detail += ": " + c.Note
+		}
+		steps = append(steps, step{at: c.At, what: what, detail: detail, order: 1})
+	}
+	if !d.NextRetryAt.IsZero() {
+		steps = append(steps, step{at: d.NextRetryAt, what: "next retry due", order: 3})
+	}
+	if !d.LeaseUntil.IsZero() {
+		steps = append(steps, step{at: d.LeaseUntil, what: "held by a sender until", order: 3})
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		if !steps[i].at.Equal(steps[j].at) {
+			return steps[i].at.Before(steps[j].at)
+		}
+		return steps[i].order < steps[j].order
+	})
+	return steps
+}
+
+func lastError(d replay.DispatchView) string {
+	if d.LastError == "" {
+		return ""
+	}
+	return "last error: " + d.LastError
+}
+
+func newEventsListCmd(t *target) *cobra.Command {
+	var (
+		q      replay.Query
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:     "list --tenant <tenant>",
+		Short:   "List a tenant's events, newest first, with their status",
+		Example: "  evp events list --tenant acme --since 1h",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if q.TenantID == "" {
+				return fmt.Errorf("--tenant is required")
+			}
+			op, err := t.operator(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var page replay.EventPage
+			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvents, Query: &q}, &page); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, page)
+			}
+			tw := table(out)
+			fmt.Fprintln(tw, "EVENT\tTYPE\tSOURCE\tSTATUS\tACCEPTED\tTOPICS")
+			for _, e := range page.Events {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clip(e.EventID, 40), e.Type, e.Source, e.Status, ts(e.CreatedAt), strings.Join(e.Topics, ","))
+			}
+			_ = tw.Flush()
+			fmt.Fprintf(out, "\n%d events\n", len(page.Events))
+			if page.Cursor != "" {
+				fmt.Fprintf(out, "more: add --cursor %s\n", page.Cursor)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&q.TenantID, "tenant", "", "the tenant (required)")
+	f.StringVar(&q.Since, "since", "", "accepted since: an age (1h, 7d) or RFC 3339")
+	f.StringVar(&q.Until, "until", "", "accepted before: an age or RFC 3339")
+	f.IntVar(&q.Limit, "limit", replay.DefaultEventPage, fmt.Sprintf("page size (max %d)", replay.MaxEventPage))
+	f.StringVar(&q.Cursor, "cursor", "", "continue a previous listing")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

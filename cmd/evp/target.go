@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/spf13/cobra"
+
+	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/replay"
+)
+
+// SSM parameters a deployed stage publishes for the operator CLI
+// (docs/operations.md; the CDK app creates them).
+const (
+	paramReplayFunction     = "/evp/%s/replay-function"
+	paramReplayStateMachine = "/evp/%s/replay-state-machine"
+)
+
+// target is where the operator commands act: the local `make dev` stack by
+// default, or a deployed stage with --stage (and optionally --profile and
+// --region).
+type target struct {
+	url     string
+	stage   string
+	profile string
+	region  string
+	// function overrides the replay function's name or ARN.
+	function string
+}
+
+func (t *target) flags(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&t.url, "url", localStackURL(), "the local stack's URL ($EVP_URL)")
+	f.StringVar(&t.stage, "stage", "", "act on a deployed stage (reads /evp/<stage>/… SSM parameters)")
+	f.StringVar(&t.profile, "profile", "", "AWS shared-config profile for --stage")
+	f.StringVar(&t.region, "region", "", "AWS region for --stage")
+	f.StringVar(&t.function, "function", "", "the replay function's name or ARN (default: local \"replay\", or the stage's SSM parameter)")
+}
+
+// operator is what the commands need from a target.
+type operator interface {
+	// call invokes one replay-function action.
+	call(ctx context.Context, c replay.Call, out any) error
+	// bulk runs a replay request to the end, reporting progress.
+	bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error)
+	// describe names the target for messages.
+	describe() string
+}
+
+func (t *target) operator(ctx context.Context) (operator, error) {
+	if t.stage == "" {
+		if t.profile != "" || t.region != "" {
+			return nil, errors.New("--profile and --region need --stage")
+		}
+		fn := t.function
+		if fn == "" {
+			fn = "replay"
+		}
+		return &localOperator{invoker{client: localaws.NewLambdaClient(localaws.NewConfig(), t.url), function: fn, where: t.url}}, nil
+	}
+	var opts []func(*config.LoadOptions) error
+	if t.profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(t.profile))
+	}
+	if t.region != "" {
+		opts = append(opts, config.WithRegion(t.region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	params := ssm.NewFromConfig(cfg)
+	fn := t.function
+	if fn == "" {
+		if fn, err = parameter(ctx, params, fmt.Sprintf(paramReplayFunction, t.stage)); err != nil {
+			return nil, err
+		}
+	}
+	return &stageOperator{
+		invoker: invoker{client: lambda.NewFromConfig(cfg), function: fn, where: "stage " + t.stage},
+		sfn:     sfn.NewFromConfig(cfg),
+		machine: func(ctx context.Context) (string, error) {
+			return parameter(ctx, params, fmt.Sprintf(paramReplayStateMachine, t.stage))
+		},
+	}, nil
+}
+
+func parameter(ctx context.Context, c *ssm.Client, name string) (string, error) {
+	out, err := c.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
+	if err != nil {
+		return "", fmt.Errorf("read SSM parameter %s (is the stage deployed, and are --profile/--region right?): %w", name, err)
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}
+
+// invoker calls the replay function through the Lambda Invoke API.
+type invoker struct {
+	client   *lambda.Client
+	function string
+	where    string
+}
+
+func (i invoker) describe() string { return i.where }
+
+// functionError is the replay function's error result (the Lambda
+// runtime's errorType / errorMessage).
+type functionError struct {
+	Type    string `json:"errorType"`
+	Message string `json:"errorMessage"`
+}
+
+func (e *functionError) Error() string { return e.Message }
+
+func (i invoker) call(ctx context.Context, c replay.Call, out any) error {
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	res, err := i.client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName: aws.String(i.function), Payload: payload, InvocationType: lambdatypes.InvocationTypeRequestResponse,
+	})
+	if err != nil {
+		return fmt.Errorf("invoke %s at %s: %w (is `make dev` running, or is --stage right?)", i.function, i.where, err)
+	}
+	if res.FunctionError != nil {
+		fe := &functionError{}
+		if json.Unmarshal(res.Payload, fe) != nil || fe.Message == "" {
+			fe.Message = string(res.Payload)
+		}
+		return fe
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(res.Payload, out); err != nil {
+		return fmt.Errorf("decode %s answer: %w", c.Action, err)
+	}
+	return nil
+}
+
+// localOperator runs bulk replays as the state machine would, from the
+// CLI: select pages, then replay-one per incident with bounded concurrency.
+// Step Functions is not emulated locally; the steps are the same Lambda
+// actions, so the local run exercises the deployed path's code.
+type localOperator struct{ invoker }
+
+// bulkConcurrency mirrors the state machine's Map MaxConcurrency.
+const bulkConcurrency = 4
+
+func (l *localOperator) bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error) {
+	sum := replay.NewSummary(r.DryRun)
+	cursor := ""
+	done := 0
+	var mu sync.Mutex
+	for {
+		var page replay.SelectPage
+		if err := l.call(ctx, replay.Call{Action: replay.ActionSelect, Request: &r, Cursor: cursor}, &page); err != nil {
+			return sum, err
+		}
+		sem := make(chan struct{}, bulkConcurrency)
+		var wg sync.WaitGroup
+		for _, id := range page.IncidentIDs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				var o replay.Outcome
+				if err := l.call(ctx, replay.Call{Action: replay.ActionReplayOne, Request: &r, IncidentID: id}, &o); err != nil {
+					o = replay.Outcome{IncidentID: id, Result: replay.ResultError, Error: err.Error()}
+				}
+				mu.Lock()
+				sum.Add(o)
+				done++
+				if progress != nil {
+					progress(done)
+				}
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		sum.Selected, sum.Truncated = page.Selected, page.Truncated
+		if page.Done {
+			return sum, nil
+		}
+		cursor = page.Cursor
+	}
+}
+
+// stageOperator starts the stage's replay state machine for bulk replays.
+type stageOperator struct {
+	invoker
+	sfn     *sfn.Client
+	machine func(context.Context) (string, error)
+}
+
+// pollEvery is how often a bulk replay's execution is polled.
+var pollEvery = 2 * time.Second
+
+func (s *stageOperator) bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error) {
+	arn, err := s.machine(ctx)
+	if err != nil {
+		return replay.Summary{}, err
+	}
+	input, err := json.Marshal(r)
+	if err != nil {
+		return replay.Summary{}, err
+	}
+	name := fmt.Sprintf("evp-replay-%s-%d", sanitize(r.Actor), time.Now().Unix())
+	start, err := s.sfn.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Name: aws.String(name), Input: aws.String(string(input))})
+	if err != nil {
+		return replay.Summary{}, fmt.Errorf("start the replay state machine: %w", err)
+	}
+	exec := aws.ToString(start.ExecutionArn)
+	for {
+		d, err := s.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(exec)})
+		if err != nil {
+			return replay.Summary{}, fmt.Errorf("describe %s: %w", exec, err)
+		}
+		if progress != nil {
+			if n, err := s.iterations(ctx, exec); err == nil {
+				progress(n)
+			}
+		}
+		switch d.Status {
+		case sfntypes.ExecutionStatusRunning, sfntypes.ExecutionStatusPendingRedrive:
+		case sfntypes.ExecutionStatusSucceeded:
+			var sum replay.Summary
+			if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &sum); err != nil {
+				return replay.Summary{}, fmt.Errorf("execution %s output: %w", exec, err)
+			}
+			return sum, nil
+		default:
+			return replay.Summary{}, fmt.Errorf("execution %s %s: %s %s", exec, d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
+		}
+		select {
+		case <-ctx.Done():
+			return replay.Summary{}, fmt.Errorf("stopped waiting; the execution %s keeps running: %w", exec, ctx.Err())
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// iterations counts the finished Map iterations of an execution (the
+// replay-one calls done so far).
+func (s *stageOperator) iterations(ctx context.Context, exec string) (int, error) {
+	n := 0
+	p := sfn.NewGetExecutionHistoryPaginator(s.sfn, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(exec), MaxResults: 1000})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, err
+		}
+		for _, ev := range page.Events {
+			switch ev.Type {
+			case sfntypes.HistoryEventTypeMapIterationSucceeded, sfntypes.HistoryEventTypeMapIterationFailed, sfntypes.HistoryEventTypeMapIterationAborted:
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "cli"
+	}
+	return b.String()
+}
+
+// defaultActor is who the CLI records in incident history: $EVP_ACTOR, else
+// the OS user.
+func defaultActor() string {
+	if a := strings.TrimSpace(os.Getenv("EVP_ACTOR")); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "cli"
+}

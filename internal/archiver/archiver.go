@@ -1,0 +1,247 @@
+package archiver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/queue"
+)
+
+// Rows is the Events table as the archiver uses it.
+type Rows interface {
+	// Load returns an event's ledger record and outbox rows (an error
+	// wrapping a not-found error when the event is unknown).
+	Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error)
+	// MarkDLQ moves a dispatch row to dlq; false when the row is missing,
+	// completed, or held by a live consumer lease.
+	MarkDLQ(ctx context.Context, eventID, topic string, now time.Time) (bool, error)
+}
+
+// Archiver handles batches from the topic DLQs.
+type Archiver struct {
+	Incidents incident.Store
+	Rows      Rows
+	// Bodies keeps dead letters' messages (inline, or in the archive
+	// bucket) and copies claim-checked payloads under the incident.
+	Bodies *incident.Bodies
+	// DLQTopics maps a DLQ's ARN to its topic, for dead letters that carry
+	// no topic attribute.
+	DLQTopics map[string]string
+	Alerts    Alerter
+	Metrics   *metric.Emitter
+	Log       *slog.Logger
+	Now       func() time.Time
+	// Concurrency bounds messages archived in parallel (default 10).
+	Concurrency int
+}
+
+// Handle archives a batch and reports the messages to retry (partial batch
+// failure): a message is acknowledged only after its incident is written.
+func (a *Archiver) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu   sync.Mutex
+		resp = events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, a.concurrency())
+	)
+	for _, rec := range ev.Records {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := a.Archive(ctx, rec); err != nil {
+				a.log().ErrorContext(ctx, "archiver: dead letter not archived; it will be retried",
+					"messageId", rec.MessageId, "sourceQueue", rec.EventSourceARN, "error", err)
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+// Archive records one dead letter. An error means nothing was
+// acknowledged: the message must be retried.
+func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
+	now := a.now()
+	dl, err := a.deadLetter(ctx, msg, now)
+	if err != nil {
+		return err
+	}
+	log := a.log().With("eventId", dl.EventID, "tenantId", dl.TenantID, "topic", dl.Topic, "messageId", msg.MessageId)
+	inc, changed, err := incident.Upsert(ctx, a.Incidents, dl, now)
+	if err != nil {
+		return fmt.Errorf("archiver: record incident: %w", err)
+	}
+	if !dl.Raw {
+		// Also on a redelivery (changed false): the previous delivery may
+		// have written the incident and then failed here.
+		if _, err := a.Rows.MarkDLQ(ctx, dl.EventID, dl.Topic, now); err != nil {
+			return fmt.Errorf("archiver: mark dispatch dlq: %w", err)
+		}
+	}
+	if !changed {
+		log.InfoContext(ctx, "archiver: dead letter already archived", "incidentId", inc.ID)
+		return nil
+	}
+	log.WarnContext(ctx, "archiver: incident open", "incidentId", inc.ID, "retryCount", inc.RetryCount,
+		"errorCode", inc.ErrorCode, "raw", inc.Raw, "bodyInS3", inc.Body.External())
+	if a.Metrics != nil {
+		a.Metrics.Emit(map[string]string{"Topic": dl.Topic}, metric.Metric{Name: MetricIncidentsOpened, Unit: metric.Count, Value: 1})
+	}
+	if a.Alerts != nil {
+		// Best effort: the incident is durable and the IncidentsOpened
+		// metric alarms independently, so a failed alert must not make the
+		// dead letter retry (which would not alert again anyway: the
+		// incident already has the message).
+		if err := a.Alerts.Alert(ctx, alertFor(inc)); err != nil {
+			log.ErrorContext(ctx, "archiver: alert failed", "incidentId", inc.ID, "error", err)
+		}
+	}
+	return nil
+}
+
+// MetricIncidentsOpened counts incidents opened or reopened, per Topic.
+const MetricIncidentsOpened = "IncidentsOpened"
+
+func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now time.Time) (incident.DeadLetter, error) {
+	attr := func(name string) string {
+		if v, ok := msg.MessageAttributes[name]; ok && v.StringValue != nil {
+			return *v.StringValue
+		}
+		return ""
+	}
+	dl := incident.DeadLetter{
+		Topic:       attr(queue.AttrTopic),
+		SourceQueue: msg.EventSourceARN,
+		MessageID:   msg.MessageId,
+		ErrorCode:   attr(queue.AttrErrorCode),
+		// The consumer's own error text; a redriven message has none.
+		ErrorMessage: attr(queue.AttrErrorMessage),
+		By:           incident.ActorArchiver,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, attr(queue.AttrFailedAt)); err == nil {
+		dl.FailedAt = t
+	}
+	if dl.Topic == "" {
+		dl.Topic = a.DLQTopics[msg.EventSourceARN]
+	}
+	if dl.Topic == "" {
+		dl.Topic = "unknown"
+	}
+	raw := []byte(msg.Body)
+
+	ev, perr := envelope.ParseMessage(raw)
+	if perr != nil {
+		// Archived verbatim: never dropped, never replayed.
+		dl.Raw = true
+		dl.EventID = attr(queue.AttrEventID)
+		if dl.EventID == "" || len(dl.EventID) > envelope.MaxIDLen {
+			dl.EventID = "raw-" + envelope.SHA256Hex(raw)[:32]
+		}
+		dl.TenantID = attr(queue.AttrTenantID)
+		dl.Type = attr(queue.AttrType)
+		if dl.ErrorCode == "" {
+			dl.ErrorCode, dl.ErrorMessage = incident.CodeUnparseable, perr.Error()
+		} else {
+			dl.ErrorDetail = "body is not a platform envelope: " + perr.Error()
+		}
+		var err error
+		dl.Body, err = a.Bodies.Keep(ctx, tenantOrUnknown(dl.TenantID), incident.ID(dl.EventID, dl.Topic), raw)
+		return dl, err
+	}
+
+	dl.EventID, dl.TenantID, dl.Type, dl.Source = ev.ID, ev.TenantID, ev.Type, ev.Source
+	var details []string
+	if id := attr(queue.AttrEventID); id != "" && id != ev.ID {
+		details = append(details, fmt.Sprintf("message attribute eventId %q disagrees with the body's id", id))
+	}
+	if dl.ErrorCode == "" {
+		dl.ErrorCode = incident.CodeMaxReceives
+		dl.ErrorMessage = "message exceeded the queue's maxReceiveCount"
+		if last := a.lastError(ctx, ev.ID, dl.Topic); last != "" {
+			dl.ErrorMessage = last
+		}
+	}
+	if dl.ErrorMessage == "" {
+		dl.ErrorMessage = dl.ErrorCode
+	}
+	body, copyErr, err := a.Bodies.Capture(ctx, ev.TenantID, incident.ID(ev.ID, dl.Topic), raw, &ev)
+	if err != nil {
+		return dl, err
+	}
+	if copyErr != nil {
+		// The claim-check object is gone or unreadable: the body keeps its
+		// original reference rather than lose the dead letter.
+		details = append(details, "claim-checked payload not copied: "+copyErr.Error())
+	}
+	dl.Body = body
+	dl.ErrorDetail = joinDetails(details)
+	return dl, nil
+}
+
+// lastError reads the dispatch row's last recorded error; redrive carries
+// no error of its own.
+func (a *Archiver) lastError(ctx context.Context, eventID, topic string) string {
+	_, rows, err := a.Rows.Load(ctx, eventID)
+	if err != nil {
+		a.log().WarnContext(ctx, "archiver: cannot read the dispatch row's lastError", "eventId", eventID, "topic", topic, "error", err)
+		return ""
+	}
+	for _, r := range rows {
+		if r.Topic == topic {
+			return r.LastError
+		}
+	}
+	return ""
+}
+
+func joinDetails(ds []string) string {
+	out := ""
+	for i, d := range ds {
+		if i > 0 {
+			out += "; "
+		}
+		out += d
+	}
+	return out
+}
+
+func tenantOrUnknown(t string) string {
+	if t == "" {
+		return incident.UnknownTenant
+	}
+	return t
+}
+
+func (a *Archiver) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Archiver) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+func (a *Archiver) concurrency() int {
+	if a.Concurrency <= 0 {
+		return 10
+	}
+	return a.Concurrency
+}

@@ -1,0 +1,335 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// DuePage returns up to limit rows of one sweeper index partition
+// (status, shard) due at now, oldest first, continuing after cursor ("" =
+// from the start). The returned cursor is "" once the partition is
+// exhausted.
+func (e *Events) DuePage(ctx context.Context, status outbox.Status, shard int, now time.Time, limit int, cursor string) ([]outbox.Row, string, error) {
+	var start map[string]ddbtypes.AttributeValue
+	if cursor != "" {
+		var err error
+		if start, err = decodeKey(cursor); err != nil {
+			return nil, "", fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", status, shard, err)
+		}
+	}
+	page, err := e.DuePartition(ctx, status, shard, now, int32(limit), start)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if page.Next != nil {
+		if next, err = encodeKey(page.Next); err != nil {
+			return nil, "", err
+		}
+	}
+	return page.Rows, next, nil
+}
+
+// Ledgers reads the ledger items of several events with BatchGetItem
+// (strongly consistent, 100 keys a call, unprocessed keys retried). Events
+// without a ledger item are absent from the result.
+func (e *Events) Ledgers(ctx context.Context, eventIDs []string) (map[string]ledger.Record, error) {
+	out := make(map[string]ledger.Record, len(eventIDs))
+	seen := map[string]bool{}
+	var keys []map[string]ddbtypes.AttributeValue
+	for _, id := range eventIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(id)), table.AttrSK: str(ledgerSK)})
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		pending := map[string]ddbtypes.KeysAndAttributes{e.Table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		keys = keys[n:]
+		for attempt := 1; len(pending) > 0; attempt++ {
+			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+			if err != nil {
+				return nil, fmt.Errorf("dynamo: batch get ledgers: %w", err)
+			}
+			for _, item := range res.Responses[e.Table] {
+				var it ledgerItem
+				if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+					return nil, fmt.Errorf("dynamo: decode ledger: %w", err)
+				}
+				out[it.EventID] = it.record()
+			}
+			pending = res.UnprocessedKeys
+			if len(pending) > 0 {
+				if attempt >= 8 {
+					return nil, fmt.Errorf("dynamo: batch get ledgers: keys still unprocessed after %d attempts", attempt)
+				}
+				if err := sleep(ctx, e.backoff(attempt)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// MarkDLQ records that a dispatch's message was archived from its DLQ:
+// status dlq (sweepPk dlq#shard), lease cleared. A completed row, a row a
+// consumer holds under a live lease (a replay already running) and a
+// missing row (expired, or never written) are left alone: marked is false.
+func (e *Events) MarkDLQ(ctx context.Context, eventID, topic string, now time.Time) (marked bool, err error) {
+	err = e.update(ctx, eventID, topic,
+		"SET #s = :dlq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)",
+		map[string]ddbtypes.AttributeValue{
+			":dlq":        str(string(outbox.StatusDLQ)),
+			":sp":         str(table.SweepPartition(string(outbox.StatusDLQ), eventID, topic)),
+			":empty":      str(""),
+			":zero":       num(0),
+			":now":        str(FormatTime(now)),
+			":nowms":      num(millis(now)),
+			":completed":  str(string(outbox.StatusCompleted)),
+			":processing": str(string(outbox.StatusProcessing)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: mark dlq %s/%s: %w", eventID, topic, err)
+	}
+	return true, nil
+}
+
+// ErrRowChanged means a dispatch row was not in the state its caller read.
+var ErrRowChanged = errors.New("dynamo: dispatch row changed concurrently")
+
+// ResetForReplay puts a dispatch row back to enqueued (sweepPk
+// enqueued#shard, lease cleared; attempts and lastError kept) so the
+// consumer's idempotency claim lets a replayed message through. It is
+// conditional on the row still being as seen (status, lease owner and
+// updatedAt), so it cannot clobber a consumer that took the row meanwhile.
+// A row that no longer exists (the ledger's retention ran out; incidents
+// never expire) is recreated from seen, with a fresh retention.
+func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, exists bool, now time.Time, retention time.Duration) error {
+	if !exists {
+		r := seen
+		r.Status, r.LeaseOwner, r.LeaseUntil = outbox.StatusEnqueued, "", time.Time{}
+		r.NextRetryAt, r.CreatedAt, r.UpdatedAt = now, now, now
+		av, err := attributevalue.MarshalMap(toRowItem(r, now.Add(retention)))
+		if err != nil {
+			return fmt.Errorf("dynamo: marshal row %s/%s: %w", r.EventID, r.Topic, err)
+		}
+		_, err = e.Client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(e.Table), Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		})
+		var ccf *ddbtypes.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return fmt.Errorf("dynamo: recreate row %s/%s: %w", r.EventID, r.Topic, ErrRowChanged)
+		}
+		if err != nil {
+			return fmt.Errorf("dynamo: recreate row %s/%s: %w", r.EventID, r.Topic, err)
+		}
+		return nil
+	}
+	err := e.update(ctx, seen.EventID, seen.Topic,
+		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now",
+		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated",
+		map[string]ddbtypes.AttributeValue{
+			":enq":     str(string(outbox.StatusEnqueued)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), seen.EventID, seen.Topic)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":nowms":   num(millis(now)),
+			":now":     str(FormatTime(now)),
+			":seen":    str(string(seen.Status)),
+			":owner":   str(seen.LeaseOwner),
+			":updated": str(FormatTime(seen.UpdatedAt)),
+		})
+	if errors.Is(err, errCondition) {
+		return fmt.Errorf("dynamo: reset %s/%s: %w", seen.EventID, seen.Topic, ErrRowChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: reset %s/%s: %w", seen.EventID, seen.Topic, err)
+	}
+	return nil
+}
+
+// Recovery is the Events and Incidents tables together, for the write that
+// spans both: the sweeper abandoning a dispatch.
+type Recovery struct {
+	Events    *Events
+	Incidents *Incidents
+}
+
+// Abandon records a dispatch's final failed send (f, by its lease owner) as
+// dlq_abandoned and opens (or reopens) its incident in ONE
+// TransactWriteItems, so a row is never abandoned without its incident nor
+// an incident opened for a row still being retried. It returns
+// outbox.ErrLeaseLost when the row moved on meanwhile; a concurrent
+// incident write is retried.
+func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
+	id := incident.ID(dl.EventID, dl.Topic)
+	rowUpdate := &ddbtypes.Update{
+		TableName: aws.String(r.Events.Table),
+		Key:       rowKey(f.EventID, f.Topic),
+		UpdateExpression: aws.String("SET #s = :ab, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
+			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
+		ConditionExpression:      aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":ab":      str(string(outbox.StatusDLQAbandoned)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusDLQAbandoned), f.EventID, f.Topic)),
+			":a":       num(int64(f.Attempts)),
+			":e":       str(f.Err),
+			":nowms":   num(millis(f.Now)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":now":     str(FormatTime(f.Now)),
+			":o":       str(f.Owner),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
+		},
+	}
+	for attempt := 1; ; attempt++ {
+		var existing *incident.Incident
+		cur, err := r.Incidents.Get(ctx, id)
+		switch {
+		case err == nil:
+			existing = &cur
+		case !errors.Is(err, incident.ErrNotFound):
+			return incident.Incident{}, err
+		}
+		inc, _ := incident.Record(existing, dl, f.Now)
+		put, err := r.Incidents.put(inc)
+		if err != nil {
+			return incident.Incident{}, err
+		}
+		_, err = r.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems: []ddbtypes.TransactWriteItem{{Update: rowUpdate}, {Put: put}},
+		})
+		if err == nil {
+			inc.Version++
+			return inc, nil
+		}
+		retry := false
+		var tce *ddbtypes.TransactionCanceledException
+		if errors.As(err, &tce) {
+			for i, reason := range tce.CancellationReasons {
+				switch code := aws.ToString(reason.Code); {
+				case code == "ConditionalCheckFailed" && i == 0:
+					return incident.Incident{}, outbox.ErrLeaseLost
+				case code == "ConditionalCheckFailed" && i == 1:
+					retry = true // the incident changed since we read it
+				case code == "TransactionConflict", code == "ThrottlingError", code == "ProvisionedThroughputExceeded", code == "RequestLimitExceeded":
+					retry = true
+				}
+			}
+		} else if classify(err) == txRetry {
+			retry = true
+		}
+		if !retry || attempt >= 8 {
+			return incident.Incident{}, fmt.Errorf("dynamo: abandon %s/%s: %w", f.EventID, f.Topic, err)
+		}
+		if err := sleep(ctx, r.Events.backoff(attempt)); err != nil {
+			return incident.Incident{}, err
+		}
+	}
+}
+
+// keyToken is an encodable copy of a DynamoDB key (string and number
+// attributes only, which is all our keys use).
+type keyToken map[string][2]string
+
+func encodeKey(k map[string]ddbtypes.AttributeValue) (string, error) {
+	t := keyToken{}
+	for name, v := range k {
+		switch v := v.(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			t[name] = [2]string{"S", v.Value}
+		case *ddbtypes.AttributeValueMemberN:
+			t[name] = [2]string{"N", v.Value}
+		default:
+			return "", fmt.Errorf("dynamo: key attribute %s has unsupported type %T", name, v)
+		}
+	}
+	return encodeToken(t)
+}
+
+func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
+	var t keyToken
+	if err := decodeToken(s, &t); err != nil {
+		return nil, err
+	}
+	out := make(map[string]ddbtypes.AttributeValue, len(t))
+	for name, v := range t {
+		switch v[0] {
+		case "S":
+			out[name] = &ddbtypes.AttributeValueMemberS{Value: v[1]}
+		case "N":
+			out[name] = &ddbtypes.AttributeValueMemberN{Value: v[1]}
+		default:
+			return nil, fmt.Errorf("attribute %s: unsupported type %q", name, v[0])
+		}
+	}
+	return out, nil
+}
+
+// ClaimDue takes the lease on a row the sweeper found due: like Claim, and
+// also conditional on the row still being due (nextRetryAt <= now) with the
+// attempt count the sweeper read. On AWS the sweeper index is eventually
+// consistent: a stale entry for a row another sweeper just failed (lease
+// released, retry pushed out) must not be claimed and sent again.
+func (e *Events) ClaimDue(ctx context.Context, seen outbox.Row, owner string, now time.Time, lease time.Duration) (bool, error) {
+	until := millis(now.Add(lease))
+	err := e.update(ctx, seen.EventID, seen.Topic,
+		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
+		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a",
+		map[string]ddbtypes.AttributeValue{
+			":o":       str(owner),
+			":lu":      num(until),
+			":now":     str(FormatTime(now)),
+			":nowms":   num(millis(now)),
+			":a":       num(int64(seen.Attempts)),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: claim due %s/%s: %w", seen.EventID, seen.Topic, err)
+	}
+	return true, nil
+}
+
+// Row reads one dispatch row with a strongly consistent read; false when
+// it does not exist.
+func (e *Events) Row(ctx context.Context, eventID, topic string) (outbox.Row, bool, error) {
+	out, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(e.Table), Key: rowKey(eventID, topic), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return outbox.Row{}, false, fmt.Errorf("dynamo: get row %s/%s: %w", eventID, topic, err)
+	}
+	if len(out.Item) == 0 {
+		return outbox.Row{}, false, nil
+	}
+	var it rowItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return outbox.Row{}, false, fmt.Errorf("dynamo: decode row %s/%s: %w", eventID, topic, err)
+	}
+	return it.row(), true, nil
+}

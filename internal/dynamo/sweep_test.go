@@ -1,0 +1,229 @@
+package dynamo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+type tables struct {
+	env       *localaws.Env
+	events    *dynamo.Events
+	incidents *dynamo.Incidents
+}
+
+func setupTables(t *testing.T) tables {
+	t.Helper()
+	env := localaws.NewEnv(t)
+	return tables{
+		env:       env,
+		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable},
+		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+	}
+}
+
+// commit stores an event routed to topics whose rows are pending and
+// unleased at created (as if the ingest call had died).
+func commit(t *testing.T, e *dynamo.Events, id, tenant string, created time.Time, topics ...string) ledger.Record {
+	t.Helper()
+	rec := ledger.Record{
+		Event: envelope.Event{
+			SchemaVersion: 1, ID: id, TenantID: tenant, Type: "stripe.invoice.paid", Source: "stripe",
+			Timestamp: created, Payload: json.RawMessage(`{"amount":100}`),
+		},
+		Topics: topics, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: created, ExpiresAt: created.Add(14 * 24 * time.Hour),
+	}
+	var rows []outbox.Row
+	for _, tp := range topics {
+		rows = append(rows, outbox.Row{
+			EventID: id, Topic: tp, TenantID: tenant, Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+			NextRetryAt: created, LeaseUntil: created, LeaseOwner: "ingest-" + id, CreatedAt: created, UpdatedAt: created,
+		})
+	}
+	require.NoError(t, e.Commit(context.Background(), rec, rows))
+	return rec
+}
+
+func row(t *testing.T, e *dynamo.Events, id, topic string) outbox.Row {
+	t.Helper()
+	_, rows, err := e.Load(context.Background(), id)
+	require.NoError(t, err)
+	for _, r := range rows {
+		if r.Topic == topic {
+			return r
+		}
+	}
+	t.Fatalf("no row %s/%s", id, topic)
+	return outbox.Row{}
+}
+
+func TestLedgersBatchGet(t *testing.T) {
+	t.Parallel()
+	tb := setupTables(t)
+	ids := []string{}
+	for i := range 3 {
+		id := fmt.Sprintf("evt_b%d", i)
+		commit(t, tb.events, id, "acme", t0, "billing.events")
+		ids = append(ids, id)
+	}
+	got, err := tb.events.Ledgers(context.Background(), append(ids, "evt_missing", ids[0]))
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, id := range ids {
+		require.Equal(t, id, got[id].Event.ID)
+		require.JSONEq(t, `{"amount":100}`, string(got[id].Event.Payload))
+	}
+}
+
+func TestDuePageCursorWalksAPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tb := setupTables(t)
+	// Find five events sharing one shard of billing.events.
+	var ids []string
+	shard := -1
+	for i := 0; len(ids) < 5; i++ {
+		id := fmt.Sprintf("evt_d%03d", i)
+		s := table.Shard(id, "billing.events")
+		if shard < 0 {
+			shard = s
+		}
+		if s == shard {
+			commit(t, tb.events, id, "acme", t0.Add(time.Duration(len(ids))*time.Second), "billing.events")
+			ids = append(ids, id)
+		}
+	}
+	var got []string
+	cursor := ""
+	for range 10 {
+		rows, next, err := tb.events.DuePage(ctx, outbox.StatusPending, shard, t0.Add(time.Hour), 2, cursor)
+		require.NoError(t, err)
+		for _, r := range rows {
+			got = append(got, r.EventID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Equal(t, ids, got, "oldest first, every row once")
+}
+
+func TestMarkDLQAndResetForReplay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tb := setupTables(t)
+	commit(t, tb.events, "evt_m", "acme", t0, "billing.events")
+
+	marked, err := tb.events.MarkDLQ(ctx, "evt_m", "billing.events", t0.Add(time.Minute))
+	require.NoError(t, err)
+	require.True(t, marked)
+	r := row(t, tb.events, "evt_m", "billing.events")
+	require.Equal(t, outbox.StatusDLQ, r.Status)
+	require.Empty(t, r.LeaseOwner)
+
+	marked, err = tb.events.MarkDLQ(ctx, "evt_missing", "billing.events", t0)
+	require.NoError(t, err)
+	require.False(t, marked, "a missing row is left alone")
+
+	// Reset conditional on the row as seen.
+	require.NoError(t, tb.events.ResetForReplay(ctx, r, true, t0.Add(2*time.Minute), time.Hour))
+	reset := row(t, tb.events, "evt_m", "billing.events")
+	require.Equal(t, outbox.StatusEnqueued, reset.Status)
+	require.Equal(t, r.Attempts, reset.Attempts)
+	require.Equal(t, r.LastError, reset.LastError)
+	// The same stale view cannot reset it again.
+	require.ErrorIs(t, tb.events.ResetForReplay(ctx, r, true, t0.Add(3*time.Minute), time.Hour), dynamo.ErrRowChanged)
+
+	// A row that expired is recreated.
+	gone := outbox.Row{EventID: "evt_gone", Topic: "billing.events", TenantID: "acme", Type: "stripe.invoice.paid", MaxAttempts: 5}
+	require.NoError(t, tb.events.ResetForReplay(ctx, gone, false, t0, time.Hour))
+	_, rows, err := tb.events.Load(ctx, "evt_gone")
+	require.ErrorContains(t, err, "not found", "only the row exists, not the ledger item")
+	require.Nil(t, rows)
+	require.ErrorIs(t, tb.events.ResetForReplay(ctx, gone, false, t0, time.Hour), dynamo.ErrRowChanged)
+}
+
+func TestAbandonIsOneTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tb := setupTables(t)
+	rec := commit(t, tb.events, "evt_a", "acme", t0, "billing.events")
+	rv := &dynamo.Recovery{Events: tb.events, Incidents: tb.incidents}
+	now := t0.Add(time.Hour)
+	ok, err := tb.events.Claim(ctx, "evt_a", "billing.events", "sweeper-1", now, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	body, err := rec.Message("billing.events")
+	require.NoError(t, err)
+	dl := incident.DeadLetter{
+		EventID: "evt_a", TenantID: "acme", Topic: "billing.events", Type: rec.Event.Type, Source: "stripe",
+		SourceQueue: incident.SourceOutbox, ErrorCode: incident.CodeOutboxExhausted, ErrorMessage: incident.MessageOutboxExhausted,
+		ErrorDetail: "sqs down", Body: incident.Body{Inline: body.Body, Size: len(body.Body), SHA256: envelope.SHA256Hex(body.Body)},
+		By: incident.ActorSweeper,
+	}
+	f := outbox.Failure{EventID: "evt_a", Topic: "billing.events", Owner: "sweeper-1", Attempts: 5, Err: "sqs down", Now: now}
+
+	// A sweeper that lost the lease abandons nothing: no incident either.
+	stale := f
+	stale.Owner = "sweeper-2"
+	_, err = rv.Abandon(ctx, stale, dl)
+	require.ErrorIs(t, err, outbox.ErrLeaseLost)
+	_, err = tb.incidents.Get(ctx, incident.ID("evt_a", "billing.events"))
+	require.ErrorIs(t, err, incident.ErrNotFound)
+
+	inc, err := rv.Abandon(ctx, f, dl)
+	require.NoError(t, err)
+	require.Equal(t, incident.StatusOpen, inc.Status)
+	got, err := tb.incidents.Get(ctx, inc.ID)
+	require.NoError(t, err)
+	require.Equal(t, incident.MessageOutboxExhausted, got.ErrorMessage)
+	require.Equal(t, body.Body, got.Body.Inline)
+	r := row(t, tb.events, "evt_a", "billing.events")
+	require.Equal(t, outbox.StatusDLQAbandoned, r.Status)
+	require.Equal(t, 5, r.Attempts)
+	require.Equal(t, "sqs down", r.LastError)
+	require.Empty(t, r.LeaseOwner)
+}
+
+func TestListTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tb := setupTables(t)
+	for i := range 5 {
+		commit(t, tb.events, fmt.Sprintf("evt_t%d", i), "acme", t0.Add(time.Duration(i)*time.Minute), "billing.events")
+	}
+	commit(t, tb.events, "evt_other", "globex", t0, "billing.events")
+	var ids []string
+	cursor := ""
+	for range 10 {
+		recs, next, err := tb.events.ListTenant(ctx, "acme", time.Time{}, time.Time{}, 2, cursor)
+		require.NoError(t, err)
+		for _, r := range recs {
+			ids = append(ids, r.Event.ID)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	require.Equal(t, []string{"evt_t4", "evt_t3", "evt_t2", "evt_t1", "evt_t0"}, ids)
+
+	recs, _, err := tb.events.ListTenant(ctx, "acme", t0.Add(time.Minute), t0.Add(3*time.Minute), 10, "")
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	require.Equal(t, "evt_t2", recs[0].Event.ID)
+	require.Equal(t, "evt_t1", recs[1].Event.ID)
+}

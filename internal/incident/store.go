@@ -1,0 +1,189 @@
+package incident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+var (
+	// ErrNotFound: no incident has the id.
+	ErrNotFound = errors.New("incident: not found")
+	// ErrConflict: the incident changed since it was read (optimistic
+	// concurrency); re-read and retry.
+	ErrConflict = errors.New("incident: changed concurrently")
+	// ErrUnchanged is returned by an Update function to skip the write.
+	ErrUnchanged = errors.New("incident: unchanged")
+)
+
+// Store persists incidents.
+type Store interface {
+	// Get returns the incident (ErrNotFound if none), body and history
+	// included.
+	Get(ctx context.Context, id string) (Incident, error)
+	// Save writes inc if the stored version still is inc.Version (0: the
+	// incident must not exist yet) and returns it with the new version;
+	// ErrConflict otherwise.
+	Save(ctx context.Context, inc Incident) (Incident, error)
+	// List returns one page of incidents matching f, newest first. Listed
+	// incidents carry no inline body and no history (Get has them).
+	List(ctx context.Context, f Filter) (Page, error)
+}
+
+// Filter selects incidents. Every set field must match.
+type Filter struct {
+	// Status "" matches every status.
+	Status   Status `json:"status,omitempty"`
+	TenantID string `json:"tenantId,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+	// Since and Until bound createdAt: Since <= createdAt < Until (zero:
+	// unbounded).
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Limit is the page size (DefaultPageSize if 0, at most MaxPageSize).
+	Limit int `json:"limit,omitempty"`
+	// Cursor continues a previous page ("" = first page).
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// Page sizes of List.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 500
+)
+
+// Validate checks the filter.
+func (f Filter) Validate() error {
+	if f.Status != "" && !f.Status.Valid() {
+		return fmt.Errorf("status %q: want one of %v", f.Status, Statuses)
+	}
+	if f.Limit < 0 || f.Limit > MaxPageSize {
+		return fmt.Errorf("limit %d out of range (1..%d)", f.Limit, MaxPageSize)
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return fmt.Errorf("since %s must be before until %s", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// PageSize is the effective page size.
+func (f Filter) PageSize() int {
+	if f.Limit <= 0 {
+		return DefaultPageSize
+	}
+	return min(f.Limit, MaxPageSize)
+}
+
+// Matches reports whether inc matches the filter (the adapter's queries
+// narrow by index; this is the definition they implement).
+func (f Filter) Matches(inc Incident) bool {
+	switch {
+	case f.Status != "" && inc.Status != f.Status,
+		f.TenantID != "" && inc.TenantID != f.TenantID,
+		f.Topic != "" && inc.Topic != f.Topic,
+		!f.Since.IsZero() && inc.CreatedAt.Before(f.Since),
+		!f.Until.IsZero() && !inc.CreatedAt.Before(f.Until):
+		return false
+	}
+	return true
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Incidents []Incident `json:"incidents"`
+	// Cursor fetches the next page; "" when there is none.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// updateAttempts bounds optimistic retries of Update.
+const updateAttempts = 8
+
+// Update reads the incident, applies fn and saves it, retrying when a
+// concurrent writer got there first. fn returning ErrUnchanged skips the
+// write (Update returns the current incident and nil).
+func Update(ctx context.Context, s Store, id string, fn func(*Incident) error) (Incident, error) {
+	return update(ctx, s, id, nil, fn)
+}
+
+// UpdateFrom is Update starting from an incident the caller has just read
+// (saving a read when nobody wrote meanwhile; a conflict re-reads).
+func UpdateFrom(ctx context.Context, s Store, read Incident, fn func(*Incident) error) (Incident, error) {
+	return update(ctx, s, read.ID, &read, fn)
+}
+
+func update(ctx context.Context, s Store, id string, read *Incident, fn func(*Incident) error) (Incident, error) {
+	for attempt := 1; ; attempt++ {
+		var inc Incident
+		if read != nil && attempt == 1 {
+			inc = *read
+			inc.History = slices.Clone(read.History)
+			inc.MessageIDs = slices.Clone(read.MessageIDs)
+		} else {
+			var err error
+			if inc, err = s.Get(ctx, id); err != nil {
+				return Incident{}, err
+			}
+		}
+		if err := fn(&inc); err != nil {
+			if errors.Is(err, ErrUnchanged) {
+				return inc, nil
+			}
+			return inc, err
+		}
+		saved, err := s.Save(ctx, inc)
+		if errors.Is(err, ErrConflict) && attempt < updateAttempts {
+			continue
+		}
+		return saved, err
+	}
+}
+
+// Upsert records a dead letter: it opens the incident or reopens the
+// existing one (see Record), retrying on concurrent writes. changed is false
+// when the dead letter had been recorded already.
+func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
+	id := ID(dl.EventID, dl.Topic)
+	for attempt := 1; ; attempt++ {
+		var existing *Incident
+		cur, err := s.Get(ctx, id)
+		switch {
+		case err == nil:
+			existing = &cur
+		case !errors.Is(err, ErrNotFound):
+			return Incident{}, false, err
+		}
+		next, changed := Record(existing, dl, now)
+		if !changed {
+			return next, false, nil
+		}
+		saved, err := s.Save(ctx, next)
+		if errors.Is(err, ErrConflict) && attempt < updateAttempts {
+			continue
+		}
+		return saved, err == nil, err
+	}
+}
+
+// Transition moves an incident as an operator or the replay engine asks
+// (Move), retrying on concurrent writes.
+func Transition(ctx context.Context, s Store, id string, to Status, by, note string, at time.Time) (Incident, error) {
+	return Update(ctx, s, id, func(inc *Incident) error { return inc.Move(to, by, note, at) })
+}
+
+// ResolveReplay marks a retrying incident resolved by a successful replay;
+// an incident in any other status is left alone (a late or duplicate
+// attestation is not an error).
+func ResolveReplay(ctx context.Context, s Store, id string, at time.Time) error {
+	_, err := Update(ctx, s, id, func(inc *Incident) error {
+		if inc.Status != StatusRetrying {
+			return ErrUnchanged
+		}
+		return inc.Move(StatusResolved, ActorReplay, "replayed message processed", at)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

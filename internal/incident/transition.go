@@ -1,0 +1,179 @@
+package incident
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ErrTransition is wrapped by every refused status change.
+var ErrTransition = errors.New("incident: transition not allowed")
+
+// allowed is the operator and replay lifecycle (spec 5.3). A dead letter
+// arriving again reopens an incident from any status (see Record); forced
+// replays are in ForceReplayable.
+var allowed = map[Status][]Status{
+	StatusOpen:     {StatusTriaged, StatusRetrying, StatusIgnored},
+	StatusTriaged:  {StatusRetrying, StatusIgnored},
+	StatusRetrying: {StatusResolved, StatusOpen},
+}
+
+// Replayable statuses: a replay moves these to retrying without force.
+var Replayable = []Status{StatusOpen, StatusTriaged}
+
+// ForceReplayable statuses need force: a resolved or ignored incident, or
+// one stuck retrying (its replay message was lost or never attested).
+var ForceReplayable = []Status{StatusResolved, StatusIgnored, StatusRetrying}
+
+// CanMove reports whether the lifecycle allows from → to.
+func CanMove(from, to Status) bool { return slices.Contains(allowed[from], to) }
+
+// MaxHistory bounds the history kept on an incident (the first entry, the
+// opening, is always kept) so a long-lived incident cannot outgrow
+// DynamoDB's item size limit.
+const MaxHistory = 50
+
+// MaxNoteLen bounds an operator's note.
+const MaxNoteLen = 1024
+
+// Move applies an operator or replay transition: it checks the lifecycle,
+// records who, when and why, and sets the status's timestamps.
+func (inc *Incident) Move(to Status, by, note string, at time.Time) error {
+	if !CanMove(inc.Status, to) {
+		return fmt.Errorf("%w: %s is %s; it can move to %v", ErrTransition, inc.ID, inc.Status, allowed[inc.Status])
+	}
+	inc.move(to, by, note, at)
+	return nil
+}
+
+// StartReplay moves the incident to retrying for a replay: from open or
+// triaged, or with force from resolved, ignored or retrying.
+func (inc *Incident) StartReplay(by, note string, at time.Time, force bool) error {
+	switch {
+	case slices.Contains(Replayable, inc.Status):
+	case force && slices.Contains(ForceReplayable, inc.Status):
+	case slices.Contains(ForceReplayable, inc.Status):
+		return fmt.Errorf("%w: %s is %s; replaying it needs force", ErrTransition, inc.ID, inc.Status)
+	default:
+		return fmt.Errorf("%w: %s is %s", ErrTransition, inc.ID, inc.Status)
+	}
+	inc.move(StatusRetrying, by, note, at)
+	inc.ReplayedAt = at
+	inc.ReplayCount++
+	return nil
+}
+
+func (inc *Incident) move(to Status, by, note string, at time.Time) {
+	inc.appendHistory(Change{From: inc.Status, To: to, By: by, At: at, Note: truncate(note, MaxNoteLen)})
+	inc.Status = to
+	inc.UpdatedAt = at
+	if to == StatusResolved {
+		inc.ResolvedAt, inc.ResolvedBy = at, by
+	}
+}
+
+func (inc *Incident) appendHistory(c Change) {
+	inc.History = append(inc.History, c)
+	if n := len(inc.History); n > MaxHistory {
+		// Keep the opening entry and the most recent ones.
+		inc.History = append(inc.History[:1:1], inc.History[n-MaxHistory+1:]...)
+	}
+}
+
+// DeadLetter is one failed dispatch arriving at the incident ledger: a
+// message drained from a topic's DLQ, or a dispatch the sweeper abandoned.
+type DeadLetter struct {
+	EventID  string
+	TenantID string
+	Topic    string
+	Type     string
+	Source   string
+	// SourceQueue is the DLQ's ARN, or SourceOutbox.
+	SourceQueue string
+	// MessageID is the SQS message id of the dead letter ("" for the
+	// sweeper), used to ignore a redelivered dead letter.
+	MessageID    string
+	ErrorCode    string
+	ErrorMessage string
+	ErrorDetail  string
+	Body         Body
+	Raw          bool
+	// FailedAt is when the dispatch failed (the consumer's failedAt, or
+	// now).
+	FailedAt time.Time
+	// By is the recording actor (ActorArchiver, ActorSweeper).
+	By string
+}
+
+// Limits of stored error text.
+const (
+	MaxErrorMessageLen = 2048
+	MaxErrorDetailLen  = 8192
+	// maxMessageIDs is how many recent dead-letter message ids are kept
+	// for redelivery detection.
+	maxMessageIDs = 10
+)
+
+// Record applies a dead letter to the incident it belongs to: a new
+// incident opens (RetryCount 1); an existing one counts the failure, takes
+// the latest error and body and goes back to open from whatever status it
+// was in (spec 5.3: no duplicate incident). A dead letter already recorded
+// (same SQS message id, redelivered) changes nothing: Record reports
+// changed = false.
+func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, changed bool) {
+	if existing != nil && dl.MessageID != "" && slices.Contains(existing.MessageIDs, dl.MessageID) {
+		return *existing, false
+	}
+	failedAt := dl.FailedAt
+	if failedAt.IsZero() {
+		failedAt = now
+	}
+	note := dl.ErrorCode + ": " + dl.ErrorMessage
+	if existing == nil {
+		inc = Incident{
+			ID: ID(dl.EventID, dl.Topic), EventID: dl.EventID, TenantID: dl.TenantID, Topic: dl.Topic,
+			Status: StatusOpen, CreatedAt: now,
+		}
+		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: truncate(note, MaxNoteLen)})
+	} else {
+		inc = *existing
+		inc.History = slices.Clone(existing.History)
+		inc.MessageIDs = slices.Clone(existing.MessageIDs)
+		inc.appendHistory(Change{From: inc.Status, To: StatusOpen, By: dl.By, At: now, Note: truncate(note, MaxNoteLen)})
+		inc.Status = StatusOpen
+	}
+	if inc.TenantID == "" || inc.TenantID == UnknownTenant {
+		inc.TenantID = dl.TenantID
+	}
+	if inc.TenantID == "" {
+		inc.TenantID = UnknownTenant
+	}
+	inc.RetryCount++
+	inc.Type, inc.Source, inc.SourceQueue = dl.Type, dl.Source, dl.SourceQueue
+	inc.ErrorCode = dl.ErrorCode
+	inc.ErrorMessage = truncate(dl.ErrorMessage, MaxErrorMessageLen)
+	inc.ErrorDetail = truncate(dl.ErrorDetail, MaxErrorDetailLen)
+	inc.Body, inc.Raw = dl.Body, dl.Raw
+	inc.LastFailedAt = failedAt
+	inc.UpdatedAt = now
+	if dl.MessageID != "" {
+		inc.MessageIDs = append(inc.MessageIDs, dl.MessageID)
+		if n := len(inc.MessageIDs); n > maxMessageIDs {
+			inc.MessageIDs = inc.MessageIDs[n-maxMessageIDs:]
+		}
+	}
+	return inc, true
+}
+
+// truncate shortens s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

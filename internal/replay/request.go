@@ -1,0 +1,273 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/incident"
+)
+
+// Request selects incidents to replay: explicit ids, or a filter. It is also
+// the Step Functions execution input an operator types in the console.
+type Request struct {
+	IncidentIDs []string `json:"incidentIds,omitempty"`
+	TenantID    string   `json:"tenantId,omitempty"`
+	Topic       string   `json:"topic,omitempty"`
+	// Status filters a selection by filter (default open). With explicit
+	// ids it is ignored: each incident's own status decides.
+	Status incident.Status `json:"status,omitempty"`
+	// Since and Until bound the incidents' createdAt: RFC 3339, or an age
+	// such as "24h", "90m" or "7d" (meaning now minus that).
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
+	// Limit caps how many incidents a filter selects (default
+	// DefaultLimit, at most MaxLimit).
+	Limit int `json:"limit,omitempty"`
+	// DryRun counts and samples the selection and checks each incident,
+	// writing nothing and sending nothing.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Force also replays resolved, ignored and stuck retrying incidents,
+	// and dispatches a consumer already completed.
+	Force bool `json:"force,omitempty"`
+	// Actor is who asked (recorded in each incident's history; default
+	// "replay"), Note why.
+	Actor string `json:"actor,omitempty"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Selection limits.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+	// MaxIDs bounds an explicit id list.
+	MaxIDs = 1000
+)
+
+// RequestError is a bad request (the caller must fix it; retrying does not
+// help). Code is machine-readable.
+type RequestError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
+
+// CodeInvalidRequest is the code of every RequestError.
+const CodeInvalidRequest = "invalid_request"
+
+func badRequest(format string, args ...any) error {
+	return &RequestError{Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsRequestError reports whether err is a bad request.
+func IsRequestError(err error) bool {
+	var re *RequestError
+	return errors.As(err, &re)
+}
+
+// selection is a validated request.
+type selection struct {
+	Request
+	since, until time.Time
+}
+
+func (r Request) validate(now time.Time) (selection, error) {
+	sel := selection{Request: r}
+	if len(r.IncidentIDs) > MaxIDs {
+		return sel, badRequest("at most %d incident ids per request (got %d); use a filter", MaxIDs, len(r.IncidentIDs))
+	}
+	seen := map[string]bool{}
+	sel.IncidentIDs = nil
+	for _, id := range r.IncidentIDs {
+		id = strings.TrimSpace(id)
+		if !incident.ValidID(id) {
+			return sel, badRequest("incident id %q is malformed (want inc_ and 32 hex digits)", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			sel.IncidentIDs = append(sel.IncidentIDs, id)
+		}
+	}
+	if len(r.IncidentIDs) > 0 && r.Limit != 0 {
+		return sel, badRequest("limit applies to a filter, not to explicit incident ids")
+	}
+	if len(r.IncidentIDs) == 0 && r.TenantID == "" && r.Topic == "" && r.Status == "" && r.Since == "" && r.Until == "" {
+		return sel, badRequest("name incidentIds, or filter by at least one of tenantId, topic, status, since, until")
+	}
+	if r.Status != "" && !r.Status.Valid() {
+		return sel, badRequest("status %q: want one of %v", r.Status, incident.Statuses)
+	}
+	if sel.Status == "" {
+		sel.Status = incident.StatusOpen
+	}
+	if r.Limit < 0 || r.Limit > MaxLimit {
+		return sel, badRequest("limit %d out of range (1..%d)", r.Limit, MaxLimit)
+	}
+	if sel.Limit == 0 {
+		sel.Limit = DefaultLimit
+	}
+	var err error
+	if sel.since, err = ParseWhen(r.Since, now); err != nil {
+		return sel, badRequest("since: %v", err)
+	}
+	if sel.until, err = ParseWhen(r.Until, now); err != nil {
+		return sel, badRequest("until: %v", err)
+	}
+	if !sel.since.IsZero() && !sel.until.IsZero() && !sel.since.Before(sel.until) {
+		return sel, badRequest("since must be before until")
+	}
+	if len(r.Note) > incident.MaxNoteLen {
+		return sel, badRequest("note is longer than %d bytes", incident.MaxNoteLen)
+	}
+	if sel.Actor == "" {
+		sel.Actor = incident.ActorReplay
+	}
+	return sel, nil
+}
+
+var ageRE = regexp.MustCompile(`^(\d+)d$`)
+
+// ParseWhen reads an instant: "" (none), RFC 3339, or an age before now
+// ("24h", "90m", "7d").
+func ParseWhen(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if m := ageRE.FindStringSubmatch(s); m != nil {
+		days, _ := strconv.Atoi(m[1])
+		return now.Add(-time.Duration(days) * 24 * time.Hour), nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor an age like 24h or 7d", s)
+}
+
+// Result of replaying one incident.
+type Result string
+
+const (
+	ResultReplayed    Result = "replayed"
+	ResultWouldReplay Result = "would_replay" // dry run
+	ResultSkipped     Result = "skipped"
+	ResultError       Result = "error"
+)
+
+// Skip reasons (machine-readable).
+const (
+	SkipNotFound       = "not_found"
+	SkipStatus         = "status_not_replayable"
+	SkipUnparseable    = "unparseable_body"
+	SkipTenantMismatch = "tenant_mismatch"
+	SkipTopicMismatch  = "topic_mismatch"
+	SkipCompleted      = "dispatch_completed"
+	SkipInProgress     = "dispatch_in_progress"
+	SkipUnknownTopic   = "unknown_topic"
+)
+
+// Outcome of one incident.
+type Outcome struct {
+	IncidentID string `json:"incidentId"`
+	Result     Result `json:"result"`
+	// Reason is the skip reason code; Detail explains it.
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Incident summarises the incident for dry-run samples.
+	Incident *Brief `json:"incident,omitempty"`
+}
+
+// Brief is an incident summary.
+type Brief struct {
+	IncidentID   string          `json:"incidentId"`
+	EventID      string          `json:"eventId"`
+	TenantID     string          `json:"tenantId"`
+	Topic        string          `json:"topic"`
+	Status       incident.Status `json:"status"`
+	RetryCount   int             `json:"retryCount"`
+	ErrorCode    string          `json:"errorCode"`
+	ErrorMessage string          `json:"errorMessage"`
+	CreatedAt    time.Time       `json:"createdAt"`
+}
+
+func brief(inc incident.Incident) *Brief {
+	return &Brief{
+		IncidentID: inc.ID, EventID: inc.EventID, TenantID: inc.TenantID, Topic: inc.Topic, Status: inc.Status,
+		RetryCount: inc.RetryCount, ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, CreatedAt: inc.CreatedAt,
+	}
+}
+
+// Skip is a skipped incident and why.
+type Skip struct {
+	IncidentID string `json:"incidentId"`
+	Reason     string `json:"reason"`
+	Detail     string `json:"detail,omitempty"`
+}
+
+// Failure is an incident whose replay failed (it is back to open, or was
+// never moved).
+type Failure struct {
+	IncidentID string `json:"incidentId"`
+	Error      string `json:"error"`
+}
+
+// Summary is a replay's result.
+type Summary struct {
+	DryRun bool `json:"dryRun"`
+	// Selected is how many incidents the selection named or matched.
+	Selected int `json:"selected"`
+	// Replayed lists the incidents re-sent (in a dry run: that would be).
+	Replayed []string  `json:"replayed"`
+	Skipped  []Skip    `json:"skipped"`
+	Errors   []Failure `json:"errors"`
+	// Sample is a few of the selected incidents (dry run).
+	Sample []Brief `json:"sample,omitempty"`
+	// Truncated: the filter matched more than the limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// SampleSize is how many incidents a dry run samples.
+const SampleSize = 10
+
+// NewSummary returns an empty summary (lists empty, not null, in JSON).
+func NewSummary(dryRun bool) Summary {
+	return Summary{DryRun: dryRun, Replayed: []string{}, Skipped: []Skip{}, Errors: []Failure{}}
+}
+
+// Add counts one outcome.
+func (s *Summary) Add(o Outcome) {
+	switch o.Result {
+	case ResultReplayed, ResultWouldReplay:
+		s.Replayed = append(s.Replayed, o.IncidentID)
+	case ResultSkipped:
+		s.Skipped = append(s.Skipped, Skip{IncidentID: o.IncidentID, Reason: o.Reason, Detail: o.Detail})
+	default:
+		s.Errors = append(s.Errors, Failure{IncidentID: o.IncidentID, Error: o.Error})
+	}
+	if s.DryRun && o.Incident != nil && len(s.Sample) < SampleSize {
+		s.Sample = append(s.Sample, *o.Incident)
+	}
+}
+
+// Merge adds another summary's counts (Step Functions pages).
+func (s *Summary) Merge(o Summary) {
+	s.DryRun = s.DryRun || o.DryRun
+	s.Selected += o.Selected
+	s.Replayed = append(s.Replayed, o.Replayed...)
+	s.Skipped = append(s.Skipped, o.Skipped...)
+	s.Errors = append(s.Errors, o.Errors...)
+	for _, b := range o.Sample {
+		if len(s.Sample) < SampleSize {
+			s.Sample = append(s.Sample, b)
+		}
+	}
+	s.Truncated = s.Truncated || o.Truncated
+}

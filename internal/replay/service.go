@@ -1,0 +1,396 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Service replays incidents and serves the operator views.
+type Service struct {
+	Incidents incident.Store
+	Events    Events
+	// Bodies loads incident bodies (inline or from S3).
+	Bodies *incident.Bodies
+	// ClaimCheck re-applies the claim-check threshold to replayed
+	// payloads, exactly as ingest does, and loads references.
+	ClaimCheck claimcheck.Checker
+	Sender     outbox.Sender
+	Topology   topology.Topology
+	// Retention of a dispatch row replay has to recreate (the ledger's
+	// retention ran out).
+	Retention time.Duration
+	// Concurrency bounds incidents replayed in parallel by Replay
+	// (default 8).
+	Concurrency int
+	Now         func() time.Time
+	Log         *slog.Logger
+	// TraceHeader returns the trace header to carry into SQS (nil: none).
+	TraceHeader func(context.Context) string
+}
+
+// SelectPage is one page of a selection.
+type SelectPage struct {
+	IncidentIDs []string `json:"incidentIds"`
+	// Cursor continues the selection; "" when Done (always present, so a
+	// state machine can pass it on without a missing-path error).
+	Cursor string `json:"cursor"`
+	Done   bool   `json:"done"`
+	// Selected counts the incidents selected so far, this page included.
+	Selected  int  `json:"selected"`
+	Truncated bool `json:"truncated"`
+}
+
+// DefaultPageSize is a selection page's size (a Step Functions Map
+// iteration's item count).
+const DefaultPageSize = 100
+
+type selectCursor struct {
+	Store    string `json:"c,omitempty"`
+	Selected int    `json:"n"`
+}
+
+// Select returns the next page of incident ids a request selects: the
+// explicit ids (one page), or the filter's matches, newest first, until the
+// request's limit.
+func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize int) (SelectPage, error) {
+	sel, err := r.validate(s.now())
+	if err != nil {
+		return SelectPage{}, err
+	}
+	if len(sel.IncidentIDs) > 0 {
+		if cursor != "" {
+			return SelectPage{IncidentIDs: []string{}, Done: true, Selected: len(sel.IncidentIDs)}, nil
+		}
+		return SelectPage{IncidentIDs: sel.IncidentIDs, Done: true, Selected: len(sel.IncidentIDs)}, nil
+	}
+	var cur selectCursor
+	if cursor != "" {
+		if err := decodeToken(cursor, &cur); err != nil {
+			return SelectPage{}, badRequest("invalid cursor")
+		}
+	}
+	if pageSize <= 0 {
+		pageSize = DefaultPageSize
+	}
+	remaining := sel.Limit - cur.Selected
+	page := SelectPage{IncidentIDs: []string{}, Selected: cur.Selected}
+	if remaining <= 0 {
+		page.Done = true
+		return page, nil
+	}
+	res, err := s.Incidents.List(ctx, incident.Filter{
+		Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
+		Limit: min(pageSize, remaining, incident.MaxPageSize), Cursor: cur.Store,
+	})
+	if err != nil {
+		return SelectPage{}, fmt.Errorf("replay: select: %w", err)
+	}
+	for _, inc := range res.Incidents {
+		page.IncidentIDs = append(page.IncidentIDs, inc.ID)
+	}
+	page.Selected += len(page.IncidentIDs)
+	switch {
+	case res.Cursor == "":
+		page.Done = true
+	case page.Selected >= sel.Limit:
+		// The limit cut the selection short; say so if anything else
+		// matches.
+		more, err := s.Incidents.List(ctx, incident.Filter{
+			Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
+			Limit: 1, Cursor: res.Cursor,
+		})
+		if err != nil {
+			return SelectPage{}, fmt.Errorf("replay: select: %w", err)
+		}
+		page.Done, page.Truncated = true, len(more.Incidents) > 0
+	default:
+		if page.Cursor, err = encodeToken(selectCursor{Store: res.Cursor, Selected: page.Selected}); err != nil {
+			return SelectPage{}, err
+		}
+	}
+	return page, nil
+}
+
+// ReplayOne replays one incident under the request's options (force, dry
+// run, actor, note) and constraints (a tenant or topic the incident must
+// belong to). Problems with the incident are outcomes, not errors.
+func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
+	now := s.now()
+	out := Outcome{IncidentID: id}
+	skip := func(reason, detail string) Outcome {
+		out.Result, out.Reason, out.Detail = ResultSkipped, reason, detail
+		return out
+	}
+	fail := func(err error) Outcome {
+		out.Result, out.Error = ResultError, err.Error()
+		return out
+	}
+	actor := r.Actor
+	if actor == "" {
+		actor = incident.ActorReplay
+	}
+
+	inc, err := s.Incidents.Get(ctx, id)
+	if errors.Is(err, incident.ErrNotFound) {
+		return skip(SkipNotFound, "no incident has this id")
+	}
+	if err != nil {
+		return fail(err)
+	}
+	out.Incident = brief(inc)
+	log := s.log().With("incidentId", id, "eventId", inc.EventID, "tenantId", inc.TenantID, "topic", inc.Topic)
+	switch {
+	case r.TenantID != "" && inc.TenantID != r.TenantID:
+		return skip(SkipTenantMismatch, fmt.Sprintf("the incident belongs to another tenant, not %s", r.TenantID))
+	case r.Topic != "" && inc.Topic != r.Topic:
+		return skip(SkipTopicMismatch, fmt.Sprintf("the incident is on %s, not %s", inc.Topic, r.Topic))
+	case inc.Raw:
+		return skip(SkipUnparseable, "the dead letter's body is not a platform envelope; it cannot be replayed (ignore it once handled)")
+	}
+	if reason, detail := replayable(inc, r.Force); reason != "" {
+		return skip(reason, detail)
+	}
+	if _, ok := s.Topology.Topic(inc.Topic); !ok {
+		return skip(SkipUnknownTopic, fmt.Sprintf("topic %q is not in the topology", inc.Topic))
+	}
+	ev, err := s.canonical(ctx, inc)
+	if err != nil {
+		return fail(err)
+	}
+	row, exists, err := s.Events.Row(ctx, inc.EventID, inc.Topic)
+	if err != nil {
+		return fail(err)
+	}
+	if !exists {
+		tp, _ := s.Topology.Topic(inc.Topic)
+		row = outbox.Row{EventID: inc.EventID, Topic: inc.Topic, TenantID: inc.TenantID, Type: ev.Type, MaxAttempts: tp.MaxOutboxAttempts}
+	}
+	switch {
+	case exists && row.Status == outbox.StatusProcessing && row.Leased(now):
+		return skip(SkipInProgress, "a consumer is processing this dispatch right now; retry after it finishes")
+	case exists && row.Status == outbox.StatusCompleted && !r.Force:
+		return skip(SkipCompleted, "the consumer already completed this dispatch; use force to run it again")
+	}
+	if r.DryRun {
+		out.Result = ResultWouldReplay
+		return out
+	}
+
+	// 1. open|triaged → retrying, conditional on the incident being
+	// unchanged since read (optimistic version).
+	moved, err := incident.UpdateFrom(ctx, s.Incidents, inc, func(cur *incident.Incident) error {
+		return cur.StartReplay(actor, r.Note, now, r.Force)
+	})
+	if errors.Is(err, incident.ErrTransition) {
+		return skip(SkipStatus, err.Error())
+	}
+	if err != nil {
+		return fail(err)
+	}
+	out.Incident = brief(moved)
+	// 2. Reset the dispatch row before sending, so the consumer's claim
+	// lets the replayed message through.
+	if err := s.Events.ResetForReplay(ctx, row, exists, now, s.retention()); err != nil {
+		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("reset dispatch row: %w", err)))
+	}
+	// 3. Re-send the canonical envelope with replayOf.
+	msg, err := s.message(ctx, ev, inc)
+	if err == nil {
+		err = s.Sender.Send(ctx, msg)
+	}
+	if err != nil {
+		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("send: %w", err)))
+	}
+	log.InfoContext(ctx, "replay: incident re-sent", "actor", actor, "force", r.Force, "replayCount", moved.ReplayCount)
+	out.Result = ResultReplayed
+	return out
+}
+
+// replayable checks the incident's status against the request's force.
+func replayable(inc incident.Incident, force bool) (reason, detail string) {
+	switch {
+	case slices.Contains(incident.Replayable, inc.Status):
+		return "", ""
+	case slices.Contains(incident.ForceReplayable, inc.Status) && force:
+		return "", ""
+	case slices.Contains(incident.ForceReplayable, inc.Status):
+		return SkipStatus, fmt.Sprintf("the incident is %s; use force to replay it", inc.Status)
+	}
+	return SkipStatus, fmt.Sprintf("the incident is %s", inc.Status)
+}
+
+// revert puts an incident whose replay could not be sent back to open, so
+// it is not left retrying for a message that never left, and returns cause.
+func (s *Service) revert(ctx context.Context, log *slog.Logger, id, actor string, cause error) error {
+	_, err := incident.Update(ctx, s.Incidents, id, func(cur *incident.Incident) error {
+		if cur.Status != incident.StatusRetrying {
+			return incident.ErrUnchanged
+		}
+		return cur.Move(incident.StatusOpen, actor, "replay failed: "+cause.Error(), s.now())
+	})
+	if err != nil {
+		log.ErrorContext(ctx, "replay: failed, and the incident could not be reopened (it stays retrying; replay it with force)", "cause", cause, "error", err)
+		return fmt.Errorf("%w (and reopening the incident failed: %v)", cause, err)
+	}
+	log.WarnContext(ctx, "replay: failed; incident reopened", "error", cause)
+	return cause
+}
+
+// canonical loads and checks the incident's envelope.
+func (s *Service) canonical(ctx context.Context, inc incident.Incident) (envelope.Event, error) {
+	body, err := s.bodies().Load(ctx, inc.Body)
+	if err != nil {
+		return envelope.Event{}, err
+	}
+	ev, perr := envelope.ParseMessage(body)
+	if perr != nil {
+		return envelope.Event{}, fmt.Errorf("replay: stored body of %s does not parse: %v", inc.ID, perr)
+	}
+	if ev.ID != inc.EventID || ev.TenantID != inc.TenantID {
+		return envelope.Event{}, fmt.Errorf("replay: stored body of %s is event %s of tenant %s, not %s of %s", inc.ID, ev.ID, ev.TenantID, inc.EventID, inc.TenantID)
+	}
+	return ev, nil
+}
+
+// message builds the replayed queue message: the canonical envelope with
+// the exact payload bytes, claim-checked again above the threshold exactly as
+// ingest does (the deterministic key makes it the object ingest wrote,
+// recreated if its lifecycle removed it; consumers only ever read claim-check
+// keys), with replayOf set.
+func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.Incident) (outbox.Message, error) {
+	if ev.PayloadRef != nil {
+		// The incident's copy (or, if the archiver could not copy it, the
+		// original claim-check object).
+		data, err := claimcheck.Load(ctx, s.ClaimCheck.Store, *ev.PayloadRef)
+		if err != nil {
+			return outbox.Message{}, fmt.Errorf("replay: the claim-checked payload is gone: %w", err)
+		}
+		ev.Payload, ev.PayloadRef = data, nil
+	}
+	if s.ClaimCheck.Needed(len(ev.Payload)) {
+		ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
+		if err != nil {
+			return outbox.Message{}, err
+		}
+		ev.Payload, ev.PayloadRef = nil, ref
+	}
+	body, err := ev.Marshal()
+	if err != nil {
+		return outbox.Message{}, err
+	}
+	m := outbox.Message{
+		Topic: inc.Topic, EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Subject: ev.Subject,
+		Body: body, ReplayOf: inc.ID,
+	}
+	if s.TraceHeader != nil {
+		m.TraceHeader = s.TraceHeader(ctx)
+	}
+	return m, nil
+}
+
+// Replay runs a whole request in-process: every selection page, each
+// incident replayed with bounded concurrency. The Step Functions state
+// machine does the same with select / replay-one / summarize.
+func (s *Service) Replay(ctx context.Context, r Request) (Summary, error) {
+	return s.ReplayWithProgress(ctx, r, nil)
+}
+
+// ReplayWithProgress is Replay reporting each outcome as it happens.
+func (s *Service) ReplayWithProgress(ctx context.Context, r Request, progress func(Outcome)) (Summary, error) {
+	sum := NewSummary(r.DryRun)
+	cursor := ""
+	for {
+		page, err := s.Select(ctx, r, cursor, DefaultPageSize)
+		if err != nil {
+			return sum, err
+		}
+		outcomes := make([]Outcome, len(page.IncidentIDs))
+		sem := make(chan struct{}, s.concurrency())
+		var wg sync.WaitGroup
+		for i, id := range page.IncidentIDs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				outcomes[i] = s.ReplayOne(ctx, r, id)
+				if progress != nil {
+					progress(outcomes[i])
+				}
+			})
+		}
+		wg.Wait()
+		for _, o := range outcomes {
+			sum.Add(o)
+		}
+		sum.Selected = page.Selected
+		sum.Truncated = page.Truncated
+		if page.Done {
+			break
+		}
+		cursor = page.Cursor
+	}
+	slices.Sort(sum.Replayed)
+	return sum, nil
+}
+
+// Summarize folds one page of replay-one outcomes into running totals (the
+// state machine's summary step).
+func Summarize(totals *Summary, selected int, outcomes []Outcome, dryRun bool) Summary {
+	sum := NewSummary(dryRun)
+	if totals != nil {
+		sum.Merge(*totals)
+		sum.DryRun = totals.DryRun || dryRun
+	}
+	for _, o := range outcomes {
+		sum.Add(o)
+	}
+	if selected > sum.Selected {
+		sum.Selected = selected
+	}
+	return sum
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+func (s *Service) bodies() *incident.Bodies {
+	if s.Bodies != nil {
+		return s.Bodies
+	}
+	return &incident.Bodies{}
+}
+
+func (s *Service) retention() time.Duration {
+	if s.Retention <= 0 {
+		return 14 * 24 * time.Hour
+	}
+	return s.Retention
+}
+
+func (s *Service) concurrency() int {
+	if s.Concurrency <= 0 {
+		return 8
+	}
+	return s.Concurrency
+}

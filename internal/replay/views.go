@@ -1,0 +1,249 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// IncidentView is an incident with its message, for `evp dlq view` and the
+// admin API.
+type IncidentView struct {
+	incident.Incident
+	// Message is the stored envelope when the body parses (its payload may
+	// be a reference to the incident's copy); Payload is the event payload,
+	// fetched from S3 when claim-checked. RawBody is an unparseable body.
+	Message json.RawMessage `json:"message,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	RawBody string          `json:"rawBody,omitempty"`
+	// BodyError says why the body could not be loaded (S3 unreachable,
+	// integrity check failed); the incident itself is still shown.
+	BodyError string `json:"bodyError,omitempty"`
+}
+
+// ViewIncident loads an incident and its body (from S3 when external).
+func (s *Service) ViewIncident(ctx context.Context, id string) (IncidentView, error) {
+	inc, err := s.Incidents.Get(ctx, id)
+	if err != nil {
+		return IncidentView{}, err
+	}
+	v := IncidentView{Incident: inc}
+	v.Body.Inline = nil // shown as Message / RawBody instead
+	body, err := s.bodies().Load(ctx, inc.Body)
+	switch {
+	case err != nil:
+		v.BodyError = err.Error()
+	case json.Valid(body) && !inc.Raw:
+		v.Message = body
+		ev, perr := envelope.ParseMessage(body)
+		switch {
+		case perr != nil:
+		case ev.PayloadRef == nil:
+			v.Payload = ev.Payload
+		case ev.PayloadRef.Size > MaxViewPayload:
+			v.BodyError = fmt.Sprintf("payload is %d bytes (s3://%s/%s); not shown", ev.PayloadRef.Size, ev.PayloadRef.Bucket, ev.PayloadRef.Key)
+		default:
+			data, err := claimcheck.Load(ctx, s.ClaimCheck.Store, *ev.PayloadRef)
+			if err != nil {
+				v.BodyError = err.Error()
+			} else {
+				v.Payload = data
+			}
+		}
+	default:
+		v.RawBody = string(body)
+	}
+	return v, nil
+}
+
+// MaxViewPayload bounds a payload ViewIncident fetches from S3 (the Lambda
+// response limit is 6 MB).
+const MaxViewPayload = 2 << 20
+
+// Transition applies an operator's status change (triage, ignore).
+func (s *Service) Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error) {
+	if actor == "" {
+		return incident.Incident{}, badRequest("actor is required: who is changing the incident")
+	}
+	if len(note) > incident.MaxNoteLen {
+		return incident.Incident{}, badRequest("note is longer than %d bytes", incident.MaxNoteLen)
+	}
+	inc, err := incident.Transition(ctx, s.Incidents, id, to, actor, note, s.now())
+	if errors.Is(err, incident.ErrTransition) {
+		return inc, &RequestError{Code: "transition_not_allowed", Message: err.Error()}
+	}
+	return inc, err
+}
+
+// EventView is an event's ledger item and its per-topic dispatch timeline.
+type EventView struct {
+	EventID   string    `json:"eventId"`
+	TenantID  string    `json:"tenantId"`
+	Type      string    `json:"type"`
+	Source    string    `json:"source"`
+	Subject   string    `json:"subject,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Status is derived from the dispatch rows (ledger.Summarize).
+	Status      string               `json:"status"`
+	PayloadHash string               `json:"payloadHash"`
+	PayloadSize int                  `json:"payloadSize"`
+	PayloadRef  *envelope.PayloadRef `json:"payloadRef,omitempty"`
+	Payload     json.RawMessage      `json:"payload,omitempty"`
+	Topics      []string             `json:"topics"`
+	Dispatches  []DispatchView       `json:"dispatches"`
+	ExpiresAt   time.Time            `json:"expiresAt"`
+}
+
+// DispatchView is one topic's dispatch.
+type DispatchView struct {
+	Topic       string            `json:"topic"`
+	Status      outbox.Status     `json:"status"`
+	Attempts    int               `json:"attempts"`
+	MaxAttempts int               `json:"maxAttempts"`
+	NextRetryAt time.Time         `json:"nextRetryAt,omitzero"`
+	LeaseUntil  time.Time         `json:"leaseUntil,omitzero"`
+	LastError   string            `json:"lastError,omitempty"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	Incident    *Brief            `json:"incident,omitempty"`
+	History     []incident.Change `json:"history,omitempty"`
+}
+
+// ViewEvent loads an event's ledger item, its rows and the incident of each
+// topic that has one (the id is deterministic, so no index is needed).
+func (s *Service) ViewEvent(ctx context.Context, eventID string, withPayload bool) (EventView, error) {
+	rec, rows, err := s.Events.Load(ctx, eventID)
+	if err != nil {
+		return EventView{}, err
+	}
+	v := EventView{
+		EventID: rec.Event.ID, TenantID: rec.Event.TenantID, Type: rec.Event.Type, Source: rec.Event.Source,
+		Subject: rec.Event.Subject, Timestamp: rec.Event.Timestamp, CreatedAt: rec.CreatedAt,
+		Status: ledger.Summarize(rows), PayloadHash: rec.PayloadHash, PayloadRef: rec.Event.PayloadRef,
+		Topics: rec.Topics, Dispatches: []DispatchView{}, ExpiresAt: rec.ExpiresAt,
+	}
+	v.PayloadSize = len(rec.Event.Payload)
+	if rec.Event.PayloadRef != nil {
+		v.PayloadSize = rec.Event.PayloadRef.Size
+	}
+	if withPayload {
+		v.Payload = rec.Event.Payload
+	}
+	byTopic := map[string]outbox.Row{}
+	for _, r := range rows {
+		byTopic[r.Topic] = r
+	}
+	dispatches := make([]DispatchView, len(rec.Topics))
+	errs := make([]error, len(rec.Topics))
+	var wg sync.WaitGroup
+	for i, topic := range rec.Topics {
+		wg.Go(func() {
+			d := DispatchView{Topic: topic, Status: "missing"}
+			if r, ok := byTopic[topic]; ok {
+				d = DispatchView{
+					Topic: topic, Status: r.Status, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
+					LastError: r.LastError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+				}
+				if r.Status == outbox.StatusPending || r.Status == outbox.StatusFailed {
+					d.NextRetryAt = r.NextRetryAt
+				}
+				if r.Leased(s.now()) {
+					d.LeaseUntil = r.LeaseUntil
+				}
+			}
+			inc, err := s.Incidents.Get(ctx, incident.ID(eventID, topic))
+			switch {
+			case err == nil:
+				d.Incident, d.History = brief(inc), inc.History
+			case !errors.Is(err, incident.ErrNotFound):
+				errs[i] = err
+			}
+			dispatches[i] = d
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return EventView{}, err
+	}
+	v.Dispatches = dispatches
+	return v, nil
+}
+
+// EventBrief is one event of a tenant listing.
+type EventBrief struct {
+	EventID   string    `json:"eventId"`
+	Type      string    `json:"type"`
+	Source    string    `json:"source"`
+	Subject   string    `json:"subject,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	Topics    []string  `json:"topics"`
+	// Status is derived from the dispatch rows.
+	Status string `json:"status"`
+}
+
+// EventPage is a page of a tenant's events.
+type EventPage struct {
+	Events []EventBrief `json:"events"`
+	Cursor string       `json:"cursor,omitempty"`
+}
+
+// Event listing page sizes.
+const (
+	DefaultEventPage = 20
+	MaxEventPage     = 100
+)
+
+// ListEvents pages a tenant's events, newest first, each with its status.
+func (s *Service) ListEvents(ctx context.Context, tenantID string, since, until time.Time, limit int, cursor string) (EventPage, error) {
+	if tenantID == "" {
+		return EventPage{}, badRequest("tenantId is required")
+	}
+	if limit <= 0 {
+		limit = DefaultEventPage
+	}
+	if limit > MaxEventPage {
+		return EventPage{}, badRequest("limit %d out of range (1..%d)", limit, MaxEventPage)
+	}
+	recs, next, err := s.Events.ListTenant(ctx, tenantID, since, until, limit, cursor)
+	if err != nil {
+		return EventPage{}, err
+	}
+	page := EventPage{Events: make([]EventBrief, len(recs)), Cursor: next}
+	errs := make([]error, len(recs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			b := EventBrief{EventID: rec.Event.ID, Type: rec.Event.Type, Source: rec.Event.Source, Subject: rec.Event.Subject,
+				CreatedAt: rec.CreatedAt, Topics: rec.Topics}
+			_, rows, err := s.Events.Load(ctx, rec.Event.ID)
+			switch {
+			case errors.Is(err, ingest.ErrNotFound):
+				b.Status = "expired"
+			case err != nil:
+				errs[i] = err
+			default:
+				b.Status = ledger.Summarize(rows)
+			}
+			page.Events[i] = b
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return EventPage{}, fmt.Errorf("replay: list events: %w", err)
+	}
+	return page, nil
+}

@@ -1,0 +1,404 @@
+package sweep
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// Defaults of a Sweeper.
+const (
+	// DefaultLease is how long a claimed row is held; it must outlast the
+	// send and the outcome write of one batch.
+	DefaultLease = 60 * time.Second
+	// DefaultPageSize is the sweeper index query page size per partition.
+	DefaultPageSize = 100
+	// DefaultBatchSize rows are claimed and sent per round (one
+	// BatchGetItem of their ledger items).
+	DefaultBatchSize = 50
+	// DefaultConcurrency bounds parallel sends.
+	DefaultConcurrency = 16
+	// DefaultMargin is kept free before the Lambda deadline.
+	DefaultMargin = 10 * time.Second
+	// DefaultBudget is the run budget when the context has no deadline.
+	DefaultBudget = time.Minute
+)
+
+// Backoff is the wait before the next sweep of a row that has failed
+// attempts sends (spec 4.4.4): 2·2^attempts minutes, so five attempts span
+// about an hour (2 + 8 + 16 + 32 minutes after the first).
+func Backoff(attempts int) time.Duration {
+	attempts = min(max(attempts, 0), 20)
+	return 2 * time.Minute << attempts
+}
+
+// Sweeper is one sweeper configuration; Run is safe to call concurrently
+// (two overlapping scheduled runs are expected).
+type Sweeper struct {
+	Rows      Rows
+	Abandoner Abandoner
+	Sender    outbox.Sender
+	// Bodies keeps abandoned dispatches' messages on their incidents
+	// (claim-checked payloads copied under the incident).
+	Bodies *incident.Bodies
+	// Metrics receives one EMF line per run (nil: none).
+	Metrics *metric.Emitter
+	Log     *slog.Logger
+	// Now is the clock for row timestamps and due checks (default
+	// time.Now); the run budget is always wall-clock time.
+	Now         func() time.Time
+	Lease       time.Duration
+	PageSize    int
+	BatchSize   int
+	Concurrency int
+	// Margin is kept free before the context's deadline.
+	Margin time.Duration
+	// TraceHeader returns the trace header to carry into SQS (nil: none).
+	TraceHeader func(context.Context) string
+}
+
+// Report is the outcome of one run.
+type Report struct {
+	// Due is how many due rows the run found.
+	Due int `json:"due"`
+	// Sent rows reached their queue (and were marked enqueued).
+	Sent int `json:"sent"`
+	// Failed sends were recorded with a backoff (abandoned ones included).
+	Failed int `json:"failed"`
+	// Abandoned rows became dlq_abandoned with an incident.
+	Abandoned int `json:"abandoned"`
+	// Skipped rows were claimed by another sender first or moved on.
+	Skipped int `json:"skipped"`
+	// Errors are rows whose claim or outcome write failed (they are retried
+	// once their lease expires).
+	Errors int `json:"errors"`
+	// OldestDueSeconds is the age of the oldest due row: the outbox lag.
+	OldestDueSeconds float64 `json:"oldestDueSeconds"`
+	// Drained is true when the run found no more due rows before its
+	// budget ran out.
+	Drained bool `json:"drained"`
+}
+
+// Handle is the Lambda handler for the EventBridge schedule.
+func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Report, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultBudget)
+	}
+	return s.Run(ctx, deadline.Add(-s.margin()))
+}
+
+// Run sweeps until no due row is left or the wall clock passes stopAt.
+func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
+	now := s.now()
+	m := newMerger(s.Rows, now, s.pageSize())
+	var (
+		rep    Report
+		oldest time.Time
+	)
+	for {
+		if time.Now().After(stopAt) || ctx.Err() != nil {
+			break
+		}
+		batch, err := m.take(ctx, s.batchSize())
+		if err != nil {
+			s.emit(rep, now, oldest)
+			return rep, err
+		}
+		if len(batch) == 0 {
+			rep.Drained = true
+			break
+		}
+		if oldest.IsZero() {
+			oldest = batch[0].NextRetryAt // the merge is oldest first
+		}
+		rep.Due += len(batch)
+		s.sweep(ctx, batch, &rep)
+	}
+	if !oldest.IsZero() {
+		rep.OldestDueSeconds = now.Sub(oldest).Seconds()
+	}
+	s.emit(rep, now, oldest)
+	s.log().InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
+		"abandoned", rep.Abandoned, "skipped", rep.Skipped, "errors", rep.Errors, "drained", rep.Drained,
+		"oldestDueSeconds", rep.OldestDueSeconds)
+	return rep, nil
+}
+
+// outcome of one row.
+type outcome int
+
+const (
+	outSkipped outcome = iota
+	outSent
+	outFailed
+	outAbandoned
+	outError
+)
+
+func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
+	ids := make([]string, len(batch))
+	for i, r := range batch {
+		ids[i] = r.EventID
+	}
+	records, err := s.Rows.Ledgers(ctx, ids)
+	if err != nil {
+		s.log().ErrorContext(ctx, "sweep: load ledger items", "error", err)
+		rep.Errors += len(batch)
+		return
+	}
+	results := make([]outcome, len(batch))
+	sem := make(chan struct{}, s.concurrency())
+	var wg sync.WaitGroup
+	for i, row := range batch {
+		rec, ok := records[row.EventID]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			results[i] = s.one(ctx, row, rec, ok)
+		})
+	}
+	wg.Wait()
+	for _, o := range results {
+		switch o {
+		case outSkipped:
+			rep.Skipped++
+		case outSent:
+			rep.Sent++
+		case outFailed:
+			rep.Failed++
+		case outAbandoned:
+			rep.Failed++
+			rep.Abandoned++
+		case outError:
+			rep.Errors++
+		}
+	}
+}
+
+func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, haveLedger bool) outcome {
+	log := s.log().With("eventId", row.EventID, "tenantId", row.TenantID, "topic", row.Topic)
+	owner := newOwner()
+	claimed, err := s.Rows.ClaimDue(ctx, row, owner, s.now(), s.lease())
+	if err != nil {
+		log.WarnContext(ctx, "sweep: claim failed", "error", err)
+		return outError
+	}
+	if !claimed {
+		return outSkipped
+	}
+	if row.MaxAttempts > 0 && row.Attempts >= row.MaxAttempts {
+		// Exhausted already (for example maxAttempts was lowered):
+		// abandon without another send.
+		f := outbox.Failure{EventID: row.EventID, Topic: row.Topic, Owner: owner, Attempts: row.Attempts, Err: row.LastError, Now: s.now()}
+		return s.abandon(ctx, log, f, row, rec, haveLedger)
+	}
+	if !haveLedger {
+		// Cannot happen through ingest (the ledger item and its rows are
+		// one transaction); TTL deletes items independently, though. The
+		// failure is recorded like a failed send so the row still ends in
+		// an incident rather than being retried forever.
+		now := s.now()
+		f := outbox.Failure{EventID: row.EventID, Topic: row.Topic, Owner: owner, Attempts: row.Attempts + 1,
+			Err: "ledger item missing: cannot rebuild the message", NextRetryAt: now.Add(Backoff(row.Attempts + 1)), Now: now}
+		if row.MaxAttempts > 0 && f.Attempts >= row.MaxAttempts {
+			return s.abandon(ctx, log, f, row, rec, false)
+		}
+		if err := s.Rows.MarkFailed(ctx, f); err != nil && !errors.Is(err, outbox.ErrLeaseLost) {
+			return outError
+		}
+		return outFailed
+	}
+	msg, err := rec.Message(row.Topic)
+	if err != nil {
+		log.ErrorContext(ctx, "sweep: build message", "error", err)
+		return outError
+	}
+	if s.TraceHeader != nil {
+		msg.TraceHeader = s.TraceHeader(ctx)
+	}
+	st := &rowStore{Rows: s.Rows, s: s, ctx: ctx, log: log, row: row, rec: rec}
+	d := &outbox.Dispatcher{Sender: s.Sender, Store: st, Now: s.now, Log: s.log()}
+	o := d.Dispatch(ctx, []outbox.Job{{Message: msg, Owner: owner, Attempts: row.Attempts, RetryDelay: Backoff(row.Attempts + 1)}})[0]
+	switch {
+	case o.Sent:
+		return outSent
+	case st.abandoned:
+		return outAbandoned
+	case o.MarkErr != nil:
+		return outError
+	}
+	return outFailed
+}
+
+// rowStore hands the Dispatcher the sweeper's outcome writes: a failed send
+// that uses up the row's last attempt abandons it instead of scheduling
+// another retry.
+type rowStore struct {
+	Rows
+	s         *Sweeper
+	ctx       context.Context
+	log       *slog.Logger
+	row       outbox.Row
+	rec       ledger.Record
+	abandoned bool
+}
+
+func (r *rowStore) Claim(context.Context, string, string, string, time.Time, time.Duration) (bool, error) {
+	return false, errors.New("sweep: the dispatcher never claims")
+}
+
+func (r *rowStore) MarkFailed(ctx context.Context, f outbox.Failure) error {
+	if r.row.MaxAttempts > 0 && f.Attempts >= r.row.MaxAttempts {
+		if r.s.abandon(ctx, r.log, f, r.row, r.rec, true) != outAbandoned {
+			return fmt.Errorf("sweep: abandon %s failed", outbox.RowKey(f.EventID, f.Topic))
+		}
+		r.abandoned = true
+		return nil
+	}
+	return r.Rows.MarkFailed(ctx, f)
+}
+
+func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failure, row outbox.Row, rec ledger.Record, haveLedger bool) outcome {
+	id := incident.ID(row.EventID, row.Topic)
+	dl := incident.DeadLetter{
+		EventID: row.EventID, TenantID: row.TenantID, Topic: row.Topic, Type: row.Type,
+		SourceQueue: incident.SourceOutbox, ErrorCode: incident.CodeOutboxExhausted,
+		ErrorMessage: incident.MessageOutboxExhausted, ErrorDetail: f.Err,
+		FailedAt: f.Now, By: incident.ActorSweeper,
+	}
+	var (
+		body []byte
+		ev   *envelope.Event
+	)
+	if haveLedger {
+		dl.Source = rec.Event.Source
+		msg, err := rec.Message(row.Topic)
+		if err != nil {
+			log.ErrorContext(ctx, "sweep: cannot build the abandoned message; the row is retried later", "error", err)
+			return outError
+		}
+		body, ev = msg.Body, &rec.Event
+	} else {
+		dl.Raw = true // nothing to replay from
+	}
+	kept, copyErr, err := s.bodies().Capture(ctx, row.TenantID, id, body, ev)
+	if err != nil {
+		log.ErrorContext(ctx, "sweep: cannot keep the abandoned message; the row is retried later", "error", err)
+		return outError
+	}
+	if copyErr != nil {
+		dl.ErrorDetail += "; claim-checked payload not copied: " + copyErr.Error()
+	}
+	dl.Body = kept
+	inc, err := s.Abandoner.Abandon(ctx, f, dl)
+	if errors.Is(err, outbox.ErrLeaseLost) {
+		return outSkipped
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "sweep: abandon failed; the row is retried after its lease", "error", err)
+		return outError
+	}
+	log.WarnContext(ctx, "sweep: retries exhausted; dispatch abandoned to an incident",
+		"incidentId", inc.ID, "attempts", f.Attempts, "lastError", f.Err)
+	return outAbandoned
+}
+
+func (s *Sweeper) emit(rep Report, now, oldest time.Time) {
+	if s.Metrics == nil {
+		return
+	}
+	lag := 0.0
+	if !oldest.IsZero() {
+		lag = now.Sub(oldest).Seconds()
+	}
+	s.Metrics.Emit(map[string]string{"Function": "sweeper"},
+		metric.Metric{Name: MetricDue, Unit: metric.Count, Value: float64(rep.Due)},
+		metric.Metric{Name: MetricSent, Unit: metric.Count, Value: float64(rep.Sent)},
+		metric.Metric{Name: MetricFailed, Unit: metric.Count, Value: float64(rep.Failed)},
+		metric.Metric{Name: MetricAbandoned, Unit: metric.Count, Value: float64(rep.Abandoned)},
+		metric.Metric{Name: MetricLag, Unit: metric.Seconds, Value: lag},
+	)
+}
+
+// Metric names the sweeper emits (namespace metric.DefaultNamespace,
+// dimension Function=sweeper), one line per run.
+const (
+	MetricDue       = "OutboxDueRows"
+	MetricSent      = "OutboxSweptSent"
+	MetricFailed    = "OutboxSweptFailed"
+	MetricAbandoned = "OutboxAbandoned"
+	// MetricLag is the age of the oldest due row in seconds: alarm on it.
+	MetricLag = "OutboxLagSeconds"
+)
+
+func (s *Sweeper) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Sweeper) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+func (s *Sweeper) bodies() *incident.Bodies {
+	if s.Bodies != nil {
+		return s.Bodies
+	}
+	return &incident.Bodies{}
+}
+
+func (s *Sweeper) lease() time.Duration  { return orDefault(s.Lease, DefaultLease) }
+func (s *Sweeper) margin() time.Duration { return orDefault(s.Margin, DefaultMargin) }
+func (s *Sweeper) pageSize() int         { return orDefault(s.PageSize, DefaultPageSize) }
+func (s *Sweeper) batchSize() int        { return orDefault(s.BatchSize, DefaultBatchSize) }
+func (s *Sweeper) concurrency() int      { return orDefault(s.Concurrency, DefaultConcurrency) }
+func orDefault[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// newOwner is a lease owner token unique to one claim.
+func newOwner() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "sweep-" + hex.EncodeToString(b[:])
+}
+
+// partitions are the sweeper index partitions a run reads: every sendable
+// status on every shard.
+func partitions() (out []struct {
+	status outbox.Status
+	shard  int
+}) {
+	for _, st := range outbox.Sendable {
+		for shard := range table.SweepShards {
+			out = append(out, struct {
+				status outbox.Status
+				shard  int
+			}{st, shard})
+		}
+	}
+	return out
+}
