@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +16,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "evp:", err)
+		if !errors.Is(err, errSilent) { // the command printed its own answer
+			fmt.Fprintln(os.Stderr, "evp:", err)
+		}
 		os.Exit(1)
 	}
 }

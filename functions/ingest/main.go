@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -29,6 +30,7 @@ func main() {
 	if err != nil {
 		fail(log, "aws config", err)
 	}
+	trace.Instrument(&awsCfg) // AWS calls as X-Ray subsegments (active tracing)
 	svc := wire.NewIngest(cfg, top, wire.NewClients(awsCfg), log)
 	lambda.Start(svc.Handle)
 }

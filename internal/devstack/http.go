@@ -20,7 +20,12 @@ import (
 // maxHTTPBody is API Gateway's 10 MB payload limit.
 const maxHTTPBody = 10 << 20
 
-var wildcard = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.{0,3}\}`)
+// wildcard matches a path parameter: ServeMux's {name} and {name...}, and
+// API Gateway's greedy {name+}.
+var wildcard = regexp.MustCompile(`\{([A-Za-z0-9_]+)(?:\.\.\.|\+)?\}`)
+
+// greedy matches API Gateway's greedy path parameter.
+var greedy = regexp.MustCompile(`\{([A-Za-z0-9_]+)\+\}`)
 
 // httpTrigger converts requests to API Gateway HTTP API (payload format 2.0)
 // events, invokes the function and converts its response back, as API
@@ -85,7 +90,11 @@ func gatewayEvent(r *http.Request, route HTTPRoute, body []byte) events.APIGatew
 		}
 	}
 	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
-	routeKey := route.Method + " " + route.Path
+	method := strings.ToUpper(route.Method)
+	if method == "" {
+		method = "ANY"
+	}
+	routeKey := method + " " + route.Path
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
 		RouteKey:              routeKey,

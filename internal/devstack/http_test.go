@@ -73,3 +73,35 @@ func TestHTTPRouteBehavesLikeAPIGateway(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
+
+// An ANY route with API Gateway's greedy {proxy+} parameter (how the admin
+// API is deployed) sees every method and the rest of the path.
+func TestHTTPRouteAnyMethodGreedyPath(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	seen := make(chan events.APIGatewayV2HTTPRequest, 2)
+	require.NoError(t, st.Register(devstack.Function{
+		Name: "proxy",
+		Handler: func(_ context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			seen <- ev
+			return events.APIGatewayV2HTTPResponse{StatusCode: 204}, nil
+		},
+		Triggers: []devstack.Trigger{devstack.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}},
+	}))
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, err := http.NewRequest(method, st.URL()+"/things/a/b%2Fc", nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 204, resp.StatusCode)
+		ev := <-seen
+		require.Equal(t, "ANY /things/{proxy+}", ev.RouteKey)
+		require.Equal(t, method, ev.RequestContext.HTTP.Method)
+		require.Equal(t, "a/b/c", ev.PathParameters["proxy"])
+		require.Equal(t, "/things/a/b%2Fc", ev.RawPath)
+	}
+	err := st.Register(devstack.Function{Name: "dup", Handler: func(context.Context) error { return nil },
+		Triggers: []devstack.Trigger{devstack.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}}})
+	require.ErrorContains(t, err, "route", "a conflicting route is an error, not a panic")
+}

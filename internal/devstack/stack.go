@@ -8,12 +8,18 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -25,31 +31,52 @@ type Options struct {
 	// Addr is the HTTP listen address ("" = DefaultAddr; "127.0.0.1:0" for
 	// a random port in tests).
 	Addr string
-	// Prefix names the provisioned resources (default "local").
+	// Prefix names the provisioned resources (default "local" in the
+	// emulators, "evp-local-<user>" behind real endpoints, where bucket
+	// names are global and accounts shared).
 	Prefix   string
 	Topology topology.Topology
 	Log      *slog.Logger
 	// Env supplies settings (default: the process environment).
 	Env *envconf.Reader
+	// Settings override Env (command-line flags such as --sweep-every).
+	Settings map[string]string
+	// Profile uses real AWS endpoints through this shared-config profile
+	// instead of the emulators (so does AWS_ENDPOINT_URL in the settings).
+	Profile string
+	// APIOptions are added to every AWS client the functions get (tests:
+	// fault injection and call counting); provisioning does not get them.
+	APIOptions []func(*middleware.Stack) error
 }
 
 // Stack is a running local platform.
 type Stack struct {
+	// Target says whether the resources are in the embedded emulators or
+	// behind real endpoints; Emulators is nil for TargetAWS.
+	Target    Target
 	Emulators *localaws.Emulators
 	Resources localaws.Resources
 	Clients   wire.Clients
 	Topology  topology.Topology
 	Functions *localaws.Functions
 	Log       *slog.Logger
-	// Settings are the stack's environment (STRIPE_WEBHOOK_SECRET, …).
+	// Settings are the stack's settings: Options.Settings, then the
+	// environment, then Defaults().
 	Settings *envconf.Reader
+	// Sink is the local HTTP subscriber behind SinkPath.
+	Sink *Sink
 
-	mux      *http.ServeMux
-	server   *http.Server
-	listener net.Listener
-	ready    atomic.Bool
-	done     chan error
-	bg       background
+	provisioning localaws.Clients
+	mux          *http.ServeMux
+	server       *http.Server
+	listener     net.Listener
+	ready        atomic.Bool
+	done         chan error
+	bg           background
+	closeOnce    sync.Once
+	closeErr     error
+	namesMu      sync.Mutex
+	names        []string
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -57,9 +84,6 @@ type Stack struct {
 func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
-	}
-	if o.Prefix == "" {
-		o.Prefix = "local"
 	}
 	if o.Topology.Topics == nil {
 		o.Topology = topology.Default()
@@ -74,33 +98,41 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		return nil, fmt.Errorf("devstack: topology: %w", err)
 	}
 
-	s = &Stack{Topology: o.Topology, Log: o.Log, Settings: o.Env, Functions: localaws.NewFunctions(), mux: http.NewServeMux(), done: make(chan error, 1)}
+	s = &Stack{
+		Topology:  o.Topology,
+		Log:       o.Log,
+		Settings:  layered(o.Settings, o.Env, Defaults()),
+		Functions: localaws.NewFunctions(),
+		Sink:      NewSink(),
+		mux:       http.NewServeMux(),
+		done:      make(chan error, 1),
+	}
+	if addr := s.Settings.String(SettingXRayDaemon, ""); addr != "" {
+		if err := trace.Configure(trace.Options{DaemonAddr: addr, SampleAll: true}); err != nil {
+			return nil, fmt.Errorf("devstack: %w", err)
+		}
+	}
 	// Listen first: a busy port should fail before anything starts.
 	if s.listener, err = net.Listen("tcp", o.Addr); err != nil {
 		return nil, fmt.Errorf("devstack: listen %s: %w (is another `make dev` running?)", o.Addr, err)
 	}
-	defer func() {
+	// st, not s: the error returns below set the named result s to nil.
+	defer func(st *Stack) {
 		if err != nil {
-			_ = s.Close()
+			_ = st.Close()
 		}
-	}()
+	}(s)
 	s.routes()
-	s.server = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { s.done <- s.server.Serve(s.listener) }()
+	s.server = &http.Server{Handler: s.accessLog(s.mux), ReadHeaderTimeout: 10 * time.Second}
+	go func(st *Stack) { st.done <- st.server.Serve(st.listener) }(s)
 
-	if s.Emulators, err = localaws.Start(ctx, localaws.Options{}); err != nil {
-		return nil, fmt.Errorf("devstack: emulators: %w", err)
+	if err := s.connect(ctx, o); err != nil {
+		return nil, err
 	}
-	s.Clients = wire.Clients{
-		DynamoDB: s.Emulators.DynamoDB(),
-		SQS:      s.Emulators.SQS(),
-		S3:       s.Emulators.S3(),
-		SNS:      s.Emulators.SNS(),
-		Lambda:   localaws.NewLambdaClient(s.Emulators.Config(), s.URL()),
-		// Secrets Manager and Step Functions are not emulated: locally,
-		// secrets come from the environment and bulk replay runs in-process.
+	if o.Prefix == "" {
+		o.Prefix = defaultPrefix(s.Target)
 	}
-	if s.Resources, err = localaws.Provision(ctx, s.Emulators.Clients(), o.Prefix, o.Topology); err != nil {
+	if s.Resources, err = localaws.Provision(ctx, s.provisioning, o.Prefix, o.Topology); err != nil {
 		return nil, fmt.Errorf("devstack: provision: %w", err)
 	}
 	for _, reg := range registrars {
@@ -125,7 +157,12 @@ func (s *Stack) Register(fn Function) error {
 	if fn.Timeout > 0 {
 		opts = append(opts, localaws.FunctionTimeout(fn.Timeout))
 	}
-	s.Functions.Register(fn.Name, fn.Handler, opts...)
+	s.Functions.Register(fn.Name, withTracing(fn.Name, fn.Handler), opts...)
+	s.namesMu.Lock()
+	if !slices.Contains(s.names, fn.Name) {
+		s.names = append(s.names, fn.Name)
+	}
+	s.namesMu.Unlock()
 	for _, tr := range fn.Triggers {
 		if err := s.wire(fn, tr); err != nil {
 			return fmt.Errorf("function %s: %w", fn.Name, err)
@@ -137,8 +174,7 @@ func (s *Stack) Register(fn Function) error {
 func (s *Stack) wire(fn Function, tr Trigger) error {
 	switch tr := tr.(type) {
 	case HTTPRoute:
-		s.mux.Handle(tr.Method+" "+tr.Path, s.httpTrigger(fn.Name, tr))
-		return nil
+		return s.handle(tr.muxPattern(), s.httpTrigger(fn.Name, tr))
 	case QueueSource:
 		return s.startPoller(fn.Name, tr)
 	case Schedule:
@@ -147,25 +183,45 @@ func (s *Stack) wire(fn Function, tr Trigger) error {
 	return fmt.Errorf("unsupported trigger %T", tr)
 }
 
+// handle mounts h, reporting a pattern that conflicts with an existing
+// route as an error rather than ServeMux's panic.
+func (s *Stack) handle(pattern string, h http.Handler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("route %q: %v", pattern, p)
+		}
+	}()
+	s.mux.Handle(pattern, h)
+	return nil
+}
+
+// muxPattern is the ServeMux pattern of a route: "ANY" (API Gateway's
+// any-method route) matches every method, and API Gateway's greedy
+// "{proxy+}" is ServeMux's "{proxy...}".
+func (r HTTPRoute) muxPattern() string {
+	path := greedy.ReplaceAllString(r.Path, "{$1...}")
+	if r.Method == "" || strings.EqualFold(r.Method, "ANY") {
+		return path
+	}
+	return strings.ToUpper(r.Method) + " " + path
+}
+
 func (s *Stack) routes() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		if !s.ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"starting"}`))
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
 			return
 		}
-		_, _ = w.Write([]byte(`{"status":"ok"}`))
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.mux.Handle("POST /2015-03-31/functions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.Functions.ServeHTTP(w, r)
-	}))
+	s.mux.Handle("POST /2015-03-31/functions/", s.Functions)
+	s.Sink.routes(s.mux)
 }
 
 // URL is the stack's base URL.
 func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
 
-// Wait blocks until ctx is done, then shuts everything down.
+// Wait blocks until ctx is done (Ctrl-C), then shuts everything down.
 func (s *Stack) Wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
@@ -178,23 +234,28 @@ func (s *Stack) Wait(ctx context.Context) error {
 	return s.Close()
 }
 
-// Close stops serving, waits for in-flight async invocations and stops the
-// emulators (the fauxqs child process included).
+// Close stops the triggers, stops serving, waits for in-flight async
+// invocations and stops the emulators (the fauxqs child process included).
+// Resources behind real endpoints (TargetAWS) are left in place for the
+// next run. It is idempotent.
 func (s *Stack) Close() error {
-	var errs []error
-	s.bg.stop()
-	if s.server != nil {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		errs = append(errs, s.server.Shutdown(shutdownCtx))
-		cancel()
-	} else if s.listener != nil {
-		errs = append(errs, s.listener.Close())
-	}
-	if s.Functions != nil {
-		s.Functions.Wait()
-	}
-	if s.Emulators != nil {
-		errs = append(errs, s.Emulators.Close())
-	}
-	return errors.Join(errs...)
+	s.closeOnce.Do(func() {
+		var errs []error
+		s.bg.stop()
+		if s.server != nil {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, s.server.Shutdown(shutdownCtx))
+			cancel()
+		} else if s.listener != nil {
+			errs = append(errs, s.listener.Close())
+		}
+		if s.Functions != nil {
+			s.Functions.Wait()
+		}
+		if s.Emulators != nil {
+			errs = append(errs, s.Emulators.Close())
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
 }

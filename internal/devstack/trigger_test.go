@@ -59,6 +59,13 @@ func TestQueueSourceReportsPartialBatchFailures(t *testing.T) {
 		maxBatch  int
 		malformed []string
 	)
+	// Queue everything first so the first receive can gather a batch.
+	for _, body := range []string{"a", "b", "poison", "c", "d"} {
+		_, err := st.Clients.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body),
+			MessageAttributes: map[string]sqstypes.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}}})
+		require.NoError(t, err)
+	}
+
 	require.NoError(t, st.Register(devstack.Function{
 		Name: "batch-" + localaws.NewPrefix(),
 		Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
@@ -80,12 +87,6 @@ func TestQueueSourceReportsPartialBatchFailures(t *testing.T) {
 		},
 		Triggers: []devstack.Trigger{devstack.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: 5, BatchWindow: 300 * time.Millisecond, MaxConcurrency: 2}},
 	}))
-
-	for _, body := range []string{"a", "b", "poison", "c", "d"} {
-		_, err := st.Clients.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body),
-			MessageAttributes: map[string]sqstypes.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}}})
-		require.NoError(t, err)
-	}
 
 	require.Eventually(t, func() bool {
 		out, err := st.Clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), WaitTimeSeconds: 1})

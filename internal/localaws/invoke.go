@@ -48,6 +48,8 @@ type Functions struct {
 type function struct {
 	name    string
 	handler lambda.Handler
+	// raw is what Register was given; see invocationHandler.
+	raw     any
 	timeout time.Duration
 }
 
@@ -81,7 +83,7 @@ func (f *Functions) Register(name string, handler any, opts ...FunctionOption) {
 			panic(fmt.Sprintf("localaws: Register(%q): %T is not a Lambda handler", name, handler))
 		}
 	}
-	fn := &function{name: name, handler: lambda.NewHandler(handler), timeout: DefaultFunctionTimeout}
+	fn := &function{name: name, handler: lambda.NewHandler(handler), raw: handler, timeout: DefaultFunctionTimeout}
 	for _, o := range opts {
 		o(fn)
 	}
@@ -202,10 +204,11 @@ func (f *Functions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("X-Amzn-RequestId", lc.AwsRequestID)
+	traceHeader := r.Header.Get("X-Amzn-Trace-Id")
 
 	switch typ := r.Header.Get("X-Amz-Invocation-Type"); typ {
 	case "", "RequestResponse":
-		out, ierr := fn.invoke(lc, payload)
+		out, ierr := fn.invoke(lc, payload, traceHeader)
 		w.Header().Set("X-Amz-Executed-Version", "$LATEST")
 		w.Header().Set("Content-Type", "application/json")
 		if ierr != nil {
@@ -218,7 +221,7 @@ func (f *Functions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.events.Add(1)
 		go func() {
 			defer f.events.Done()
-			if _, ierr := fn.invoke(lc, payload); ierr != nil {
+			if _, ierr := fn.invoke(lc, payload, traceHeader); ierr != nil {
 				f.mu.RLock()
 				cb := f.onEvent
 				f.mu.RUnlock()
@@ -241,8 +244,16 @@ func (f *Functions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // invocation keeps running when its caller goes away. A handler that
 // overruns its deadline is abandoned (it keeps its cancelled context), as
 // Lambda freezes it; a panic is reported like the Go runtime reports one.
-func (fn *function) invoke(lc *lambdacontext.LambdaContext, payload []byte) ([]byte, *messages.InvokeResponse_Error) {
-	ctx, cancel := context.WithTimeout(lambdacontext.NewContext(context.Background(), lc), fn.timeout)
+//
+// A caller's X-Amzn-Trace-Id is handed to the handler under the context key
+// the Lambda Go runtime uses ("x-amzn-trace-id"), so tracing and log
+// correlation see what they see in Lambda.
+func (fn *function) invoke(lc *lambdacontext.LambdaContext, payload []byte, traceHeader string) ([]byte, *messages.InvokeResponse_Error) {
+	base := lambdacontext.NewContext(context.Background(), lc)
+	if traceHeader != "" {
+		base = context.WithValue(base, "x-amzn-trace-id", traceHeader) //nolint:staticcheck // the runtime's own key
+	}
+	ctx, cancel := context.WithTimeout(base, fn.timeout)
 	defer cancel()
 
 	type result struct {
@@ -256,12 +267,12 @@ func (fn *function) invoke(lc *lambdacontext.LambdaContext, payload []byte) ([]b
 				done <- result{err: &messages.InvokeResponse_Error{Message: fmt.Sprint(p), Type: typeName(p)}}
 			}
 		}()
-		out, err := fn.handler.Invoke(ctx, payload)
+		out, err := fn.invocationHandler().Invoke(ctx, payload)
 		if err != nil {
 			done <- result{err: invokeError(err)}
 			return
 		}
-		done <- result{out: out}
+		done <- result{out: bytes.Clone(out)}
 	}()
 	select {
 	case res := <-done:

@@ -34,6 +34,10 @@ import (
 // The Go SDK sends SQS calls to BaseEndpoint, never to the queue URL's
 // host, so the URL only has to match what fauxqs stored, byte for byte.
 //
+// fauxqs ignores MessageSystemAttributes; the script keeps the one the
+// platform sends (AWSTraceHeader, the X-Ray trace header) per message and
+// returns it on receive, as SQS does.
+//
 //go:embed fauxqs.mjs
 var fauxqsScript string
 

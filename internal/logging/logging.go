@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
@@ -104,6 +106,11 @@ type ctxKey struct{}
 func With(ctx context.Context, attrs ...any) context.Context {
 	prev, _ := ctx.Value(ctxKey{}).([]slog.Attr)
 	add := argsToAttrs(attrs)
+	if hs := hooks.Load(); hs != nil {
+		for _, h := range *hs {
+			h(ctx, add)
+		}
+	}
 	merged := make([]slog.Attr, 0, len(prev)+len(add))
 	for _, p := range prev {
 		if !hasKey(add, p.Key) {
@@ -112,6 +119,30 @@ func With(ctx context.Context, attrs ...any) context.Context {
 	}
 	merged = append(merged, add...)
 	return context.WithValue(ctx, ctxKey{}, merged)
+}
+
+// Hook sees the attributes each With call adds, with the context they are
+// added to. The tracing package uses one to annotate the current X-Ray
+// segment with the event id, tenant and topic, so code that tags its
+// context for logs tags its trace too without knowing about tracing.
+type Hook func(ctx context.Context, attrs []slog.Attr)
+
+var (
+	hooks   atomic.Pointer[[]Hook]
+	hooksMu sync.Mutex
+)
+
+// AddHook registers h for every later With call (safe for concurrent use;
+// meant for package initialisation).
+func AddHook(h Hook) {
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	var next []Hook
+	if cur := hooks.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, h)
+	hooks.Store(&next)
 }
 
 // Event describes the event a piece of work is about; WithEvent adds its

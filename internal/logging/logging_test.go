@@ -124,3 +124,25 @@ func TestPrettyColorAndConcurrency(t *testing.T) {
 		require.Regexp(t, "^\x1b\\[2m\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\x1b\\[0m \x1b\\[31mERROR\x1b\\[0m .* \x1b\\[2mworker=\x1b\\[0m[0-7]$", l)
 	}
 }
+
+func TestHooksSeeWithAttributes(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	var mu sync.Mutex
+	seen := map[string]string{}
+	logging.AddHook(func(ctx context.Context, attrs []slog.Attr) {
+		if ctx.Value(key{}) == nil {
+			return // another test's With
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range attrs {
+			seen[a.Key] = a.Value.String()
+		}
+	})
+	ctx := context.WithValue(context.Background(), key{}, true)
+	logging.WithEvent(logging.With(ctx, "messageId", "m-1"), logging.Event{ID: "evt_1", Topic: "crm.sync"})
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, map[string]string{"messageId": "m-1", "eventId": "evt_1", "topic": "crm.sync"}, seen)
+}

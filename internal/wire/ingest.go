@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
 // Environment variables shared by several functions (the CDK app sets them).
@@ -125,5 +126,8 @@ func NewIngest(c IngestConfig, top topology.Topology, cl Clients, log *slog.Logg
 		RetryDelay: c.RetryDelay,
 		Now:        time.Now,
 		Log:        log,
+		// The caller's trace continues into SQS (AWSTraceHeader); a no-op
+		// unless tracing is on.
+		TraceHeader: trace.Header,
 	}
 }

@@ -1,0 +1,334 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+const key = "test-admin-key-1"
+
+type bundle struct {
+	env       *localaws.Env
+	api       *admin.API
+	ingest    *ingest.Service
+	incidents *dynamo.Incidents
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// setup builds the admin API exactly as the admin-api Lambda does, against
+// a fresh set of emulated tables and queues.
+func setup(t testing.TB) *bundle {
+	t.Helper()
+	env := localaws.NewEnv(t)
+	settings := map[string]string{
+		wire.EnvEventsTable:    env.Resources.EventsTable,
+		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
+		wire.EnvBucket:         env.Resources.Bucket,
+		wire.EnvQueueURLs:      mustJSON(env.Resources.QueueURLs()),
+		wire.EnvDLQURLs:        mustJSON(env.Resources.DLQURLs()),
+		wire.EnvAdminKey:       key + ",test-admin-key-2",
+	}
+	cfg, err := wire.LoadAdminConfig(envconf.FromMap(settings), env.Topology)
+	require.NoError(t, err)
+	cl := wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
+	api, err := wire.NewAdmin(context.Background(), cfg, env.Topology, cl, logging.Discard())
+	require.NoError(t, err)
+	icfg, err := wire.LoadIngestConfig(envconf.FromMap(settings), env.Topology)
+	require.NoError(t, err)
+	return &bundle{
+		env: env, api: api,
+		ingest:    wire.NewIngest(icfg, env.Topology, cl, logging.Discard()),
+		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+	}
+}
+
+type answer struct {
+	Status  int
+	Headers map[string]string
+	Body    map[string]any
+}
+
+func (b *bundle) call(t testing.TB, method, target, body string, bearer string) answer {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	req := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "ANY /admin/{proxy+}", RawPath: u.EscapedPath(), RawQueryString: u.RawQuery,
+		Headers: map[string]string{"content-type": "application/json"}, Body: body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path}},
+	}
+	if bearer != "" {
+		req.Headers["authorization"] = bearer
+	}
+	resp, err := b.api.Handle(context.Background(), req)
+	require.NoError(t, err, "the handler never fails an invocation")
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(resp.Body), &out), resp.Body)
+	require.Equal(t, "application/json", resp.Headers["Content-Type"])
+	require.Equal(t, "no-store", resp.Headers["Cache-Control"])
+	return answer{Status: resp.StatusCode, Headers: resp.Headers, Body: out}
+}
+
+func (b *bundle) get(t testing.TB, target string) answer {
+	t.Helper()
+	return b.call(t, http.MethodGet, target, "", "Bearer "+key)
+}
+
+func errCode(a answer) string {
+	e, _ := a.Body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func (b *bundle) publish(t testing.TB, id, typ, source, tenant string) envelope.Result {
+	t.Helper()
+	raw := mustJSON(map[string]any{"id": id, "tenantId": tenant, "type": typ, "source": source,
+		"timestamp": time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), "payload": map[string]any{"name": "Ada"}})
+	res, err := b.ingest.Publish(context.Background(), []byte(raw))
+	require.NoError(t, err)
+	require.Equal(t, envelope.StatusEnqueued, res.Status)
+	return res
+}
+
+// deadLetter records an incident for a published event the way the DLQ
+// archiver does.
+func (b *bundle) deadLetter(t testing.TB, eventID, topic string) incident.Incident {
+	t.Helper()
+	ctx := context.Background()
+	rec, _, err := (&dynamo.Events{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}).Load(ctx, eventID)
+	require.NoError(t, err)
+	body, err := rec.Event.Marshal()
+	require.NoError(t, err)
+	bodies := &incident.Bodies{}
+	kept, err := bodies.Keep(ctx, rec.Event.TenantID, incident.ID(eventID, topic), body)
+	require.NoError(t, err)
+	inc, changed, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
+		EventID: eventID, TenantID: rec.Event.TenantID, Topic: topic, Type: rec.Event.Type, Source: rec.Event.Source,
+		SourceQueue: b.env.Queue(topic).DLQARN, MessageID: "m-" + eventID, ErrorCode: "http_503", ErrorMessage: "subscriber answered 503",
+		Body: kept, By: incident.ActorArchiver,
+	}, time.Now().UTC())
+	require.NoError(t, err)
+	require.True(t, changed)
+	return inc
+}
+
+func TestBearerAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for name, authz := range map[string]string{
+		"none": "", "wrong key": "Bearer nope-nope-nope", "wrong scheme": "Basic " + key,
+		"no token": "Bearer ", "key as prefix": "Bearer " + key + "x", "key truncated": "Bearer " + key[:len(key)-1],
+	} {
+		a := b.call(t, http.MethodGet, "/admin/health", "", authz)
+		require.Equal(t, http.StatusUnauthorized, a.Status, name)
+		require.Equal(t, "unauthorized", errCode(a), name)
+		require.Equal(t, `Bearer realm="admin"`, a.Headers["WWW-Authenticate"], name)
+		require.NotContains(t, a.Body, "status", "%s: nothing leaks before authentication", name)
+	}
+	for _, k := range []string{key, "test-admin-key-2"} {
+		require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "bearer  "+k).Status, "every active key works (rotation)")
+	}
+}
+
+// A key rotated in the secret after the cold start is accepted on the first
+// request that presents it (one rate-limited reload), and the retired key
+// stops working.
+func TestBearerKeyRotationReloads(t *testing.T) {
+	t.Parallel()
+	var current atomic.Value
+	current.Store([]string{"old-key-123456"})
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	keys, err := webhook.NewKeyring(context.Background(), webhook.SecretStoreFunc(func(context.Context) ([]string, error) {
+		return current.Load().([]string), nil
+	}), webhook.KeyringOptions{Now: func() time.Time { now = now.Add(time.Minute); return now }})
+	require.NoError(t, err)
+	b := &bundle{api: &admin.API{Keys: keys}}
+	require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "Bearer old-key-123456").Status)
+	current.Store([]string{"new-key-123456"})
+	require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "Bearer new-key-123456").Status)
+	require.Equal(t, http.StatusUnauthorized, b.call(t, http.MethodGet, "/admin/health", "", "Bearer old-key-123456").Status)
+}
+
+func TestHealthAndQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := b.get(t, "/admin/health")
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Equal(t, "healthy", a.Body["status"])
+	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "ok", "queues": "ok"}, a.Body["checks"])
+
+	b.publish(t, "evt_q1", "stripe.invoice.paid", "stripe", "acme")
+	a = b.get(t, "/admin/queues")
+	require.Equal(t, http.StatusOK, a.Status)
+	topics := a.Body["topics"].([]any)
+	require.Len(t, topics, len(b.env.Topology.Topics))
+	byName := map[string]map[string]any{}
+	for _, tp := range topics {
+		m := tp.(map[string]any)
+		byName[m["topic"].(string)] = m
+	}
+	require.EqualValues(t, 1, byName["billing.events"]["visible"])
+	require.EqualValues(t, 0, byName["crm.sync"]["visible"])
+	require.Equal(t, "http", byName["billing.events"]["consumer"])
+
+	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "DescribeTable", Resource: b.env.Resources.IncidentsTable})
+	a = b.get(t, "/admin/health")
+	require.Equal(t, http.StatusServiceUnavailable, a.Status)
+	require.Equal(t, "degraded", a.Body["status"])
+	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "failed", "queues": "ok"}, a.Body["checks"])
+}
+
+func TestEventView(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_view_1", "inquiry.created", "storefront", "acme")
+
+	a := b.get(t, "/admin/events/evt_view_1")
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Equal(t, "evt_view_1", a.Body["eventId"])
+	require.Equal(t, "acme", a.Body["tenantId"])
+	require.Equal(t, "enqueued", a.Body["status"])
+	require.Equal(t, []any{"notifications.events", "crm.sync"}, a.Body["topics"])
+	require.Equal(t, map[string]any{"name": "Ada"}, a.Body["payload"])
+	ds := a.Body["dispatches"].([]any)
+	require.Len(t, ds, 2)
+	for _, d := range ds {
+		require.Equal(t, "enqueued", d.(map[string]any)["status"])
+	}
+
+	a = b.get(t, "/admin/events/evt_view_1?payload=false")
+	require.Equal(t, http.StatusOK, a.Status)
+	require.NotContains(t, a.Body, "payload")
+
+	a = b.get(t, "/admin/events/evt_nope")
+	require.Equal(t, http.StatusNotFound, a.Status)
+	require.Equal(t, "event_not_found", errCode(a))
+	a = b.get(t, "/admin/events/"+strings.Repeat("x", 300))
+	require.Equal(t, http.StatusBadRequest, a.Status)
+}
+
+func TestIncidentsListViewTriageReplay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.publish(t, "evt_inc_1", "inquiry.created", "storefront", "acme")
+	b.publish(t, "evt_inc_2", "stripe.invoice.paid", "stripe", "globex")
+	inc := b.deadLetter(t, "evt_inc_1", "crm.sync")
+	other := b.deadLetter(t, "evt_inc_2", "billing.events")
+	// The consumer-side state a dead letter leaves: drain the queue so the
+	// replayed message is the only one there.
+	b.env.ReceiveAll(ctx, b.env.Queue("crm.sync").URL, 10, 0)
+
+	list := func(q string) []any {
+		t.Helper()
+		a := b.get(t, "/admin/incidents"+q)
+		require.Equal(t, http.StatusOK, a.Status, a.Body)
+		return a.Body["incidents"].([]any)
+	}
+	require.Len(t, list(""), 2)
+	got := list("?status=open&tenant=acme&topic=crm.sync")
+	require.Len(t, got, 1)
+	require.Equal(t, inc.ID, got[0].(map[string]any)["incidentId"])
+	require.Len(t, list("?tenantId=globex"), 1)
+	require.Empty(t, list("?tenant=initech"))
+	require.Empty(t, list("?status=resolved"))
+	require.Len(t, list("?since=1h"), 2, "ages work as in the CLI")
+
+	for q, code := range map[string]string{"?status=bogus": "invalid_filter", "?limit=0": "invalid_filter", "?since=yesterday": "invalid_filter", "?cursor=garbage!": "invalid_cursor"} {
+		a := b.get(t, "/admin/incidents"+q)
+		require.Equal(t, http.StatusBadRequest, a.Status, q)
+		require.Equal(t, code, errCode(a), q)
+	}
+
+	a := b.get(t, "/admin/incidents/"+inc.ID)
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Equal(t, "open", a.Body["status"])
+	require.Equal(t, "evt_inc_1", a.Body["message"].(map[string]any)["id"], "the kept envelope, as JSON")
+	require.Equal(t, http.StatusNotFound, b.get(t, "/admin/incidents/"+incident.ID("evt_x", "crm.sync")).Status)
+	require.Equal(t, http.StatusBadRequest, b.get(t, "/admin/incidents/not-an-id").Status)
+
+	post := func(path, body string) answer {
+		t.Helper()
+		return b.call(t, http.MethodPost, path, body, "Bearer "+key)
+	}
+	a = post("/admin/incidents/"+other.ID+"/transition", `{"status":"ignored","by":"alice","note":"test tenant"}`)
+	require.Equal(t, http.StatusOK, a.Status, a.Body)
+	require.Equal(t, "ignored", a.Body["status"])
+	a = post("/admin/incidents/"+other.ID+"/transition", `{"status":"triaged"}`)
+	require.Equal(t, http.StatusConflict, a.Status, "ignored → triaged is not a transition")
+	require.Equal(t, "transition_not_allowed", errCode(a))
+	for _, body := range []string{`{"status":"resolved"}`, `{"status":"retrying"}`, `{"bogus":1}`, `not json`} {
+		require.Equal(t, http.StatusBadRequest, post("/admin/incidents/"+inc.ID+"/transition", body).Status, body)
+	}
+
+	a = post("/admin/incidents/"+inc.ID+"/replay", `{"dryRun":true}`)
+	require.Equal(t, http.StatusOK, a.Status, a.Body)
+	require.Equal(t, "would_replay", a.Body["result"])
+	require.Empty(t, b.env.ReceiveAll(ctx, b.env.Queue("crm.sync").URL, 1, 0), "a dry run sends nothing")
+
+	a = post("/admin/incidents/"+inc.ID+"/replay", `{"by":"alice","note":"subscriber fixed"}`)
+	require.Equal(t, http.StatusOK, a.Status, a.Body)
+	require.Equal(t, "replayed", a.Body["result"])
+	msgs := b.env.ReceiveAll(ctx, b.env.Queue("crm.sync").URL, 10, time.Second)
+	require.Len(t, msgs, 1)
+	require.Equal(t, inc.ID, aws.ToString(msgs[0].MessageAttributes[queue.AttrReplayOf].StringValue))
+	stored, err := b.incidents.Get(ctx, inc.ID)
+	require.NoError(t, err)
+	require.Equal(t, incident.StatusRetrying, stored.Status)
+	require.Equal(t, "alice", stored.History[len(stored.History)-1].By)
+
+	a = post("/admin/incidents/"+inc.ID+"/replay", "")
+	require.Equal(t, http.StatusConflict, a.Status, "already retrying")
+	require.Equal(t, "status_not_replayable", a.Body["reason"])
+	a = post("/admin/incidents/"+incident.ID("evt_x", "crm.sync")+"/replay", "")
+	require.Equal(t, http.StatusNotFound, a.Status)
+	require.Equal(t, "not_found", a.Body["reason"])
+}
+
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	b := &bundle{api: &admin.API{Keys: staticKeys{key}}}
+	a := b.get(t, "/admin/nope")
+	require.Equal(t, http.StatusNotFound, a.Status)
+	require.Equal(t, "not_found", errCode(a))
+	a = b.get(t, "/admin/incidents/"+incident.ID("e", "t")+"/replay")
+	require.Equal(t, http.StatusMethodNotAllowed, a.Status)
+	require.Equal(t, "POST", a.Headers["Allow"])
+	a = b.call(t, http.MethodDelete, "/admin/health", "", "Bearer "+key)
+	require.Equal(t, http.StatusMethodNotAllowed, a.Status)
+	require.Equal(t, "req-1", a.Headers["X-Request-Id"])
+}
+
+type staticKeys []string
+
+func (k staticKeys) Active(context.Context) []string         { return k }
+func (k staticKeys) Reload(context.Context) ([]string, bool) { return k, false }

@@ -1,0 +1,170 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Prefix is the path every admin route starts with.
+const Prefix = "/admin"
+
+// DefaultActor is recorded as who replayed or moved an incident when the
+// request does not say.
+const DefaultActor = "admin-api"
+
+// API is the admin API handler.
+type API struct {
+	Keys       Keys
+	Operations Operations
+	Incidents  Incidents
+	Queues     QueueStats
+	Checks     []Check
+	Topology   topology.Topology
+	Now        func() time.Time
+	Log        *slog.Logger
+}
+
+// Handle is the Lambda handler (API Gateway HTTP API, payload format 2.0).
+func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	method := strings.ToUpper(req.RequestContext.HTTP.Method)
+	path := req.RawPath
+	if path == "" {
+		path = req.RequestContext.HTTP.Path
+	}
+	resp := a.serve(ctx, method, path, req)
+	resp.Headers = withDefaultHeaders(resp.Headers, req.RequestContext.RequestID)
+	a.log().InfoContext(ctx, "admin: "+method+" "+path, "status", resp.StatusCode, "durationMs", time.Since(start).Milliseconds())
+	return resp, nil
+}
+
+func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	if !a.authorized(ctx, header(req.Headers, "authorization")) {
+		r := problem(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <ADMIN_API_KEY>")
+		r.Headers = map[string]string{"WWW-Authenticate": `Bearer realm="admin"`}
+		return r
+	}
+	segs, err := split(rawPath)
+	if err != nil {
+		return problem(http.StatusBadRequest, "invalid_path", err.Error())
+	}
+	q := query(req)
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		return problem(http.StatusUnsupportedMediaType, "unsupported_media_type", "send a JSON body")
+	}
+
+	route := func(want string, h func() events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+		if method != want && !(want == http.MethodGet && method == http.MethodHead) {
+			r := problem(http.StatusMethodNotAllowed, "method_not_allowed", method+" is not allowed here; use "+want)
+			r.Headers = map[string]string{"Allow": want}
+			return r
+		}
+		return h()
+	}
+	switch {
+	case len(segs) == 1 && segs[0] == "health":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.health(ctx) })
+	case len(segs) == 1 && segs[0] == "queues":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.queues(ctx) })
+	case len(segs) == 2 && segs[0] == "events":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.event(ctx, segs[1], q) })
+	case len(segs) == 1 && segs[0] == "incidents":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.listIncidents(ctx, q) })
+	case len(segs) == 2 && segs[0] == "incidents":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.getIncident(ctx, segs[1]) })
+	case len(segs) == 3 && segs[0] == "incidents" && segs[2] == "replay":
+		return route(http.MethodPost, func() events.APIGatewayV2HTTPResponse { return a.replay(ctx, segs[1], body) })
+	case len(segs) == 3 && segs[0] == "incidents" && segs[2] == "transition":
+		return route(http.MethodPost, func() events.APIGatewayV2HTTPResponse { return a.transition(ctx, segs[1], body) })
+	}
+	return problem(http.StatusNotFound, "not_found", "no admin route "+method+" "+rawPath+"; see docs/local-development.md")
+}
+
+// split returns the unescaped path segments after /admin.
+func split(rawPath string) ([]string, error) {
+	rest, ok := strings.CutPrefix(rawPath, Prefix)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return nil, errors.New("not an admin path")
+	}
+	var segs []string
+	for _, s := range strings.Split(strings.Trim(rest, "/"), "/") {
+		if s == "" {
+			continue
+		}
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, u)
+	}
+	return segs, nil
+}
+
+func query(req events.APIGatewayV2HTTPRequest) url.Values {
+	if req.RawQueryString != "" {
+		if v, err := url.ParseQuery(req.RawQueryString); err == nil {
+			return v
+		}
+	}
+	v := url.Values{}
+	for k, s := range req.QueryStringParameters {
+		v.Set(k, s)
+	}
+	return v
+}
+
+// header reads a request header; payload format 2.0 lower-cases names, but
+// a test or another integration may not.
+func header(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func (a *API) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *API) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// errNotFound reports whether err is a missing event or incident.
+func errNotFound(err error) bool {
+	return errors.Is(err, ingest.ErrNotFound) || errors.Is(err, incident.ErrNotFound)
+}
+
+// decodeBody decodes an optional JSON body strictly.
+func decodeBody(body []byte, dst any) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(dst)
+}

@@ -1,0 +1,8 @@
+// Package admin is the operator API behind API Gateway's /admin/* routes:
+// health, queue depths, an event's ledger item and per-topic outbox rows,
+// incident listing, viewing, triage and replay. Every route needs
+// "Authorization: Bearer <ADMIN_API_KEY>", compared in constant time
+// against the active keys (several during a rotation). It routes on the
+// request's method and path itself, so it works behind one
+// "ANY /admin/{proxy+}" route or one route per endpoint alike.
+package admin

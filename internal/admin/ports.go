@@ -1,0 +1,60 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/replay"
+)
+
+// Keys are the active bearer keys (a cached secret).
+type Keys interface {
+	// Active returns the keys to accept now.
+	Active(ctx context.Context) []string
+	// Reload re-reads the keys (rate-limited) after a miss, for a key
+	// rotated moments ago; changed reports whether the set changed.
+	Reload(ctx context.Context) (keys []string, changed bool)
+}
+
+// Operations are the operator views and actions, shared with the replay
+// Lambda and the CLI (implemented by *replay.Service), so the admin API,
+// `evp dlq` and the Step Functions replay behave the same.
+type Operations interface {
+	// ViewEvent is an event's ledger item, per-topic outbox rows and
+	// incidents (an error wrapping ingest.ErrNotFound for none).
+	ViewEvent(ctx context.Context, eventID string, withPayload bool) (replay.EventView, error)
+	// ViewIncident is an incident with its message (incident.ErrNotFound).
+	ViewIncident(ctx context.Context, id string) (replay.IncidentView, error)
+	// Transition is an operator's status change (triage, ignore).
+	Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error)
+	// ReplayOne replays one incident; problems are outcomes.
+	ReplayOne(ctx context.Context, r replay.Request, id string) replay.Outcome
+}
+
+// Incidents lists incidents.
+type Incidents interface {
+	List(ctx context.Context, f incident.Filter) (incident.Page, error)
+}
+
+// QueueStats reports every topic queue's depth.
+type QueueStats interface {
+	Depths(ctx context.Context) ([]QueueDepth, error)
+}
+
+// QueueDepth is one topic's queue and dead-letter queue.
+type QueueDepth struct {
+	Topic string `json:"topic"`
+	// Visible and InFlight are the queue's approximate counts.
+	Visible  int `json:"visible"`
+	InFlight int `json:"inFlight"`
+	Delayed  int `json:"delayed"`
+	// DeadLetters are the messages waiting in the DLQ (the archiver drains
+	// it at once, so anything here for long means the archiver is failing).
+	DeadLetters int `json:"deadLetters"`
+}
+
+// Check is a named health probe.
+type Check struct {
+	Name  string
+	Probe func(ctx context.Context) error
+}

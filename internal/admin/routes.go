@@ -1,0 +1,248 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/replay"
+)
+
+// health probes every dependency in parallel: 200 "healthy" when all
+// answer, 503 "degraded" (with the failing checks) otherwise, so a monitor
+// can alarm on the status code alone.
+func (a *API) health(ctx context.Context) events.APIGatewayV2HTTPResponse {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	results := make(map[string]string, len(a.Checks))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range a.Checks {
+		wg.Go(func() {
+			res := "ok"
+			if err := c.Probe(ctx); err != nil {
+				a.log().WarnContext(ctx, "admin: health check failed", "check", c.Name, "error", err)
+				res = "failed"
+			}
+			mu.Lock()
+			results[c.Name] = res
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	status, code := "healthy", http.StatusOK
+	for _, r := range results {
+		if r != "ok" {
+			status, code = "degraded", http.StatusServiceUnavailable
+		}
+	}
+	return reply(code, map[string]any{"status": status, "checks": results, "time": a.now().UTC()})
+}
+
+// topicView is a topic's configuration next to its live depth.
+type topicView struct {
+	QueueDepth
+	Consumer        string `json:"consumer"`
+	FIFO            bool   `json:"fifo"`
+	BatchSize       int    `json:"batchSize"`
+	MaxReceiveCount int    `json:"maxReceiveCount"`
+}
+
+func (a *API) queues(ctx context.Context) events.APIGatewayV2HTTPResponse {
+	depths, err := a.Queues.Depths(ctx)
+	if err != nil {
+		a.log().ErrorContext(ctx, "admin: queue depths", "error", err)
+		return internalError()
+	}
+	out := make([]topicView, 0, len(depths))
+	for _, d := range depths {
+		v := topicView{QueueDepth: d}
+		if tp, ok := a.Topology.Topic(d.Topic); ok {
+			v.Consumer, v.FIFO, v.BatchSize, v.MaxReceiveCount = string(tp.Consumer), tp.FIFO, tp.BatchSize, tp.MaxReceiveCount
+		}
+		out = append(out, v)
+	}
+	return reply(http.StatusOK, map[string]any{"topics": out})
+}
+
+func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGatewayV2HTTPResponse {
+	if id == "" || len(id) > envelope.MaxIDLen {
+		return problem(http.StatusBadRequest, "invalid_id", "event ids are 1 to "+strconv.Itoa(envelope.MaxIDLen)+" characters")
+	}
+	withPayload := q.Get("payload") != "false"
+	v, err := a.Operations.ViewEvent(ctx, id, withPayload)
+	if errNotFound(err) {
+		return problem(http.StatusNotFound, "event_not_found", fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id))
+	}
+	if err != nil {
+		a.log().ErrorContext(ctx, "admin: view event", "eventId", id, "error", err)
+		return internalError()
+	}
+	return reply(http.StatusOK, v)
+}
+
+func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
+	f, err := a.filterFrom(q)
+	if err == nil {
+		err = f.Validate()
+	}
+	if err != nil {
+		return problem(http.StatusBadRequest, "invalid_filter", err.Error())
+	}
+	page, err := a.Incidents.List(ctx, f)
+	if err != nil {
+		if badCursor(err) {
+			return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned")
+		}
+		a.log().ErrorContext(ctx, "admin: list incidents", "error", err)
+		return internalError()
+	}
+	if page.Incidents == nil {
+		page.Incidents = []incident.Incident{}
+	}
+	return reply(http.StatusOK, page)
+}
+
+// badCursor recognises the store's complaint about a cursor it did not
+// issue. (The incident package has no sentinel for it yet; the Incidents
+// adapter's message is "invalid cursor: …".)
+func badCursor(err error) bool { return strings.Contains(err.Error(), "invalid cursor") }
+
+// filterFrom reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=;
+// since and until take RFC 3339 or an age ("24h", "7d"), as the CLI does.
+func (a *API) filterFrom(q url.Values) (incident.Filter, error) {
+	f := incident.Filter{
+		Status:   incident.Status(q.Get("status")),
+		TenantID: firstOf(q, "tenant", "tenantId"),
+		Topic:    q.Get("topic"),
+		Cursor:   q.Get("cursor"),
+	}
+	var err error
+	if f.Since, err = replay.ParseWhen(q.Get("since"), a.now()); err != nil {
+		return f, fmt.Errorf("since: %w", err)
+	}
+	if f.Until, err = replay.ParseWhen(q.Get("until"), a.now()); err != nil {
+		return f, fmt.Errorf("until: %w", err)
+	}
+	if v := q.Get("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
+			return f, fmt.Errorf("limit=%q: want a positive number", v)
+		}
+	}
+	return f, nil
+}
+
+func firstOf(q url.Values, keys ...string) string {
+	for _, k := range keys {
+		if v := q.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (a *API) getIncident(ctx context.Context, id string) events.APIGatewayV2HTTPResponse {
+	if !incident.ValidID(id) {
+		return badIncidentID()
+	}
+	v, err := a.Operations.ViewIncident(ctx, id)
+	if errNotFound(err) {
+		return problem(http.StatusNotFound, "incident_not_found", fmt.Sprintf("no incident %q", id))
+	}
+	if err != nil {
+		a.log().ErrorContext(ctx, "admin: view incident", "incidentId", id, "error", err)
+		return internalError()
+	}
+	return reply(http.StatusOK, v)
+}
+
+func badIncidentID() events.APIGatewayV2HTTPResponse {
+	return problem(http.StatusBadRequest, "invalid_id", "incident ids look like inc_ and 32 hex digits")
+}
+
+// actionBody is the optional body of replay and transition requests.
+type actionBody struct {
+	// Status is the transition's target (transition only).
+	Status incident.Status `json:"status,omitempty"`
+	By     string          `json:"by,omitempty"`
+	Note   string          `json:"note,omitempty"`
+	Force  bool            `json:"force,omitempty"`
+	DryRun bool            `json:"dryRun,omitempty"`
+}
+
+func (a *API) actor(in actionBody) string {
+	if in.By != "" {
+		return in.By
+	}
+	return DefaultActor
+}
+
+// replay replays one incident. A replay that happened (or would, in a dry
+// run) is 200; an incident that is not replayable is 409 and a missing one
+// 404, each with the outcome so the caller sees the reason.
+func (a *API) replay(ctx context.Context, id string, body []byte) events.APIGatewayV2HTTPResponse {
+	if !incident.ValidID(id) {
+		return badIncidentID()
+	}
+	var in actionBody
+	if err := decodeBody(body, &in); err != nil || in.Status != "" {
+		return problem(http.StatusBadRequest, "invalid_body", `want {"force":bool,"dryRun":bool,"by":"…","note":"…"} (all optional)`)
+	}
+	if len(in.Note) > incident.MaxNoteLen {
+		return problem(http.StatusBadRequest, "invalid_body", fmt.Sprintf("note is longer than %d bytes", incident.MaxNoteLen))
+	}
+	out := a.Operations.ReplayOne(ctx, replay.Request{Force: in.Force, DryRun: in.DryRun, Actor: a.actor(in), Note: in.Note}, id)
+	switch {
+	case out.Result == replay.ResultReplayed || out.Result == replay.ResultWouldReplay:
+		return reply(http.StatusOK, out)
+	case out.Result == replay.ResultSkipped && out.Reason == replay.SkipNotFound:
+		return reply(http.StatusNotFound, out)
+	case out.Result == replay.ResultSkipped:
+		return reply(http.StatusConflict, out)
+	}
+	a.log().ErrorContext(ctx, "admin: replay failed", "incidentId", id, "error", out.Error)
+	return reply(http.StatusInternalServerError, out)
+}
+
+func (a *API) transition(ctx context.Context, id string, body []byte) events.APIGatewayV2HTTPResponse {
+	if !incident.ValidID(id) {
+		return badIncidentID()
+	}
+	var in actionBody
+	if err := decodeBody(body, &in); err != nil || in.Force || in.DryRun {
+		return problem(http.StatusBadRequest, "invalid_body", `want {"status":"triaged|ignored","by":"…","note":"…"}`)
+	}
+	switch in.Status {
+	case incident.StatusTriaged, incident.StatusIgnored:
+	case incident.StatusRetrying:
+		return problem(http.StatusBadRequest, "invalid_status", "use POST /admin/incidents/{id}/replay to retry an incident")
+	default:
+		return problem(http.StatusBadRequest, "invalid_status", fmt.Sprintf("status %q: an operator moves an incident to triaged or ignored", in.Status))
+	}
+	inc, err := a.Operations.Transition(ctx, id, in.Status, a.actor(in), in.Note)
+	var re *replay.RequestError
+	switch {
+	case errNotFound(err):
+		return problem(http.StatusNotFound, "incident_not_found", fmt.Sprintf("no incident %q", id))
+	case errors.As(err, &re):
+		status := http.StatusBadRequest
+		if re.Code == "transition_not_allowed" {
+			status = http.StatusConflict
+		}
+		return problem(status, re.Code, re.Message)
+	case err != nil:
+		a.log().ErrorContext(ctx, "admin: transition", "incidentId", id, "error", err)
+		return internalError()
+	}
+	return reply(http.StatusOK, inc)
+}
