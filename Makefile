@@ -3,6 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 STAGE ?= dev
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 1
 # Lambda functions built by `make build` (one bootstrap binary each).
 FUNCTIONS := $(notdir $(wildcard functions/*))
 
@@ -55,14 +56,14 @@ lint: ## gofmt and go vet, both modules
 	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) vet ./...; fi
 
 .PHONY: synth
-synth: deps build ## Synthesize the CloudFormation templates for STAGE (default dev) into cdk.out
+synth: deps build ## Synthesize and cdk-nag-check the CloudFormation template of STAGE (default dev) into cdk.out
 	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
-	npx cdk synth -c stage=$(STAGE) --quiet
+	npx cdk synth -c stage=$(STAGE) $(CDK_FLAGS) --quiet
 
 .PHONY: deploy
-deploy: deps build ## Deploy STAGE to the current AWS account (make deploy STAGE=prod)
+deploy: deps build ## Deploy STAGE to the current AWS account (make deploy STAGE=prod; CDK_FLAGS='-c alarmEmail=…')
 	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
-	npx cdk deploy -c stage=$(STAGE) --all --require-approval broadening
+	npx cdk deploy -c stage=$(STAGE) $(CDK_FLAGS) --all --require-approval broadening
 
 .PHONY: clean
 clean: ## Remove build outputs

@@ -1,0 +1,48 @@
+package platform
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Admin API routing: one proxy route; the function routes and
+// authenticates every request itself (constant-time bearer check against
+// the admin key secret).
+const (
+	PathAdmin      = "/admin/{proxy+}"
+	adminRouteKey  = "ANY " + PathAdmin
+	adminRateLimit = 10
+	adminBurst     = 20
+)
+
+// newAdmin creates the admin API function behind ANY /admin/{proxy+}: the
+// replay service in-process (views, triage, replay), queue depths and
+// health checks.
+func (p *Platform) newAdmin() {
+	env := p.replayEnv()
+	env[wire.EnvDLQURLs] = p.queueURLs(true)
+	env[wire.EnvAdminKeySecretARN] = p.Secrets.AdminAPIKey.SecretArn()
+	f := p.newFunction(fnSpec{
+		ID:          "AdminApi",
+		Binary:      RoleAdminAPI,
+		Name:        "admin-api",
+		Description: "Operator API (/admin/*): health, queues, events, incidents, triage, replay",
+		Timeout:     wire.AdminFunctionTimeout,
+		MemoryMB:    256,
+		Reserved:    10,
+		Env:         env,
+	})
+	p.allowReplay(f)
+	var queues []*string
+	for _, tp := range p.Topology.Topics {
+		queues = append(queues, p.Queues[tp.Name].Queue.QueueArn(), p.Queues[tp.Name].DLQ.QueueArn())
+	}
+	allow(f.Role, []string{"sqs:GetQueueAttributes"}, queues...)
+	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn())
+	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, p.Secrets.AdminAPIKey.SecretArn())
+	p.route(f, awsapigatewayv2.HttpMethod_ANY, PathAdmin,
+		"The admin function authenticates every request itself: Authorization: Bearer <key>, compared in constant time with the active keys of the admin-api-key secret (re-read every few minutes, so a rotation needs no redeploy). The route is throttled below the stage limit.")
+	p.throttleRoute(adminRouteKey, adminRateLimit, adminBurst)
+}

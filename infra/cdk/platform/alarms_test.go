@@ -1,0 +1,101 @@
+package platform
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/archiver"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/sweep"
+)
+
+type alarm struct {
+	Name, Metric, Namespace, Comparison string
+	Dims                                map[string]string
+	Threshold                           float64
+	Actions, OKActions                  []string
+}
+
+func (s *synth) alarms(t *testing.T) map[string]alarm {
+	t.Helper()
+	out := map[string]alarm{}
+	for _, r := range s.tpl.ofType("AWS::CloudWatch::Alarm") {
+		p := r.Properties
+		a := alarm{
+			Name: str(p["AlarmName"]), Metric: str(p["MetricName"]), Namespace: str(p["Namespace"]),
+			Comparison: str(p["ComparisonOperator"]), Threshold: num(t, p["Threshold"]), Dims: map[string]string{},
+		}
+		for _, d := range list(p["Dimensions"]) {
+			v := dig(d, "Value")
+			if id := refID(v); id != "" {
+				a.Dims[str(dig(d, "Name"))] = id
+			} else {
+				a.Dims[str(dig(d, "Name"))] = str(v)
+			}
+		}
+		for _, x := range list(p["AlarmActions"]) {
+			a.Actions = append(a.Actions, refID(x))
+		}
+		for _, x := range list(p["OKActions"]) {
+			a.OKActions = append(a.OKActions, refID(x))
+		}
+		out[a.Name] = a
+	}
+	return out
+}
+
+func TestAlarms(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		al := s.alarms(t)
+		alerts := s.idOf(s.p.Alerts)
+		for name, a := range al {
+			require.Equal(t, []string{alerts}, a.Actions, "%s notifies the alert topic", name)
+			require.Equal(t, []string{alerts}, a.OKActions, "%s notifies recovery too", name)
+		}
+		get := func(suffix string) alarm {
+			t.Helper()
+			a, ok := al[s.p.Stage.Prefix()+"-"+suffix]
+			require.True(t, ok, "alarm %s", suffix)
+			return a
+		}
+		for _, tp := range s.p.Topology.Topics {
+			dlq := get(slug(tp.Name) + "-dlq-depth")
+			require.Equal(t, "ApproximateNumberOfMessagesVisible", dlq.Metric)
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].DLQ), dlq.Dims["QueueName"], tp.Name)
+			require.Equal(t, 0.0, dlq.Threshold)
+			require.Equal(t, "GreaterThanThreshold", dlq.Comparison)
+
+			age := get(slug(tp.Name) + "-oldest-message")
+			require.Equal(t, "ApproximateAgeOfOldestMessage", age.Metric)
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), age.Dims["QueueName"], tp.Name)
+
+			inc := get(slug(tp.Name) + "-incidents-opened")
+			require.Equal(t, archiver.MetricIncidentsOpened, inc.Metric)
+			require.Equal(t, metric.DefaultNamespace, inc.Namespace)
+			require.Equal(t, map[string]string{"Topic": tp.Name}, inc.Dims)
+		}
+		// Topics nobody consumes (cache.purge until its service lands;
+		// HTTP topics without a subscriber outside production) are alarmed
+		// on their depth.
+		require.Contains(t, s.p.Unconsumed, "cache.purge")
+		for _, topic := range s.p.Unconsumed {
+			a := get(slug(topic) + "-unconsumed")
+			require.Equal(t, "ApproximateNumberOfMessagesVisible", a.Metric)
+			require.Equal(t, s.idOf(s.p.Queues[topic].Queue), a.Dims["QueueName"])
+		}
+		ingestID, _ := s.function(t, "ingest")
+		ingestErrors := get("ingest-errors")
+		require.Equal(t, "Errors", ingestErrors.Metric)
+		require.Equal(t, ingestID, ingestErrors.Dims["FunctionName"])
+
+		lag := get("outbox-lag")
+		require.Equal(t, sweep.MetricLag, lag.Metric)
+		require.Equal(t, map[string]string{"Function": "sweeper"}, lag.Dims)
+		require.Equal(t, metric.DefaultNamespace, lag.Namespace)
+		require.Equal(t, sweep.MetricAbandoned, get("outbox-abandoned").Metric)
+		notRunning := get("sweeper-not-running")
+		require.Equal(t, "LessThanThreshold", notRunning.Comparison)
+	})
+}

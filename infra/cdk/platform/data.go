@@ -1,0 +1,134 @@
+package platform
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// removal is the removal policy of stateful resources (tables, bucket).
+func (p *Platform) removal() awscdk.RemovalPolicy {
+	if p.Stage.Retained() {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
+}
+
+// newTables creates every table of internal/table: on-demand, PITR, SSE
+// with the AWS-managed key (no key policy to maintain, and every grant
+// below stays a plain DynamoDB statement), TTL where the definition has
+// one, deletion protection when the stage retains data.
+func (p *Platform) newTables() {
+	p.Tables = map[string]awsdynamodb.Table{}
+	for _, def := range table.All() {
+		props := &awsdynamodb.TableProps{
+			TableName:    jsii.String(def.PhysicalName(p.Stage.Prefix())),
+			PartitionKey: attr(def.PK),
+			BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+			PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+				PointInTimeRecoveryEnabled: jsii.Bool(true),
+			},
+			Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+			DeletionProtection: jsii.Bool(p.Stage.Retained()),
+			RemovalPolicy:      p.removal(),
+		}
+		if def.SK != nil {
+			props.SortKey = attr(*def.SK)
+		}
+		if def.TTLAttribute != "" {
+			props.TimeToLiveAttribute = jsii.String(def.TTLAttribute)
+		}
+		t := awsdynamodb.NewTable(p.Stack, jsii.String(logicalName(def.Name)+"Table"), props)
+		for _, ix := range def.Indexes {
+			gsi := &awsdynamodb.GlobalSecondaryIndexProps{
+				IndexName:      jsii.String(ix.Name),
+				PartitionKey:   attr(ix.PK),
+				ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
+			}
+			if ix.SK != nil {
+				gsi.SortKey = attr(*ix.SK)
+			}
+			if ix.Projection == table.ProjectInclude {
+				gsi.NonKeyAttributes = jsii.Strings(ix.NonKey...)
+			}
+			t.AddGlobalSecondaryIndex(gsi)
+		}
+		p.Tables[def.Name] = t
+	}
+}
+
+func attr(k table.Key) *awsdynamodb.Attribute {
+	typ := awsdynamodb.AttributeType_STRING
+	if k.Type == table.Number {
+		typ = awsdynamodb.AttributeType_NUMBER
+	}
+	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: typ}
+}
+
+// Object key prefixes of the archive bucket (see docs/data-model.md).
+const (
+	// PrefixPayloads holds claim-checked payloads; they expire after the
+	// ledger retention plus a margin (DynamoDB TTL deletes lazily).
+	PrefixPayloads = "payloads/"
+	// payloadGrace is how long a claim-checked payload outlives its ledger
+	// item's expiresAt.
+	payloadGrace = 7 * 24 * time.Hour
+)
+
+// newBucket creates the archive bucket (claim-checked payloads, incident
+// payloads, the audit archive) and the bucket its server access logs go to.
+func (p *Platform) newBucket() {
+	logs := awss3.NewBucket(p.Stack, jsii.String("AccessLogsBucket"), &awss3.BucketProps{
+		// Server access log delivery supports SSE-S3 only.
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		Versioned:         jsii.Bool(true),
+		RemovalPolicy:     p.removal(),
+		AutoDeleteObjects: jsii.Bool(!p.Stage.Retained()),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                          jsii.String("expire-access-logs"),
+			Expiration:                  awscdk.Duration_Days(jsii.Number(float64(max(90, p.Stage.LogRetentionDays)))),
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(7)),
+		}},
+	})
+	p.AccessLogs = logs
+
+	retention := time.Duration(p.Stage.LedgerRetentionDays)*24*time.Hour + payloadGrace
+	p.Bucket = awss3.NewBucket(p.Stack, jsii.String("ArchiveBucket"), &awss3.BucketProps{
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:             jsii.Bool(true),
+		MinimumTLSVersion:      jsii.Number(1.2),
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		Versioned:              jsii.Bool(true),
+		ServerAccessLogsBucket: logs,
+		ServerAccessLogsPrefix: jsii.String("archive/"),
+		RemovalPolicy:          p.removal(),
+		AutoDeleteObjects:      jsii.Bool(!p.Stage.Retained()),
+		LifecycleRules: &[]*awss3.LifecycleRule{
+			{
+				// Claim-checked payloads are only needed while their ledger
+				// item lives (consumers rehydrate within minutes; duplicates
+				// compare hashes kept in the ledger).
+				Id:         jsii.String("expire-claim-checked-payloads"),
+				Prefix:     jsii.String(PrefixPayloads),
+				Expiration: awscdk.Duration_Days(jsii.Number(retention.Hours() / 24)),
+			},
+			{
+				// Versioning protects against overwrites and deletes; old
+				// versions need not be kept forever.
+				Id:                                  jsii.String("expire-noncurrent-versions"),
+				NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(30)),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(7)),
+				ExpiredObjectDeleteMarker:           jsii.Bool(true),
+			},
+		},
+	})
+}

@@ -1,0 +1,86 @@
+package platform
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+const ingestTimeout = 15 * time.Second
+
+// newIngest creates the private ingestion function. It has no function URL
+// and no API route: its resource policy admits the webhook adapters' roles
+// (added as they are created) and the stage's producer principals, and
+// nothing else. Same-account producers also need lambda:InvokeFunction in
+// their own identity policy (docs/deploy.md).
+func (p *Platform) newIngest() *Function {
+	f := p.newFunction(fnSpec{
+		ID:          "Ingest",
+		Binary:      RoleIngest,
+		Name:        "ingest",
+		Description: "Private ingestion: validate, dedupe, commit ledger + outbox, fan out to topic queues",
+		Timeout:     ingestTimeout,
+		MemoryMB:    512,
+		Reserved:    100,
+		Env: map[string]*string{
+			wire.EnvEventsTable: p.Tables[table.Events.Name].TableName(),
+			wire.EnvBucket:      p.Bucket.BucketName(),
+			wire.EnvQueueURLs:   p.queueURLs(false),
+			wire.EnvRetention:   p.retention(),
+		},
+	})
+	events := p.Tables[table.Events.Name]
+	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item),
+	// Load is a Query of the event's item collection, Claim/Mark* are
+	// conditional UpdateItems. Nothing is ever deleted.
+	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}, events.TableArn())
+	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
+	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`,
+		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json; the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")
+	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
+	for i, principal := range p.Stage.ProducerPrincipals {
+		p.allowInvokeIngest(f, fmt.Sprintf("Producer%d", i), producerPrincipal(principal))
+	}
+	return f
+}
+
+// allowInvokeIngest adds one principal to the ingest function's resource
+// policy (an AWS::Lambda::Permission for the unqualified function).
+func (p *Platform) allowInvokeIngest(ingest *Function, id string, principal awsiam.IPrincipal) {
+	ingest.Fn.AddPermission(jsii.String("Invoke"+id), &awslambda.Permission{
+		Principal: principal,
+		Action:    jsii.String("lambda:InvokeFunction"),
+	})
+}
+
+// producerPrincipal accepts an account id or a role/user ARN.
+func producerPrincipal(s string) awsiam.IPrincipal {
+	if accountID.MatchString(s) {
+		return awsiam.NewAccountPrincipal(jsii.String(s))
+	}
+	return awsiam.NewArnPrincipal(jsii.String(s))
+}
+
+// topicQueueArns are the ARNs of every topic's primary queue.
+func (p *Platform) topicQueueArns() []*string {
+	var out []*string
+	for _, tp := range p.Topology.Topics {
+		out = append(out, p.Queues[tp.Name].Queue.QueueArn())
+	}
+	return out
+}
+
+// dlqArns are the ARNs of every topic's DLQ.
+func (p *Platform) dlqArns() []*string {
+	var out []*string
+	for _, tp := range p.Topology.Topics {
+		out = append(out, p.Queues[tp.Name].DLQ.QueueArn())
+	}
+	return out
+}

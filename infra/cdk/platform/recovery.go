@@ -1,0 +1,170 @@
+package platform
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+const (
+	// SweepSchedule is how often the outbox sweeper runs.
+	SweepSchedule = 2 * time.Minute
+	// archiverTimeout: DLQ visibility timeouts are derived from it.
+	archiverTimeout = wire.ArchiverFunctionTimeout
+	// archiverBatch: dead letters per archiver invocation (each one is a
+	// few writes; a small batch keeps a failing one from delaying many).
+	archiverBatch = 10
+	// PrefixIncidents holds incident bodies and the claim-checked payloads
+	// copied for them (never expire: incidents never do).
+	PrefixIncidents = "incidents/"
+)
+
+// newRecovery creates the recovery plane: the outbox sweeper on its
+// schedule, the DLQ archiver on every DLQ, and the replay function with its
+// state machine.
+func (p *Platform) newRecovery() {
+	p.newSweeper()
+	p.newArchiver()
+	replay := p.newReplay()
+	p.newReplayStateMachine(replay)
+}
+
+func (p *Platform) newSweeper() {
+	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
+	f := p.newFunction(fnSpec{
+		ID:          "Sweeper",
+		Binary:      RoleSweeper,
+		Name:        "sweeper",
+		Description: "Outbox sweeper: resend stranded dispatches, abandon exhausted ones to incidents",
+		Timeout:     wire.SweeperFunctionTimeout,
+		MemoryMB:    512,
+		// Runs overlap safely (claims are conditional); a few at most.
+		Reserved: 3,
+		Env: map[string]*string{
+			wire.EnvEventsTable:    events.TableName(),
+			wire.EnvIncidentsTable: incidents.TableName(),
+			wire.EnvBucket:         p.Bucket.BucketName(),
+			wire.EnvQueueURLs:      p.queueURLs(false),
+			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+		},
+	})
+	// Due rows through the sweeper index; ledgers by BatchGetItem; claims
+	// and outcomes by conditional UpdateItem; abandonment is one
+	// transaction (row update + incident put) after reading the incident.
+	allow(f.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexSweep))
+	allow(f.Role, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
+	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
+	p.allowBodies(f, true)
+	awsevents.NewRule(p.Stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		RuleName:    jsii.String(p.Stage.Prefix() + "-sweep"),
+		Description: jsii.String("Runs the outbox sweeper every " + SweepSchedule.String()),
+		Schedule:    awsevents.Schedule_Rate(duration(SweepSchedule)),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(f.Fn, &awseventstargets.LambdaFunctionProps{
+			// A missed run is covered by the next one two minutes later.
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   duration(SweepSchedule),
+		})},
+	})
+}
+
+// allowBodies lets a recovery function keep incident bodies (write under
+// incidents/) and, when copying claim-checked payloads into an incident,
+// read them from payloads/.
+func (p *Platform) allowBodies(f *Function, readPayloads bool) {
+	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixIncidents))
+	re := `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/incidents/\*$`
+	if readPayloads {
+		allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixPayloads))
+		re = `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(incidents|payloads)/\*$`
+	}
+	suppressWildcard(f.Role, re,
+		"Incident bodies are keyed per incident (incidents/<tenant>/<incident>/…) and claim-checked payloads per event (payloads/…): the grant is those prefixes of the archive bucket only.")
+}
+
+func (p *Platform) newArchiver() {
+	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
+	var dlqARNs []keyValue
+	for _, tp := range p.Topology.Topics {
+		dlqARNs = append(dlqARNs, keyValue{tp.Name, p.Queues[tp.Name].DLQ.QueueArn()})
+	}
+	f := p.newFunction(fnSpec{
+		ID:          "DlqArchiver",
+		Binary:      RoleDLQArchiver,
+		Name:        "dlq-archiver",
+		Description: "Drains every topic DLQ into incidents (bodies over 64 KiB to S3) and alerts",
+		Timeout:     archiverTimeout,
+		MemoryMB:    256,
+		Env: map[string]*string{
+			wire.EnvEventsTable:    events.TableName(),
+			wire.EnvIncidentsTable: incidents.TableName(),
+			wire.EnvBucket:         p.Bucket.BucketName(),
+			wire.EnvDLQARNs:        jsonObject(dlqARNs),
+			wire.EnvAlertTopicARN:  p.Alerts.TopicArn(),
+			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+		},
+	})
+	// Incident upsert (read, conditional put); outbox row → dlq and the
+	// event's rows for the last error.
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
+	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:Query"}, events.TableArn())
+	p.allowBodies(f, true)
+	p.grantPublishAlerts(f)
+	for _, tp := range p.Topology.Topics {
+		// Grants receive/delete/visibility on this DLQ.
+		f.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues[tp.Name].DLQ, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(archiverBatch),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
+	p.Archiver = f
+}
+
+// replayEnv is the environment of the replay service (the replay function
+// and the admin API, which runs it in-process).
+func (p *Platform) replayEnv() map[string]*string {
+	return map[string]*string{
+		wire.EnvEventsTable:    p.Tables[table.Events.Name].TableName(),
+		wire.EnvIncidentsTable: p.Tables[table.Incidents.Name].TableName(),
+		wire.EnvBucket:         p.Bucket.BucketName(),
+		wire.EnvQueueURLs:      p.queueURLs(false),
+		wire.EnvRetention:      p.retention(),
+	}
+}
+
+// allowReplay grants what the replay service calls: incidents (read, list
+// through both indexes, conditional transitions), events (load, row read,
+// reset for replay, tenant listing), bodies and payloads (read; payloads
+// over the claim-check threshold are re-stored), topic queues (send).
+func (p *Platform) allowReplay(f *Function) {
+	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, incidents.TableArn())
+	allow(f.Role, []string{"dynamodb:Query"},
+		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant), indexArn(events, table.IndexTenant))
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
+	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixIncidents), p.objectsArn(PrefixPayloads))
+	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
+	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(incidents|payloads)/\*$`,
+		"Replay reads incident bodies (incidents/<tenant>/<incident>/…) and claim-checked payloads (payloads/<tenant>/<event>/…) and re-stores large payloads under payloads/: those prefixes only.")
+	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
+}
+
+func (p *Platform) newReplay() *Function {
+	f := p.newFunction(fnSpec{
+		ID:          "Replay",
+		Binary:      RoleReplay,
+		Name:        "replay",
+		Description: "Incident replay (Step Functions steps, CLI) and operator views",
+		Timeout:     wire.ReplayFunctionTimeout,
+		MemoryMB:    512,
+		Env:         p.replayEnv(),
+	})
+	p.allowReplay(f)
+	return f
+}

@@ -1,0 +1,131 @@
+package platform
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/replay"
+)
+
+const (
+	// ReplayMapConcurrency bounds the incidents one execution replays at
+	// once (each is a few DynamoDB writes and one SendMessage).
+	ReplayMapConcurrency = 10
+	// replayExecutionTimeout bounds one execution (MaxLimit incidents).
+	replayExecutionTimeout = time.Hour
+)
+
+// newReplayStateMachine creates the replay state machine. Its execution
+// input is a replay request, exactly what `evp dlq replay` sends:
+//
+//	{"tenantId": "acme", "topic": "billing.events", "since": "24h", "dryRun": true}
+//	{"incidentIds": ["…", "…"], "actor": "alice", "note": "subscriber fixed"}
+//
+// It pages through the selection (select), replays each page's incidents
+// in a Map with bounded concurrency (replay-one), folds each page into the
+// running summary (summarize) and ends with the summary as output. Logging
+// (ALL events, no execution data: requests and outcomes stay out of the
+// logs) and X-Ray tracing are on.
+func (p *Platform) newReplayStateMachine(fn *Function) {
+	s := p.Stack
+	invoke := func(id, comment string, payload map[string]any, resultPath string) awsstepfunctionstasks.LambdaInvoke {
+		return awsstepfunctionstasks.NewLambdaInvoke(s, jsii.String(id), &awsstepfunctionstasks.LambdaInvokeProps{
+			LambdaFunction:      fn.Fn,
+			Comment:             jsii.String(comment),
+			Payload:             awsstepfunctions.TaskInput_FromObject(&payload),
+			PayloadResponseOnly: jsii.Bool(true),
+			ResultPath:          jsii.String(resultPath),
+			// Lambda service errors (throttles, 5xx) are retried by the
+			// task; a replay call's own error (bad request) fails the
+			// execution with its code.
+			RetryOnServiceExceptions: jsii.Bool(true),
+		})
+	}
+	start := awsstepfunctions.NewPass(s, jsii.String("ReplayStart"), &awsstepfunctions.PassProps{
+		StateName: jsii.String("Start"),
+		Comment:   jsii.String("The execution input is the replay request"),
+		Parameters: &map[string]any{
+			"request.$": "$$.Execution.Input",
+			"cursor":    "",
+			"totals":    nil,
+		},
+	})
+	selectPage := invoke("ReplaySelect", "Select the next page of incidents",
+		map[string]any{
+			"action":    replay.ActionSelect,
+			"request.$": "$.request",
+			"cursor.$":  "$.cursor",
+			"pageSize":  replay.DefaultPageSize,
+		}, "$.page")
+	replayOne := invoke("ReplayOne", "Replay one incident",
+		map[string]any{
+			"action":       replay.ActionReplayOne,
+			"request.$":    "$.request",
+			"incidentId.$": "$.incidentId",
+		}, "$")
+	each := awsstepfunctions.NewMap(s, jsii.String("ReplayPage"), &awsstepfunctions.MapProps{
+		StateName:      jsii.String("Replay page"),
+		Comment:        jsii.String("Replay the page's incidents, a bounded number at a time"),
+		ItemsPath:      jsii.String("$.page.incidentIds"),
+		ItemSelector:   &map[string]any{"incidentId.$": "$$.Map.Item.Value", "request.$": "$.request"},
+		MaxConcurrency: jsii.Number(ReplayMapConcurrency),
+		ResultPath:     jsii.String("$.results"),
+	})
+	each.ItemProcessor(replayOne, nil)
+	summarize := invoke("ReplaySummarize", "Fold the page's outcomes into the summary",
+		map[string]any{
+			"action":     replay.ActionSummarize,
+			"request.$":  "$.request",
+			"results.$":  "$.results",
+			"totals.$":   "$.totals",
+			"selected.$": "$.page.selected",
+		}, "$.totals")
+	next := awsstepfunctions.NewPass(s, jsii.String("ReplayNextPage"), &awsstepfunctions.PassProps{
+		StateName: jsii.String("Next page"),
+		Parameters: &map[string]any{
+			"request.$": "$.request",
+			"cursor.$":  "$.page.cursor",
+			"totals.$":  "$.totals",
+		},
+	})
+	done := awsstepfunctions.NewSucceed(s, jsii.String("ReplayDone"), &awsstepfunctions.SucceedProps{
+		StateName:  jsii.String("Done"),
+		Comment:    jsii.String("Output: the replay summary (selected, replayed, skipped with reasons, errors)"),
+		OutputPath: jsii.String("$.totals"),
+	})
+	more := awsstepfunctions.NewChoice(s, jsii.String("ReplayMore"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("More pages?")}).
+		When(awsstepfunctions.Condition_BooleanEquals(jsii.String("$.page.done"), jsii.Bool(true)), done, nil).
+		Otherwise(next.Next(selectPage))
+	definition := start.Next(selectPage).Next(each).Next(summarize).Next(more)
+
+	logs := awslogs.NewLogGroup(s, jsii.String("ReplayStateMachineLogs"), &awslogs.LogGroupProps{
+		// The vendedlogs prefix keeps CloudWatch Logs' resource policy
+		// small when many state machines log.
+		LogGroupName:  jsii.String("/aws/vendedlogs/states/" + p.Stage.Prefix() + "-replay"),
+		Retention:     retentionDays[p.Stage.LogRetentionDays],
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	sm := awsstepfunctions.NewStateMachine(s, jsii.String("ReplayStateMachine"), &awsstepfunctions.StateMachineProps{
+		StateMachineName: jsii.String(p.Stage.Prefix() + "-replay"),
+		Comment:          jsii.String("Replay incidents: select → replay (bounded Map) → summary. Input: a replay request."),
+		DefinitionBody:   awsstepfunctions.DefinitionBody_FromChainable(definition),
+		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
+		Timeout:          duration(replayExecutionTimeout),
+		TracingEnabled:   jsii.Bool(true),
+		Logs: &awsstepfunctions.LogOptions{
+			Destination:          logs,
+			Level:                awsstepfunctions.LogLevel_ALL,
+			IncludeExecutionData: jsii.Bool(false),
+		},
+	})
+	suppressWildcard(sm.Role(), `^Resource::<Replay[0-9A-F]+\.Arn>:\*$`,
+		"The LambdaInvoke tasks' grant covers the replay function's unqualified ARN and its versions/aliases (ARN:*), of this one function only.")
+	suppressWildcard(sm.Role(), `^Resource::\*$`,
+		"Step Functions log delivery (logs:CreateLogDelivery, …) and X-Ray (xray:PutTraceSegments, …) support no resource-level permissions.")
+	p.StateMachine = sm
+}

@@ -1,0 +1,39 @@
+package platform
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Secrets are the stage's Secrets Manager secrets. Their values are set by
+// an operator after the first deploy (docs/deploy.md); the functions cache
+// them and re-read them periodically, so a rotation needs no redeploy.
+type Secrets struct {
+	// StripeWebhook holds the active Stripe endpoint signing secrets.
+	StripeWebhook awssecretsmanager.Secret
+	// Subscribers holds each HTTP topic's subscriber signing secret.
+	Subscribers map[string]awssecretsmanager.Secret
+	// AdminAPIKey is the bearer key of the admin API.
+	AdminAPIKey awssecretsmanager.Secret
+}
+
+// Secrets get generated names on purpose: Secrets Manager keeps a deleted
+// secret's name for its recovery window (30 days), so a fixed name would
+// block recreating a stage soon after `cdk destroy`. The functions get ARNs,
+// and operators find them through the /evp/<stage>/… parameters.
+func (p *Platform) secretDescription(what string) *string {
+	return jsii.String(p.Stage.Prefix() + ": " + what)
+}
+
+func (p *Platform) newSecrets() {
+	p.Secrets.Subscribers = map[string]awssecretsmanager.Secret{}
+	p.Secrets.AdminAPIKey = awssecretsmanager.NewSecret(p.Stack, jsii.String("AdminApiKey"), &awssecretsmanager.SecretProps{
+		Description: p.secretDescription(`admin API (/admin/*) bearer keys as a JSON list, e.g. ["k-new…", "k-old…"]. ` +
+			"Set it after the first deploy (the generated value is a placeholder the admin API refuses)."),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{ExcludePunctuation: jsii.Bool(true)},
+		RemovalPolicy:        awscdk.RemovalPolicy_DESTROY,
+	})
+	suppress(p.Secrets.AdminAPIKey, "AwsSolutions-SMG4",
+		"Operator bearer keys with no backing service for a rotation function to update: operators rotate them with an overlap (two active keys, docs/deploy.md#rotation); the admin API re-reads the list every few minutes.")
+}

@@ -1,0 +1,314 @@
+package platform
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// cdk-nag's AwsSolutions pack reports no unsuppressed error or warning.
+func TestNagClean(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		require.Empty(t, s.errors, "unsuppressed cdk-nag errors")
+		require.Empty(t, s.warnings, "unsuppressed cdk-nag warnings")
+	})
+}
+
+// The ingest function has no URL and no API route, and its resource policy
+// admits exactly the webhook adapter's role and the configured producers.
+func TestIngestIsPrivate(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		ingestID, _ := s.function(t, "ingest")
+		require.Empty(t, s.tpl.ofType("AWS::Lambda::Url"), "no function may have a URL")
+		for id, integ := range s.tpl.ofType("AWS::ApiGatewayV2::Integration") {
+			require.NotEqual(t, ingestID, refID(integ.Properties["IntegrationUri"]), "API integration %s targets ingest", id)
+		}
+		_, webhook := s.function(t, "webhook-stripe")
+		var principals []string
+		for id, perm := range s.tpl.ofType("AWS::Lambda::Permission") {
+			if refID(perm.Properties["FunctionName"]) != ingestID {
+				continue
+			}
+			require.Equal(t, "lambda:InvokeFunction", perm.Properties["Action"], id)
+			principal := perm.Properties["Principal"]
+			if ref := refID(principal); ref != "" {
+				principals = append(principals, ref)
+			} else {
+				principals = append(principals, str(principal))
+			}
+		}
+		want := []string{roleOf(t, webhook)}
+		if s.p.Stage.Name == "prod" {
+			want = append(want, testProducerRole, testProducerAccount)
+		}
+		require.ElementsMatch(t, want, principals, "ingest resource policy principals")
+		for _, p := range principals {
+			require.NotContains(t, p, "amazonaws.com", "no service may invoke ingest")
+			require.NotEqual(t, "*", p)
+		}
+	})
+}
+
+// The webhook role may invoke the ingest function and nothing else, and
+// read only its own secret.
+func TestWebhookRoleLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		ingestID, _ := s.function(t, "ingest")
+		_, webhook := s.function(t, "webhook-stripe")
+		got := actionsOn(s.statements(roleOf(t, webhook)))
+		for res, actions := range got {
+			for _, a := range actions {
+				if strings.HasPrefix(a, "lambda:") {
+					require.Equal(t, ingestID, res, "webhook may invoke only ingest")
+					require.Equal(t, "lambda:InvokeFunction", a)
+				}
+			}
+		}
+		require.Equal(t, []string{"lambda:InvokeFunction"}, got[ingestID])
+		require.Equal(t, []string{"secretsmanager:GetSecretValue"}, got[s.idOf(s.p.Secrets.StripeWebhook)])
+		wantKeys := []string{ingestID, s.idOf(s.p.Secrets.StripeWebhook), "*", s.idOf(s.p.Functions["webhook-stripe"].LogGroup)}
+		require.ElementsMatch(t, wantKeys, keys(got), "webhook role resources")
+	})
+}
+
+// The ingest role writes the events table (no delete, no other table),
+// claim-checked payloads and the topic queues only.
+func TestIngestRoleLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		_, ingest := s.function(t, "ingest")
+		got := actionsOn(s.statements(roleOf(t, ingest)))
+		events := s.idOf(s.p.Tables[table.Events.Name])
+		require.Equal(t, []string{"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, got[events])
+		require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
+		for _, tp := range s.p.Topology.Topics {
+			require.Equal(t, []string{"sqs:SendMessage"}, got[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
+			require.NotContains(t, got, s.idOf(s.p.Queues[tp.Name].DLQ), "ingest never writes a DLQ")
+		}
+		require.Len(t, got, 3+len(s.p.Topology.Topics)+1, "events table, payloads, queues, log group, X-Ray: %v", keys(got))
+	})
+}
+
+// Every function role: no "*" action, and the only "*" resource is X-Ray's
+// (which supports no resource-level permissions).
+func TestNoWildcardsBeyondXRay(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		for name := range s.p.Functions {
+			_, fn := s.function(t, name)
+			for _, st := range s.statements(roleOf(t, fn)) {
+				for _, a := range st.Actions {
+					require.NotContains(t, a, "*", "%s: wildcard action %s", name, a)
+				}
+				for _, r := range st.Resources {
+					if r == "*" {
+						for _, a := range st.Actions {
+							require.True(t, strings.HasPrefix(a, "xray:"), "%s: %s on *", name, a)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// Queues and DLQs are encrypted and deny non-TLS access; DLQs keep messages
+// 14 days.
+func TestQueuesEncryptedAndSSLOnly(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		policies := s.tpl.ofType("AWS::SQS::QueuePolicy")
+		for _, tp := range s.p.Topology.Topics {
+			for _, q := range []string{s.idOf(s.p.Queues[tp.Name].Queue), s.idOf(s.p.Queues[tp.Name].DLQ)} {
+				require.Equal(t, true, s.tpl.Resources[q].Properties["SqsManagedSseEnabled"], q)
+				require.True(t, deniesInsecureTransport(policies, q, "Queues"), "%s has no SSL-only policy", q)
+			}
+			require.Equal(t, float64(14*24*3600), s.tpl.Resources[s.idOf(s.p.Queues[tp.Name].DLQ)].Properties["MessageRetentionPeriod"])
+		}
+	})
+}
+
+// deniesInsecureTransport finds a policy on target that denies every
+// request with aws:SecureTransport = false.
+func deniesInsecureTransport(policies map[string]resource, target, targetsKey string) bool {
+	for _, pol := range policies {
+		attached := false
+		for _, t := range list(pol.Properties[targetsKey]) {
+			if refID(t) == target {
+				attached = true
+			}
+		}
+		if v := refID(pol.Properties["Bucket"]); v == target {
+			attached = true
+		}
+		if !attached {
+			continue
+		}
+		for _, st := range parseStatements(pol.Properties["PolicyDocument"]) {
+			if st.Effect == "Deny" && dig(st.Condition, "Bool", "aws:SecureTransport") == "false" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Tables: on demand, PITR, SSE, TTL, indexes as internal/table defines
+// them; production keeps them (retain + deletion protection), dev does not.
+func TestTablesMatchDefinitions(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		for _, def := range table.All() {
+			r := s.tpl.Resources[s.idOf(s.p.Tables[def.Name])]
+			props := r.Properties
+			require.Equal(t, def.PhysicalName(s.p.Stage.Prefix()), props["TableName"])
+			require.Equal(t, "PAY_PER_REQUEST", props["BillingMode"], def.Name)
+			require.Equal(t, true, dig(props, "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled"), def.Name)
+			require.Equal(t, true, dig(props, "SSESpecification", "SSEEnabled"), def.Name)
+			if def.TTLAttribute != "" {
+				require.Equal(t, def.TTLAttribute, dig(props, "TimeToLiveSpecification", "AttributeName"), def.Name)
+				require.Equal(t, true, dig(props, "TimeToLiveSpecification", "Enabled"), def.Name)
+			} else {
+				require.Nil(t, props["TimeToLiveSpecification"], "%s never expires", def.Name)
+			}
+			gsis := map[string]map[string]any{}
+			for _, g := range list(props["GlobalSecondaryIndexes"]) {
+				gm := g.(map[string]any)
+				gsis[str(gm["IndexName"])] = gm
+			}
+			require.Len(t, gsis, len(def.Indexes), def.Name)
+			for _, ix := range def.Indexes {
+				g := gsis[ix.Name]
+				require.NotNil(t, g, "%s: index %s", def.Name, ix.Name)
+				require.Equal(t, string(ix.Projection), dig(g, "Projection", "ProjectionType"), ix.Name)
+				if ix.Projection == table.ProjectInclude {
+					require.ElementsMatch(t, toAny(ix.NonKey), dig(g, "Projection", "NonKeyAttributes"), ix.Name)
+				}
+				ks := list(g["KeySchema"])
+				require.Equal(t, ix.PK.Name, dig(ks[0], "AttributeName"), ix.Name)
+				if ix.SK != nil {
+					require.Equal(t, ix.SK.Name, dig(ks[1], "AttributeName"), ix.Name)
+				}
+			}
+			if s.p.Stage.Name == "prod" {
+				require.Equal(t, "Retain", r.DeletionPolicy, def.Name)
+				require.Equal(t, true, props["DeletionProtectionEnabled"], def.Name)
+			} else {
+				require.Equal(t, "Delete", r.DeletionPolicy, def.Name)
+				require.Equal(t, false, props["DeletionProtectionEnabled"], def.Name)
+			}
+		}
+	})
+}
+
+// The archive bucket: SSL-only, encrypted, versioned, public access
+// blocked, access-logged, claim-checked payloads expiring no sooner than the
+// ledger.
+func TestArchiveBucket(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		id := s.idOf(s.p.Bucket)
+		props := s.tpl.Resources[id].Properties
+		require.NotEmpty(t, dig(props, "BucketEncryption", "ServerSideEncryptionConfiguration"))
+		require.Equal(t, "Enabled", dig(props, "VersioningConfiguration", "Status"))
+		for _, k := range []string{"BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"} {
+			require.Equal(t, true, dig(props, "PublicAccessBlockConfiguration", k), k)
+		}
+		require.Equal(t, s.idOf(s.p.AccessLogs), refID(dig(props, "LoggingConfiguration", "DestinationBucketName")))
+		require.True(t, deniesInsecureTransport(s.tpl.ofType("AWS::S3::BucketPolicy"), id, ""), "bucket policy must deny non-TLS")
+		var expiry float64
+		for _, rule := range list(dig(props, "LifecycleConfiguration", "Rules")) {
+			if dig(rule, "Prefix") == PrefixPayloads {
+				expiry = num(t, dig(rule, "ExpirationInDays"))
+			}
+		}
+		require.GreaterOrEqual(t, expiry, float64(s.p.Stage.LedgerRetentionDays), "payloads must outlive the ledger items that reference them")
+		if s.p.Stage.Name == "prod" {
+			require.Equal(t, "Retain", s.tpl.Resources[id].DeletionPolicy)
+		}
+	})
+}
+
+// The alert topic is KMS-encrypted with a rotating customer key and
+// SSL-only.
+func TestAlertTopicEncrypted(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		topic := s.tpl.Resources[s.idOf(s.p.Alerts)]
+		key := refID(topic.Properties["KmsMasterKeyId"])
+		require.Equal(t, s.idOf(s.p.AlertsKey), key)
+		require.Equal(t, true, s.tpl.Resources[key].Properties["EnableKeyRotation"])
+		require.True(t, deniesInsecureTransport(s.tpl.ofType("AWS::SNS::TopicPolicy"), s.idOf(s.p.Alerts), "Topics"))
+		subs := s.tpl.ofType("AWS::SNS::Subscription")
+		if s.p.Stage.Name == "prod" {
+			require.Len(t, subs, 1)
+			for _, sub := range subs {
+				require.Equal(t, "email", sub.Properties["Protocol"])
+				require.Equal(t, testAlarmEmail, sub.Properties["Endpoint"])
+			}
+		} else {
+			require.Empty(t, subs, "no alarm e-mail configured for dev")
+		}
+	})
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// Only the senders (ingest, sweeper, replay and the admin API's in-process
+// replay) write topic queues; each secret is readable by its one function;
+// no role may delete table items or objects.
+func TestWhoMayDoWhat(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		senders := map[string][]string{} // queue id → functions
+		readers := map[string][]string{} // secret id → functions
+		for name := range s.p.Functions {
+			_, fn := s.function(t, name)
+			for res, actions := range actionsOn(s.statements(roleOf(t, fn))) {
+				for _, a := range actions {
+					switch a {
+					case "sqs:SendMessage":
+						senders[res] = append(senders[res], name)
+					case "secretsmanager:GetSecretValue":
+						readers[res] = append(readers[res], name)
+					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteObjectVersion", "sqs:PurgeQueue", "sqs:DeleteQueue":
+						t.Errorf("%s may %s on %s", name, a, res)
+					}
+				}
+			}
+		}
+		for _, tp := range s.p.Topology.Topics {
+			require.ElementsMatch(t, []string{"ingest", "sweeper", "replay", "admin-api"}, senders[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
+			var dlqSenders []string
+			if c, ok := s.p.Consumers[tp.Name]; ok {
+				dlqSenders = []string{c.Spec.Name}
+			}
+			require.ElementsMatch(t, dlqSenders, senders[s.idOf(s.p.Queues[tp.Name].DLQ)], "%s DLQ: only its consumer (poison messages)", tp.Name)
+		}
+		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
+		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
+		for topic, sec := range s.p.Secrets.Subscribers {
+			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)
+		}
+	})
+}

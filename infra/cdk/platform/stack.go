@@ -1,0 +1,144 @@
+package platform
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Props configure one stage's stack.
+type Props struct {
+	Stage    Stage
+	Topology topology.Topology
+	// AssetDir holds the Lambda binaries, one <role>/bootstrap each
+	// (`make build` writes bin/<role>/bootstrap).
+	AssetDir string
+}
+
+// Platform is one stage of the event platform: the whole deployment in one
+// stack, so a stage is created, updated and deleted as a unit. Fields expose
+// the resources to the tests and to later additions.
+type Platform struct {
+	// Stack is the scope of every resource (jsii does not allow embedding
+	// it in a Go struct that is itself used as a construct).
+	Stack awscdk.Stack
+
+	Stage    Stage
+	Topology topology.Topology
+	AssetDir string
+
+	Tables     map[string]awsdynamodb.Table // by table.Def.Name
+	Queues     map[string]*TopicQueues      // by topic name
+	Bucket     awss3.Bucket
+	AccessLogs awss3.Bucket
+	AlertsKey  awskms.Key
+	Alerts     awssns.Topic
+	Secrets    Secrets
+	API        awsapigatewayv2.HttpApi
+	// Functions by physical name suffix ("ingest", "consumer-billing-events").
+	Functions map[string]*Function
+	// Consumers by topic; topics whose consumer kind has no function yet
+	// (cache.purge) are absent and alarmed on instead (Unconsumed).
+	Consumers    map[string]*Function
+	Unconsumed   []string
+	Archiver     *Function
+	StateMachine awsstepfunctions.StateMachine
+	Alarms       []awscloudwatch.Alarm
+
+	apiStage      awsapigatewayv2.CfnStage
+	routeSettings map[string]any
+}
+
+// NewPlatform builds the stage's stack.
+func NewPlatform(scope constructs.Construct, props Props) *Platform {
+	if err := props.Topology.Validate(); err != nil {
+		panic("topology: " + err.Error())
+	}
+	if err := props.Stage.CheckTopology(props.Topology); err != nil {
+		panic(err.Error())
+	}
+	st := props.Stage
+	sp := &awscdk.StackProps{
+		StackName:   jsii.String(st.StackName()),
+		Description: jsii.String("Serverless event platform, stage " + st.Name),
+		// A production stack cannot be deleted until this is turned off.
+		TerminationProtection: jsii.Bool(st.Production),
+		Tags: &map[string]*string{
+			"evp:stage": jsii.String(st.Name),
+			"evp:app":   jsii.String("eventplatform"),
+		},
+	}
+	if st.Account != "" || st.Region != "" {
+		sp.Env = &awscdk.Environment{Account: strOrNil(st.Account), Region: strOrNil(st.Region)}
+	}
+	p := &Platform{
+		Stack:     awscdk.NewStack(scope, jsii.String(st.StackName()), sp),
+		Stage:     st,
+		Topology:  props.Topology,
+		AssetDir:  props.AssetDir,
+		Functions: map[string]*Function{},
+		Consumers: map[string]*Function{},
+	}
+	p.newAlerts()
+	p.newTables()
+	p.newBucket()
+	p.newQueues()
+	p.newSecrets()
+	ingest := p.newIngest()
+	p.newAPI()
+	p.newWebhookStripe(ingest)
+	p.newConsumers()
+	p.newRecovery()
+	p.newAdmin()
+	p.newAlarms()
+	p.newOutputs()
+	return p
+}
+
+func strOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return jsii.String(s)
+}
+
+var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]+`)
+
+// logicalName turns "billing.events" into "BillingEvents" for construct ids.
+func logicalName(s string) string {
+	var b strings.Builder
+	for _, part := range nonAlnum.Split(s, -1) {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// slug turns "billing.events" into "billing-events" for physical names.
+func slug(s string) string {
+	return strings.Trim(nonAlnum.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

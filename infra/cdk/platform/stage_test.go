@@ -1,0 +1,130 @@
+package platform
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func ctxOf(m map[string]any) Lookup { return func(k string) any { return m[k] } }
+
+var testStages = map[string]any{
+	"prod": map[string]any{"production": true, "account": "123456789012", "alarmEmail": "ops@example.com"},
+	"dev":  map[string]any{"logRetentionDays": float64(7)},
+}
+
+func TestLoadStage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		ctx   map[string]any
+		check func(t *testing.T, s Stage)
+	}{
+		{
+			name: "no stage given means dev with non-production defaults",
+			ctx:  map[string]any{},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, "dev", s.Name)
+				require.Equal(t, "evp-dev", s.Prefix())
+				require.False(t, s.Retained())
+				require.False(t, s.Reserved())
+				require.Equal(t, 14, s.LogRetentionDays)
+				require.Equal(t, "INFO", s.LogLevel)
+				require.Equal(t, 14, s.LedgerRetentionDays)
+				require.Equal(t, "/evp/dev", s.ParamPrefix())
+			},
+		},
+		{
+			name: "production stage from cdk.json retains data and reserves concurrency",
+			ctx:  map[string]any{CtxStage: "prod", CtxStages: testStages},
+			check: func(t *testing.T, s Stage) {
+				require.True(t, s.Production)
+				require.True(t, s.Retained())
+				require.True(t, s.Reserved())
+				require.Equal(t, 90, s.LogRetentionDays)
+				require.Equal(t, "123456789012", s.Account)
+				require.Equal(t, "ops@example.com", s.AlarmEmail)
+				require.Equal(t, "evp-prod", s.StackName())
+			},
+		},
+		{
+			name: "command-line overrides win over cdk.json",
+			ctx: map[string]any{
+				CtxStage: "prod", CtxStages: testStages,
+				"retain": "false", "alarmEmail": "pager@example.com", "logLevel": "debug",
+				"producerPrincipals": "arn:aws:iam::111122223333:role/cms, 444455556666",
+				"subscribers":        `{"billing.events":"https://billing.example.com/hook"}`,
+			},
+			check: func(t *testing.T, s Stage) {
+				require.False(t, s.Retained())
+				require.Equal(t, "pager@example.com", s.AlarmEmail)
+				require.Equal(t, "DEBUG", s.LogLevel)
+				require.Equal(t, []string{"arn:aws:iam::111122223333:role/cms", "444455556666"}, s.ProducerPrincipals)
+				require.Equal(t, "https://billing.example.com/hook", s.Subscribers["billing.events"])
+			},
+		},
+		{
+			name: "an unknown stage name gets the defaults",
+			ctx:  map[string]any{CtxStage: "alice", CtxStages: testStages},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, "evp-alice", s.Prefix())
+				require.False(t, s.Production)
+				require.Equal(t, 14, s.LogRetentionDays)
+			},
+		},
+		{
+			name: "stages given as a JSON string on the command line",
+			ctx:  map[string]any{CtxStage: "dev", CtxStages: `{"dev":{"logRetentionDays":30}}`},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, 30, s.LogRetentionDays)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := LoadStage(ctxOf(tc.ctx))
+			require.NoError(t, err)
+			tc.check(t, s)
+		})
+	}
+}
+
+func TestLoadStageRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ctx  map[string]any
+		want string
+	}{
+		{"bad stage name", map[string]any{CtxStage: "Prod_1"}, "lowercase"},
+		{"stage name too long", map[string]any{CtxStage: "a-very-long-stage-name"}, "at most 16"},
+		{"unknown key in cdk.json", map[string]any{CtxStage: "dev", CtxStages: map[string]any{"dev": map[string]any{"logRetention": 7}}}, "unknown field"},
+		{"log retention CloudWatch does not offer", map[string]any{"logRetentionDays": "10"}, "logRetentionDays 10"},
+		{"log level", map[string]any{"logLevel": "verbose"}, "logLevel"},
+		{"ledger retention under 7 days", map[string]any{"ledgerRetentionDays": "3"}, "at least 7"},
+		{"producer that is not a principal", map[string]any{"producerPrincipals": "cms"}, "producer principal"},
+		{"producer wildcard", map[string]any{"producerPrincipals": "*"}, "producer principal"},
+		{"plain-http subscriber", map[string]any{"subscribers": `{"billing.events":"http://x.example.com"}`}, "https"},
+		{"account that is not an id", map[string]any{"account": "prod"}, "12-digit"},
+		{"non-numeric override", map[string]any{"apiRateLimit": "fast"}, "apiRateLimit"},
+		{"non-boolean override", map[string]any{"retain": "maybe"}, "retain"},
+		{"alarm e-mail", map[string]any{"alarmEmail": "oncall"}, "alarmEmail"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadStage(ctxOf(tc.ctx))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "BillingEvents", logicalName("billing.events"))
+	require.Equal(t, "CachePurge", logicalName("cache.purge"))
+	require.Equal(t, "billing-events", slug("billing.events"))
+	require.Equal(t, "crm-sync", slug("crm.sync"))
+}

@@ -1,0 +1,122 @@
+package platform
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Every topic of the topology has its queue and DLQ with the topology's
+// names and settings.
+func TestQueuePerTopic(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		queues := s.tpl.ofType("AWS::SQS::Queue")
+		require.Len(t, queues, 2*len(s.p.Topology.Topics), "one queue and one DLQ per topic, nothing else")
+		for _, tp := range s.p.Topology.Topics {
+			q := s.tpl.Resources[s.idOf(s.p.Queues[tp.Name].Queue)].Properties
+			dlqID := s.idOf(s.p.Queues[tp.Name].DLQ)
+			dlq := s.tpl.Resources[dlqID].Properties
+			require.Equal(t, tp.QueueName(s.p.Stage.Prefix()), q["QueueName"])
+			require.Equal(t, tp.DLQName(s.p.Stage.Prefix()), dlq["QueueName"])
+			require.Equal(t, tp.VisibilityTimeout.Seconds(), num(t, q["VisibilityTimeout"]), tp.Name)
+			require.Equal(t, float64(tp.MaxReceiveCount), num(t, dig(q, "RedrivePolicy", "maxReceiveCount")), tp.Name)
+			require.Equal(t, dlqID, refID(dig(q, "RedrivePolicy", "deadLetterTargetArn")), tp.Name)
+			if tp.FIFO {
+				require.Equal(t, true, q["FifoQueue"])
+				require.Equal(t, true, dlq["FifoQueue"])
+			} else {
+				require.Nil(t, q["FifoQueue"])
+			}
+		}
+	})
+}
+
+// Every topic with a consumer binary and (for HTTP) a subscriber has one
+// consumer function with one event source matching the topology; the others
+// are listed as unconsumed.
+func TestConsumerPerTopic(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		mappings := s.tpl.ofType("AWS::Lambda::EventSourceMapping")
+		for _, tp := range s.p.Topology.Topics {
+			consumed := tp.Consumer != topology.ConsumerPurge &&
+				(tp.Consumer != topology.ConsumerHTTP || s.p.Stage.Subscribers[tp.Name] != "")
+			if !consumed {
+				require.Contains(t, s.p.Unconsumed, tp.Name)
+				require.NotContains(t, s.p.Consumers, tp.Name)
+				continue
+			}
+			fnID, fn := s.function(t, "consumer-"+slug(tp.Name))
+			require.Equal(t, tp.ConsumerTimeout.Seconds(), num(t, fn.Properties["Timeout"]), tp.Name)
+			env := dig(fn.Properties, "Environment", "Variables").(map[string]any)
+			require.Equal(t, tp.Name, env[wire.EnvConsumerTopic])
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), refID(env[wire.EnvConsumerQueueURL]))
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].DLQ), refID(env[wire.EnvConsumerDLQURL]))
+			require.Equal(t, s.idOf(s.p.Tables[table.Events.Name]), refID(env[wire.EnvEventsTable]))
+			require.Equal(t, s.idOf(s.p.Tables[table.Incidents.Name]), refID(env[wire.EnvIncidentsTable]))
+			if tp.Consumer == topology.ConsumerHTTP {
+				require.Equal(t, s.p.Stage.Subscribers[tp.Name], env[wire.EnvSubscriberURL])
+				require.Equal(t, s.idOf(s.p.Secrets.Subscribers[tp.Name]), refID(env[wire.EnvSubscriberSecretARN]))
+			}
+
+			var mine []resource
+			for _, m := range mappings {
+				if refID(m.Properties["FunctionName"]) == fnID {
+					mine = append(mine, m)
+				}
+			}
+			require.Len(t, mine, 1, "%s: one event source", tp.Name)
+			m := mine[0].Properties
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), refID(m["EventSourceArn"]), tp.Name)
+			require.Equal(t, float64(tp.BatchSize), num(t, m["BatchSize"]), tp.Name)
+			require.Equal(t, []any{"ReportBatchItemFailures"}, m["FunctionResponseTypes"], tp.Name)
+			if tp.BatchWindow > 0 {
+				require.Equal(t, tp.BatchWindow.Seconds(), num(t, m["MaximumBatchingWindowInSeconds"]), tp.Name)
+			} else {
+				require.Nil(t, m["MaximumBatchingWindowInSeconds"], tp.Name)
+			}
+			if tp.MaxConcurrency > 0 {
+				require.Equal(t, float64(tp.MaxConcurrency), num(t, dig(m, "ScalingConfig", "MaximumConcurrency")), tp.Name)
+			}
+		}
+	})
+}
+
+// A consumer's role reaches its own queue and DLQ and no other queue; it
+// may not delete outbox rows or incidents.
+func TestConsumerRoleTouchesOnlyItsQueues(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		require.NotEmpty(t, s.p.Consumers)
+		for topic, f := range s.p.Consumers {
+			_, fn := s.function(t, f.Spec.Name)
+			got := actionsOn(s.statements(roleOf(t, fn)))
+			own := s.idOf(s.p.Queues[topic].Queue)
+			ownDLQ := s.idOf(s.p.Queues[topic].DLQ)
+			for _, tp := range s.p.Topology.Topics {
+				if tp.Name == topic {
+					continue
+				}
+				require.NotContains(t, got, s.idOf(s.p.Queues[tp.Name].Queue), "%s reaches %s", topic, tp.Name)
+				require.NotContains(t, got, s.idOf(s.p.Queues[tp.Name].DLQ), "%s reaches the DLQ of %s", topic, tp.Name)
+			}
+			require.Subset(t, []string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}, got[own], topic)
+			require.Contains(t, got[own], "sqs:ReceiveMessage")
+			require.Equal(t, []string{"sqs:SendMessage"}, got[ownDLQ], "%s: poison messages go to its DLQ", topic)
+			for res, actions := range got {
+				for _, a := range actions {
+					require.NotContains(t, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject", "sqs:PurgeQueue"}, a, "%s on %s", topic, res)
+				}
+			}
+			if s.p.Topology.Topics[slices.IndexFunc(s.p.Topology.Topics, func(tp topology.Topic) bool { return tp.Name == topic })].Consumer == topology.ConsumerArchive {
+				require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/archive/"+topic+"/*"], "%s writes its own archive prefix", topic)
+			}
+		}
+	})
+}

@@ -1,0 +1,65 @@
+package platform
+
+import (
+	"encoding/json"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// PathWebhookStripe is the route Stripe posts to.
+const PathWebhookStripe = "/webhook/stripe"
+
+// newWebhookStripe creates the Stripe adapter behind POST /webhook/stripe.
+// Its role may invoke the ingest function (and the ingest function's
+// resource policy names this role) and read the Stripe signing secrets;
+// nothing else.
+func (p *Platform) newWebhookStripe(ingest *Function) {
+	secret := awssecretsmanager.NewSecret(p.Stack, jsii.String("StripeWebhookSecrets"), &awssecretsmanager.SecretProps{
+		Description: p.secretDescription(`active Stripe endpoint signing secrets as a JSON list, e.g. ["whsec_…"]. ` +
+			"Set it after the first deploy; list two during a rotation."),
+		// A random placeholder: the webhook refuses anything but a JSON
+		// list of whsec_ secrets, so it fails loudly until an operator sets
+		// the real value (Stripe retries meanwhile).
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{ExcludePunctuation: jsii.Bool(true)},
+		RemovalPolicy:        awscdk.RemovalPolicy_DESTROY,
+	})
+	suppress(secret, "AwsSolutions-SMG4",
+		"Stripe issues endpoint signing secrets in its dashboard; Secrets Manager cannot rotate them. Operators roll them with an overlap window (docs/deploy.md#rotation) and the webhook re-reads the list every few minutes.")
+	p.Secrets.StripeWebhook = secret
+
+	tenants, err := json.Marshal(webhook.TenantMap{Accounts: p.Stage.StripeAccountTenants, Default: p.Stage.StripeDefaultTenant})
+	if err != nil {
+		panic(err)
+	}
+	f := p.newFunction(fnSpec{
+		ID:          "WebhookStripe",
+		Binary:      RoleWebhookStripe,
+		Name:        "webhook-stripe",
+		Description: "Stripe webhook adapter: verify signature, canonicalize, invoke ingest",
+		Timeout:     wire.WebhookFunctionTimeout,
+		MemoryMB:    256,
+		Reserved:    50,
+		Env: map[string]*string{
+			wire.EnvIngestFunction:  ingest.Fn.FunctionArn(),
+			wire.EnvStripeSecretARN: secret.SecretArn(),
+			wire.EnvStripeTenantMap: jsii.String(string(tenants)),
+		},
+	})
+	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
+	p.grantInvokeIngest(ingest, f, "WebhookStripe")
+	p.route(f, awsapigatewayv2.HttpMethod_POST, PathWebhookStripe,
+		"Stripe cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the Stripe-Signature HMAC (constant-time, 300 s tolerance) before doing anything else. The stage is throttled.")
+}
+
+// grantInvokeIngest lets a producer function invoke ingest: an identity
+// statement on its role and a matching entry in ingest's resource policy.
+func (p *Platform) grantInvokeIngest(ingest, producer *Function, id string) {
+	allow(producer.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
+	p.allowInvokeIngest(ingest, id, producer.Role)
+}
