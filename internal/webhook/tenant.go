@@ -50,4 +50,3 @@ func (m TenantMap) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
