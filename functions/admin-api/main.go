@@ -6,41 +6,19 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 func main() {
-	ctx := context.Background()
-	log := logging.Lambda("admin-api")
+	b := wire.NewBoot("admin-api")
 	top := topology.Default()
 	cfg, err := wire.LoadAdminConfig(envconf.New(), top)
-	if err != nil {
-		fail(log, "invalid config", err)
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail(log, "aws config", err)
-	}
-	trace.Instrument(&awsCfg)
-	api, err := wire.NewAdmin(ctx, cfg, top, wire.NewClients(awsCfg), log)
-	if err != nil {
-		fail(log, "handler", err)
-	}
+	b.Check("invalid config", err)
+	api, err := wire.NewAdmin(b.Ctx, cfg, top, b.Clients(), b.Log)
+	b.Check("handler", err)
 	lambda.Start(api.Handle)
-}
-
-func fail(log *slog.Logger, msg string, err error) {
-	log.Error("admin-api: cold start failed: "+msg, "error", err)
-	os.Exit(1)
 }

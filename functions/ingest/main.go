@@ -4,38 +4,18 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 func main() {
-	ctx := context.Background()
-	log := logging.Lambda("ingest")
+	b := wire.NewBoot("ingest")
 	top := topology.Default()
 	cfg, err := wire.LoadIngestConfig(envconf.New(), top)
-	if err != nil {
-		fail(log, "invalid config", err)
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail(log, "aws config", err)
-	}
-	trace.Instrument(&awsCfg) // AWS calls as X-Ray subsegments (active tracing)
-	svc := wire.NewIngest(cfg, top, wire.NewClients(awsCfg), log)
+	b.Check("invalid config", err)
+	svc := wire.NewIngest(cfg, top, b.Clients(), b.Log)
 	lambda.Start(svc.Handle)
-}
-
-func fail(log *slog.Logger, msg string, err error) {
-	log.Error("ingest: cold start failed: "+msg, "error", err)
-	os.Exit(1)
 }

@@ -5,39 +5,19 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 func main() {
-	ctx := context.Background()
-	log := logging.Lambda("sweeper")
+	b := wire.NewBoot("sweeper")
 	top := topology.Default()
 	cfg, err := wire.LoadSweeperConfig(envconf.New(), top)
-	if err != nil {
-		fail(log, "invalid config", err)
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail(log, "aws config", err)
-	}
-	trace.Instrument(&awsCfg) // AWS calls as X-Ray subsegments (active tracing)
-	s := wire.NewSweeper(cfg, top, wire.NewClients(awsCfg), log, &metric.Emitter{})
+	b.Check("invalid config", err)
+	s := wire.NewSweeper(cfg, top, b.Clients(), b.Log, &metric.Emitter{})
 	lambda.Start(s.Handle)
-}
-
-func fail(log *slog.Logger, msg string, err error) {
-	log.Error("sweeper: cold start failed: "+msg, "error", err)
-	os.Exit(1)
 }

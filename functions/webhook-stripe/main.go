@@ -6,39 +6,17 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 func main() {
-	ctx := context.Background()
-	log := logging.Lambda("webhook-stripe")
+	b := wire.NewBoot("webhook-stripe")
 	cfg, err := wire.LoadStripeWebhookConfig(envconf.New())
-	if err != nil {
-		fail(log, "invalid config", err)
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail(log, "aws config", err)
-	}
-	trace.Instrument(&awsCfg) // AWS calls as X-Ray subsegments (active tracing)
-	h, err := wire.NewStripeWebhook(ctx, cfg, wire.NewClients(awsCfg), log)
-	if err != nil {
-		fail(log, "handler", err)
-	}
+	b.Check("invalid config", err)
+	h, err := wire.NewStripeWebhook(b.Ctx, cfg, b.Clients(), b.Log)
+	b.Check("handler", err)
 	lambda.Start(h.Handle)
-}
-
-func fail(log *slog.Logger, msg string, err error) {
-	log.Error("webhook-stripe: cold start failed: "+msg, "error", err)
-	os.Exit(1)
 }
