@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/cursor"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -113,10 +114,8 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 	return reply(http.StatusOK, page)
 }
 
-// badCursor recognises the store's complaint about a cursor it did not
-// issue. (The incident package has no sentinel for it yet; the Incidents
-// adapter's message is "invalid cursor: …".)
-func badCursor(err error) bool { return strings.Contains(err.Error(), "invalid cursor") }
+// badCursor recognises a cursor this API did not issue.
+func badCursor(err error) bool { return errors.Is(err, cursor.ErrInvalid) }
 
 // filterFrom reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=;
 // since and until take RFC 3339 or an age ("24h", "7d"), as the CLI does.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/clip"
+
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -154,7 +156,7 @@ func (c *Consumer) retry(it *item, f *failure) {
 func (c *Consumer) poison(it *item, f *failure) {
 	now := c.now()
 	c.release(it, f, time.Time{}, now)
-	r := Reason{Code: f.code, Message: outbox.Truncate(f.msg, maxReasonLen), FailedAt: now}
+	r := Reason{Code: f.code, Message: clip.String(f.msg, maxReasonLen), FailedAt: now}
 	if err := c.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
 		it.outcome, it.delay, it.fail = retried, c.Backoff.Delay(it.msg.ReceiveCount, 0), f
 		c.log().ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
@@ -186,7 +188,7 @@ func (f *failure) lastError() string {
 	if f.kind == KindPermanent {
 		s = f.code + ": " + f.msg
 	}
-	return outbox.Truncate(s, outbox.MaxErrorLen)
+	return clip.String(s, outbox.MaxErrorLen)
 }
 
 // attest resolves the incident a successful replay came from.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/clip"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -134,7 +136,7 @@ func (e *Events) MarkRetry(ctx context.Context, eventID, topic, owner, lastError
 			":empty":      s(""),
 			":zero":       n(0),
 			":next":       n(millis(retryAt)),
-			":e":          s(outbox.Truncate(lastError, outbox.MaxErrorLen)),
+			":e":          s(clip.String(lastError, outbox.MaxErrorLen)),
 			":now":        s(FormatTime(now)),
 			":o":          s(owner),
 		})

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/cursor"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -308,10 +310,10 @@ func decodeCursor(s string) (map[string]partCursor, error) {
 	if s == "" {
 		return out, nil
 	}
-	if err := decodeToken(s, &out); err != nil {
+	if err := cursor.Decode(s, &out); err != nil {
 		return nil, fmt.Errorf("invalid cursor: %w", err)
 	}
 	return out, nil
 }
 
-func encodeCursor(m map[string]partCursor) (string, error) { return encodeToken(m) }
+func encodeCursor(m map[string]partCursor) (string, error) { return cursor.Encode(m) }

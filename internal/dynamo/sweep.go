@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/cursor"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -265,12 +267,12 @@ func encodeKey(k map[string]ddbtypes.AttributeValue) (string, error) {
 			return "", fmt.Errorf("dynamo: key attribute %s has unsupported type %T", name, v)
 		}
 	}
-	return encodeToken(t)
+	return cursor.Encode(t)
 }
 
 func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 	var t keyToken
-	if err := decodeToken(s, &t); err != nil {
+	if err := cursor.Decode(s, &t); err != nil {
 		return nil, err
 	}
 	out := make(map[string]ddbtypes.AttributeValue, len(t))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/clip"
 )
 
 // ErrTransition is wrapped by every refused status change.
@@ -65,7 +67,7 @@ func (inc *Incident) StartReplay(by, note string, at time.Time, force bool) erro
 }
 
 func (inc *Incident) move(to Status, by, note string, at time.Time) {
-	inc.appendHistory(Change{From: inc.Status, To: to, By: by, At: at, Note: truncate(note, MaxNoteLen)})
+	inc.appendHistory(Change{From: inc.Status, To: to, By: by, At: at, Note: clip.String(note, MaxNoteLen)})
 	inc.Status = to
 	inc.UpdatedAt = at
 	if to == StatusResolved {
@@ -135,12 +137,12 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 			ID: ID(dl.EventID, dl.Topic), EventID: dl.EventID, TenantID: dl.TenantID, Topic: dl.Topic,
 			Status: StatusOpen, CreatedAt: now,
 		}
-		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: truncate(note, MaxNoteLen)})
+		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: clip.String(note, MaxNoteLen)})
 	} else {
 		inc = *existing
 		inc.History = slices.Clone(existing.History)
 		inc.MessageIDs = slices.Clone(existing.MessageIDs)
-		inc.appendHistory(Change{From: inc.Status, To: StatusOpen, By: dl.By, At: now, Note: truncate(note, MaxNoteLen)})
+		inc.appendHistory(Change{From: inc.Status, To: StatusOpen, By: dl.By, At: now, Note: clip.String(note, MaxNoteLen)})
 		inc.Status = StatusOpen
 	}
 	if inc.TenantID == "" || inc.TenantID == UnknownTenant {
@@ -152,8 +154,8 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	inc.RetryCount++
 	inc.Type, inc.Source, inc.SourceQueue = dl.Type, dl.Source, dl.SourceQueue
 	inc.ErrorCode = dl.ErrorCode
-	inc.ErrorMessage = truncate(dl.ErrorMessage, MaxErrorMessageLen)
-	inc.ErrorDetail = truncate(dl.ErrorDetail, MaxErrorDetailLen)
+	inc.ErrorMessage = clip.String(dl.ErrorMessage, MaxErrorMessageLen)
+	inc.ErrorDetail = clip.String(dl.ErrorDetail, MaxErrorDetailLen)
 	inc.Body, inc.Raw = dl.Body, dl.Raw
 	inc.LastFailedAt = failedAt
 	inc.UpdatedAt = now
@@ -164,16 +166,4 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 		}
 	}
 	return inc, true
-}
-
-// truncate shortens s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

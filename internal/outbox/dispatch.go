@@ -3,10 +3,11 @@ package outbox
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/clip"
 )
 
 // Message is what goes onto a topic queue.
@@ -123,7 +124,7 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	o.SendErr = sendErr
 	err := d.Store.MarkFailed(ctx, Failure{
 		EventID: m.EventID, Topic: m.Topic, Owner: j.Owner,
-		Attempts: j.Attempts + 1, Err: Truncate(sendErr.Error(), MaxErrorLen),
+		Attempts: j.Attempts + 1, Err: clip.String(sendErr.Error(), MaxErrorLen),
 		NextRetryAt: now.Add(j.RetryDelay), Now: now,
 	})
 	if err != nil && !errors.Is(err, ErrLeaseLost) {
@@ -143,18 +144,3 @@ func (d *Dispatcher) log() *slog.Logger {
 
 // MaxErrorLen bounds lastError so a verbose SDK error cannot bloat the item.
 const MaxErrorLen = 1024
-
-// Truncate shortens s to at most n bytes on a rune boundary.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// RowKey is a printable (event, topic) identity for logs and errors.
-func RowKey(eventID, topic string) string { return fmt.Sprintf("%s/%s", eventID, topic) }

@@ -61,3 +61,6 @@ func (r Row) Delivered() bool {
 	}
 	return false
 }
+
+// RowKey is a printable (event, topic) identity for logs and errors.
+func RowKey(eventID, topic string) string { return eventID + "/" + topic }

@@ -1,10 +1,8 @@
 package outbox_test
 
 import (
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,14 +29,4 @@ func TestRowStates(t *testing.T) {
 		require.Equal(t, tc.claimable, tc.row.Claimable(now), "%+v claimable", tc.row)
 		require.Equal(t, tc.delivered, tc.row.Delivered(), "%+v delivered", tc.row)
 	}
-}
-
-func TestTruncate(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "short", outbox.Truncate("short", 10))
-	long := strings.Repeat("é", 600) // 2 bytes each
-	got := outbox.Truncate(long, 1023)
-	require.True(t, utf8.ValidString(got), "never cuts a rune in half")
-	require.LessOrEqual(t, len(got), 1023+len("…"))
-	require.True(t, strings.HasSuffix(got, "…"))
 }

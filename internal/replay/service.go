@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	pagecursor "github.com/siteswarm/eventplatform/internal/cursor"
+
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
@@ -76,7 +78,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 	}
 	var cur selectCursor
 	if cursor != "" {
-		if err := decodeToken(cursor, &cur); err != nil {
+		if err := pagecursor.Decode(cursor, &cur); err != nil {
 			return SelectPage{}, badRequest("invalid cursor")
 		}
 	}
@@ -115,7 +117,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 		}
 		page.Done, page.Truncated = true, len(more.Incidents) > 0
 	default:
-		if page.Cursor, err = encodeToken(selectCursor{Store: res.Cursor, Selected: page.Selected}); err != nil {
+		if page.Cursor, err = pagecursor.Encode(selectCursor{Store: res.Cursor, Selected: page.Selected}); err != nil {
 			return SelectPage{}, err
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/clip"
+
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/siteswarm/eventplatform/internal/webhook"
@@ -80,7 +82,7 @@ func parseTimestamp(header string) (time.Time, error) {
 	for _, pair := range strings.Split(header, ",") {
 		k, v, ok := strings.Cut(pair, "=")
 		if !ok || strings.Contains(v, "=") {
-			return time.Time{}, fmt.Errorf("%q is not a key=value pair", truncate(pair, 16))
+			return time.Time{}, fmt.Errorf("%q is not a key=value pair", clip.String(pair, 16))
 		}
 		switch k {
 		case "t":
@@ -102,13 +104,6 @@ func parseTimestamp(header string) (time.Time, error) {
 		return time.Time{}, errors.New("no v1= signature")
 	}
 	return time.Unix(ts, 0), nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Sign returns a Stripe-Signature header value for body signed at t with
