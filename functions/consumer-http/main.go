@@ -17,7 +17,7 @@ func main() {
 	top := topology.Default()
 	cfg, err := wire.LoadHTTPConsumerConfig(envconf.New(), top)
 	b.Check("invalid config", err)
-	consumer, err := wire.NewHTTPConsumer(cfg, top, b.Clients(), b.Log.With("topic", cfg.Topic))
+	consumer, err := wire.NewHTTPConsumer(b.Ctx, cfg, top, b.Clients(), b.Log.With("topic", cfg.Topic))
 	b.Check("build consumer", err)
 	lambda.Start(consumer.Handle)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/secret"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
@@ -23,7 +25,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/queue"
-	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -167,9 +168,9 @@ func TestBearerKeyRotationReloads(t *testing.T) {
 	var current atomic.Value
 	current.Store([]string{"old-key-123456"})
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	keys, err := webhook.NewKeyring(context.Background(), webhook.SecretStoreFunc(func(context.Context) ([]string, error) {
+	keys, err := secret.NewKeyring(context.Background(), secret.StoreFunc(func(context.Context) ([]string, error) {
 		return current.Load().([]string), nil
-	}), webhook.KeyringOptions{Now: func() time.Time { now = now.Add(time.Minute); return now }})
+	}), secret.KeyringOptions{Now: func() time.Time { now = now.Add(time.Minute); return now }})
 	require.NoError(t, err)
 	b := &bundle{api: &admin.API{Keys: keys}}
 	require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "Bearer old-key-123456").Status)

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -33,15 +32,15 @@ const (
 
 // Defaults of Deliverer.
 const (
-	DefaultTimeout   = 10 * time.Second
-	DefaultSecretTTL = 5 * time.Minute
-	UserAgent        = "evp-consumer-http/1"
+	DefaultTimeout = 10 * time.Second
+	UserAgent      = "evp-consumer-http/1"
 )
 
-// Secrets supplies the active signing secrets, newest first (internal/secret
-// implements it for Secrets Manager and for a fixed list).
+// Secrets supplies the active signing secrets, newest first. A
+// *secret.Keyring implements it: cached, refreshed without a redeploy, the
+// last good set kept when a refresh fails.
 type Secrets interface {
-	Load(ctx context.Context) ([]string, error)
+	Active(ctx context.Context) []string
 }
 
 // Deliverer is the consumer Handler of an HTTP topic.
@@ -51,18 +50,11 @@ type Deliverer struct {
 	// Client sends the requests (default NewClient()).
 	Client  *http.Client
 	Secrets Secrets
-	// SecretTTL is how long loaded secrets are used before they are read
-	// again (default 5 min), so a rotation needs no redeploy.
-	SecretTTL time.Duration
 	// Timeout bounds one request, connection to last body byte (default
 	// 10 s).
 	Timeout time.Duration
 	Now     func() time.Time
 	Log     *slog.Logger
-
-	mu       sync.Mutex
-	cached   []string
-	loadedAt time.Time
 }
 
 var _ consume.Handler = (*Deliverer)(nil)
@@ -233,42 +225,28 @@ func redact(raw string) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
-// secrets returns the active secrets, reading them at most once per TTL.
-// A failed refresh keeps the last good secrets (and is retried after a
-// minute); only a first read failing fails deliveries.
+// secrets returns the active signing secrets.
 func (d *Deliverer) secrets(ctx context.Context) ([]string, error) {
 	if d.Secrets == nil {
 		return nil, errors.New("no signing secrets configured")
 	}
-	ttl := d.SecretTTL
-	if ttl <= 0 {
-		ttl = DefaultSecretTTL
+	s := d.Secrets.Active(ctx)
+	if len(s) == 0 {
+		return nil, errors.New("no active signing secret")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	now := d.now()
-	if d.cached != nil && now.Sub(d.loadedAt) < ttl {
-		return d.cached, nil
-	}
-	s, err := d.Secrets.Load(ctx)
-	if err == nil {
-		for i, sec := range s {
-			if _, kerr := Key(sec); kerr != nil {
-				err = fmt.Errorf("active secret #%d: %w", i+1, kerr)
-				break
-			}
-		}
-	}
-	if err != nil {
-		if d.cached != nil {
-			d.loadedAt = now.Add(min(time.Minute, ttl) - ttl)
-			d.log().WarnContext(ctx, "deliver: refreshing signing secrets failed; still signing with the previous ones", "error", err)
-			return d.cached, nil
-		}
-		return nil, err
-	}
-	d.cached, d.loadedAt = s, now
 	return s, nil
+}
+
+// CheckSecrets is a secret.Store filter: it fails a load holding a secret
+// that is not a Standard Webhooks key, so a bad rotation keeps the last good
+// secrets instead of signing with garbage.
+func CheckSecrets(secrets []string) error {
+	for i, sec := range secrets {
+		if _, err := Key(sec); err != nil {
+			return fmt.Errorf("active secret #%d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 func (d *Deliverer) now() time.Time {

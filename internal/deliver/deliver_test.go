@@ -212,10 +212,11 @@ func TestSigningSecretsAreCachedAndRefreshed(t *testing.T) {
 	}}
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	d := deliverer(sub.URL)
-	d.Secrets, d.SecretTTL = src, 5*time.Minute
-	d.Now = func() time.Time { return time.Unix(0, now.Load()) }
 	ctx := context.Background()
+	keys, err := secret.NewKeyring(ctx, src, secret.KeyringOptions{Refresh: 5 * time.Minute, MinReload: time.Minute, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	require.NoError(t, err)
+	d := deliverer(sub.URL)
+	d.Secrets = keys
 
 	require.NoError(t, d.Handle(ctx, message()))
 	require.NoError(t, d.Handle(ctx, message()))
@@ -235,8 +236,8 @@ func TestSigningSecretsAreCachedAndRefreshed(t *testing.T) {
 	// No secrets at all: transient (a configuration error an operator fixes,
 	// after which the retries go through).
 	d2 := deliverer(sub.URL)
-	d2.Secrets = &secretsFunc{fn: func(int32) ([]string, error) { return nil, errors.New("access denied") }}
-	err := d2.Handle(ctx, message())
+	d2.Secrets = secret.List(nil)
+	err = d2.Handle(ctx, message())
 	require.Error(t, err)
 	require.False(t, consume.IsPermanent(err))
 }

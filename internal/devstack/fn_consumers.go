@@ -98,7 +98,7 @@ func (s *Stack) ConsumerSettings(tp topology.Topic) map[string]string {
 // each fed by an SQS event source shaped by the topology (batch size,
 // window, max concurrency). Purge topics get theirs from the cache purge
 // service.
-func consumerFunctions(_ context.Context, s *Stack) ([]Function, error) {
+func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
 	for _, tp := range s.Topology.Topics {
 		settings := s.ConsumerSettings(tp)
@@ -115,7 +115,7 @@ func consumerFunctions(_ context.Context, s *Stack) ([]Function, error) {
 		case topology.ConsumerHTTP:
 			var cfg wire.HTTPConsumerConfig
 			if cfg, err = wire.LoadHTTPConsumerConfig(envconf.FromMap(settings), s.Topology); err == nil {
-				c, err = wire.NewHTTPConsumer(cfg, s.Topology, s.Clients, log)
+				c, err = wire.NewHTTPConsumer(ctx, cfg, s.Topology, s.Clients, log)
 			}
 		case topology.ConsumerArchive:
 			var cfg wire.ArchiveConsumerConfig

@@ -14,7 +14,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/webhook"
 )
 
 // Environment variables of the admin-api function (the CDK app sets them;
@@ -58,7 +57,7 @@ func LoadAdminConfig(r *envconf.Reader, top topology.Topology) (AdminConfig, err
 		Replay:       rc,
 		KeySecretARN: r.String(EnvAdminKeySecretARN, ""),
 		Keys:         r.List(EnvAdminKey),
-		KeyRefresh:   r.Duration(EnvAdminKeyRefresh, webhook.DefaultSecretRefresh),
+		KeyRefresh:   r.Duration(EnvAdminKeyRefresh, secret.DefaultRefresh),
 	}
 	r.JSON(EnvDLQURLs, &c.DLQURLs)
 	if err := r.Err(); err != nil {
@@ -98,21 +97,21 @@ func (c AdminConfig) validateKeys(top topology.Topology) error {
 
 var (
 	_ admin.Operations = (*replay.Service)(nil)
-	_ admin.Keys       = (*webhook.Keyring)(nil)
+	_ admin.Keys       = (*secret.Keyring)(nil)
 )
 
 // NewAdmin builds the admin API. It reads the keys once (failing the cold
 // start if they cannot be read) and caches them, refreshed every
 // KeyRefresh.
 func NewAdmin(ctx context.Context, c AdminConfig, top topology.Topology, cl Clients, log *slog.Logger) (*admin.API, error) {
-	var store webhook.SecretStore = secret.List(c.Keys)
+	var store secret.Store = secret.List(c.Keys)
 	if c.KeySecretARN != "" {
 		if cl.SecretsManager == nil {
 			return nil, errors.New("admin-api: a Secrets Manager client is required for " + EnvAdminKeySecretARN)
 		}
 		store = &secret.Manager{Client: cl.SecretsManager, SecretID: c.KeySecretARN}
 	}
-	keys, err := webhook.NewKeyring(ctx, store, webhook.KeyringOptions{Refresh: c.KeyRefresh, Log: log})
+	keys, err := secret.NewKeyring(ctx, store, secret.KeyringOptions{Refresh: c.KeyRefresh, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("admin-api: bearer keys: %w", err)
 	}

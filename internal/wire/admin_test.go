@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/secret"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -39,7 +40,7 @@ func TestLoadAdminConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, arn, c.KeySecretARN)
 	require.Empty(t, c.Keys)
-	require.Equal(t, webhook.DefaultSecretRefresh, c.KeyRefresh)
+	require.Equal(t, secret.DefaultRefresh, c.KeyRefresh)
 	require.Equal(t, "evp-prod-incidents", c.Replay.IncidentsTable)
 	require.Less(t, wire.AdminFunctionTimeout, 30*time.Second, "under API Gateway's integration limit")
 

@@ -138,7 +138,7 @@ func LoadHTTPConsumerConfig(r *envconf.Reader, top topology.Topology) (HTTPConsu
 		SubscriberURL:  r.String(EnvSubscriberURL, ""),
 		SecretARN:      r.String(EnvSubscriberSecretARN, ""),
 		Secrets:        r.List(EnvSubscriberSecret),
-		SecretRefresh:  r.Duration(EnvSubscriberSecretRefresh, deliver.DefaultSecretTTL),
+		SecretRefresh:  r.Duration(EnvSubscriberSecretRefresh, secret.DefaultRefresh),
 		RequestTimeout: r.Duration(EnvSubscriberTimeout, deliver.DefaultTimeout),
 	}
 	if err := r.Err(); err != nil {
@@ -245,8 +245,7 @@ var (
 	_ consume.Incidents    = (*dynamo.Incidents)(nil)
 	_ consume.Handler      = (*deliver.Deliverer)(nil)
 	_ consume.BatchHandler = (*archive.Archiver)(nil)
-	_ deliver.Secrets      = (*secret.Manager)(nil)
-	_ deliver.Secrets      = secret.List(nil)
+	_ deliver.Secrets      = (*secret.Keyring)(nil)
 )
 
 // newConsumer builds the runtime around a topic's handler.
@@ -264,30 +263,40 @@ func newConsumer(c ConsumerConfig, top topology.Topology, cl Clients, log *slog.
 		Backoff:     consume.Backoff{Base: c.BackoffBase, Cap: c.BackoffCap},
 		Concurrency: c.Concurrency,
 		Retention:   c.Retention,
-		Trace: func(ctx context.Context, name, upstream string) (context.Context, func(error)) {
-			return trace.Continue(ctx, name, upstream)
-		},
+		Trace:       trace.Continue,
 	}
 }
 
 // NewHTTPConsumer builds the consumer-http handler: the runtime around a
 // Standard Webhooks deliverer for the topic's subscriber.
-func NewHTTPConsumer(c HTTPConsumerConfig, top topology.Topology, cl Clients, log *slog.Logger) (*consume.Consumer, error) {
-	var secrets deliver.Secrets = secret.List(c.Secrets)
+// The signing secrets are loaded at cold start (failing it when they cannot
+// be read) and refreshed lazily, so a rotation needs no redeploy.
+func NewHTTPConsumer(ctx context.Context, c HTTPConsumerConfig, top topology.Topology, cl Clients, log *slog.Logger) (*consume.Consumer, error) {
+	var store secret.Store = secret.List(c.Secrets)
 	if c.SecretARN != "" {
 		if cl.SecretsManager == nil {
 			return nil, errors.New("consumer-http: a Secrets Manager client is required for " + EnvSubscriberSecretARN)
 		}
-		secrets = &secret.Manager{Client: cl.SecretsManager, SecretID: c.SecretARN}
+		store = &secret.Manager{Client: cl.SecretsManager, SecretID: c.SecretARN}
+	}
+	checked := secret.StoreFunc(func(ctx context.Context) ([]string, error) {
+		s, err := store.Load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s, deliver.CheckSecrets(s)
+	})
+	keys, err := secret.NewKeyring(ctx, checked, secret.KeyringOptions{Refresh: c.SecretRefresh, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("consumer-http: signing secrets: %w", err)
 	}
 	cons := newConsumer(c.ConsumerConfig, top, cl, log)
 	cons.Handler = &deliver.Deliverer{
-		URL:       c.SubscriberURL,
-		Client:    deliver.NewClient(),
-		Secrets:   secrets,
-		SecretTTL: c.SecretRefresh,
-		Timeout:   c.RequestTimeout,
-		Log:       log,
+		URL:     c.SubscriberURL,
+		Client:  deliver.NewClient(),
+		Secrets: keys,
+		Timeout: c.RequestTimeout,
+		Log:     log,
 	}
 	return cons, cons.Validate()
 }

@@ -93,7 +93,7 @@ func TestLoadHTTPConsumerConfig(t *testing.T) {
 		m[wire.EnvSubscriberSecretARN] = "arn:aws:secretsmanager:us-east-1:123456789012:secret:evp-prod-crm"
 	}), topology.Default())
 	require.NoError(t, err)
-	_, err = wire.NewHTTPConsumer(cfg, topology.Default(), wire.Clients{}, logging.Discard())
+	_, err = wire.NewHTTPConsumer(context.Background(), cfg, topology.Default(), wire.Clients{}, logging.Discard())
 	require.ErrorContains(t, err, "Secrets Manager client")
 }
 
@@ -168,7 +168,7 @@ func TestHTTPConsumerHonoursRetryAfterOnTheQueue(t *testing.T) {
 		wire.EnvSubscriberURL: sub.URL + "/hook", wire.EnvSubscriberSecret: testSecret, wire.EnvSubscriberTimeout: "2s",
 	}), top)
 	require.NoError(t, err)
-	c, err := wire.NewHTTPConsumer(cfg, top, clients, logging.Discard())
+	c, err := wire.NewHTTPConsumer(context.Background(), cfg, top, clients, logging.Discard())
 	require.NoError(t, err)
 	c.Metrics = metric.Discard()
 

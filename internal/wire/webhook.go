@@ -45,7 +45,7 @@ const (
 const (
 	// WebhookFunctionTimeout is the Lambda timeout of a webhook function:
 	// the ingest call (at most MaxIngestTimeout), a secret refresh (at most
-	// webhook.DefaultSecretLoadTimeout) and margin, under API Gateway's
+	// secret.DefaultLoadTimeout) and margin, under API Gateway's
 	// 30 s integration limit.
 	WebhookFunctionTimeout = 20 * time.Second
 	// MaxIngestTimeout is the largest accepted EnvIngestTimeout.
@@ -73,7 +73,7 @@ func LoadStripeWebhookConfig(r *envconf.Reader) (StripeWebhookConfig, error) {
 		RetryAfter:     r.Duration(EnvWebhookRetryAfter, webhook.DefaultRetryAfter),
 		SecretARN:      r.String(EnvStripeSecretARN, ""),
 		Secrets:        r.List(EnvStripeWebhookSecret),
-		SecretRefresh:  r.Duration(EnvStripeSecretRefresh, webhook.DefaultSecretRefresh),
+		SecretRefresh:  r.Duration(EnvStripeSecretRefresh, secret.DefaultRefresh),
 	}
 	r.JSON(EnvStripeTenantMap, &c.Tenants)
 	if err := r.Err(); err != nil {
@@ -115,23 +115,23 @@ func (c StripeWebhookConfig) Validate() error {
 }
 
 var (
-	_ webhook.Ingester    = (*invoke.Ingest)(nil)
-	_ webhook.SecretStore = (*secret.Manager)(nil)
-	_ webhook.SecretStore = secret.List(nil)
-	_ stripe.Secrets      = (*webhook.Keyring)(nil)
+	_ webhook.Ingester = (*invoke.Ingest)(nil)
+	_ secret.Store     = (*secret.Manager)(nil)
+	_ secret.Store     = secret.List(nil)
+	_ stripe.Secrets   = (*secret.Keyring)(nil)
 )
 
 // NewStripeWebhook builds the webhook-stripe handler. It reads the signing
 // secrets once (failing the cold start if they cannot be read) and caches
 // them; deliveries refresh the cache every SecretRefresh.
 func NewStripeWebhook(ctx context.Context, c StripeWebhookConfig, cl Clients, log *slog.Logger) (*webhook.Handler, error) {
-	var store webhook.SecretStore = secret.List(c.Secrets)
+	var store secret.Store = secret.List(c.Secrets)
 	if c.SecretARN != "" {
 		if cl.SecretsManager == nil {
 			return nil, errors.New("webhook-stripe: a Secrets Manager client is required for " + EnvStripeSecretARN)
 		}
 		sm := &secret.Manager{Client: cl.SecretsManager, SecretID: c.SecretARN}
-		store = webhook.SecretStoreFunc(func(ctx context.Context) ([]string, error) {
+		store = secret.StoreFunc(func(ctx context.Context) ([]string, error) {
 			secrets, err := sm.Load(ctx)
 			if err != nil {
 				return nil, err
@@ -142,7 +142,7 @@ func NewStripeWebhook(ctx context.Context, c StripeWebhookConfig, cl Clients, lo
 	if cl.Lambda == nil {
 		return nil, errors.New("webhook-stripe: a Lambda client is required to invoke ingest")
 	}
-	keys, err := webhook.NewKeyring(ctx, store, webhook.KeyringOptions{Refresh: c.SecretRefresh, Log: log})
+	keys, err := secret.NewKeyring(ctx, store, secret.KeyringOptions{Refresh: c.SecretRefresh, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("webhook-stripe: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/secret"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
@@ -24,10 +26,10 @@ func TestLoadStripeWebhookConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, invoke.DefaultTimeout, c.IngestTimeout)
 	require.Equal(t, webhook.DefaultRetryAfter, c.RetryAfter)
-	require.Equal(t, webhook.DefaultSecretRefresh, c.SecretRefresh)
+	require.Equal(t, secret.DefaultRefresh, c.SecretRefresh)
 	require.Equal(t, webhook.TenantMap{Accounts: map[string]string{"acct_1": "acme"}, Default: "globex"}, c.Tenants)
 	require.Empty(t, c.Secrets)
-	require.Less(t, c.IngestTimeout+webhook.DefaultSecretLoadTimeout, wire.WebhookFunctionTimeout)
+	require.Less(t, c.IngestTimeout+secret.DefaultLoadTimeout, wire.WebhookFunctionTimeout)
 	require.Less(t, wire.WebhookFunctionTimeout, 30*time.Second, "under API Gateway's integration limit")
 
 	c, err = wire.LoadStripeWebhookConfig(envconf.FromMap(map[string]string{

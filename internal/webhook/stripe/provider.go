@@ -13,7 +13,7 @@ import (
 const Source = "stripe"
 
 // Secrets is what verification needs of the signing-secret cache
-// (*webhook.Keyring).
+// (*secret.Keyring).
 type Secrets interface {
 	Active(ctx context.Context) []string
 	Reload(ctx context.Context) ([]string, bool)

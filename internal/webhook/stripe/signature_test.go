@@ -78,9 +78,9 @@ func (s *store) Loads() int {
 	return s.loads
 }
 
-func provider(t testing.TB, clk *clock, st webhook.SecretStore, tenants webhook.TenantMap) *stripe.Provider {
+func provider(t testing.TB, clk *clock, st secret.Store, tenants webhook.TenantMap) *stripe.Provider {
 	t.Helper()
-	keys, err := webhook.NewKeyring(context.Background(), st, webhook.KeyringOptions{Now: clk.Now})
+	keys, err := secret.NewKeyring(context.Background(), st, secret.KeyringOptions{Now: clk.Now})
 	require.NoError(t, err)
 	p := stripe.New(keys, tenants, nil)
 	p.Now = clk.Now
@@ -210,13 +210,13 @@ func TestVerifySecretRotation(t *testing.T) {
 
 	// Old and new both active.
 	st.Set(secretB, secretA)
-	clk.Advance(webhook.DefaultSecretRefresh)
+	clk.Advance(secret.DefaultRefresh)
 	require.Empty(t, verify(secretA), "old secret still active")
 	require.Empty(t, verify(secretB), "new secret active")
 
 	// Old removed.
 	st.Set(secretB)
-	clk.Advance(webhook.DefaultSecretRefresh)
+	clk.Advance(secret.DefaultRefresh)
 	require.Empty(t, verify(secretB))
 	require.Equal(t, webhook.CodeSignatureMismatch, verify(secretA), "a removed secret no longer verifies")
 }
@@ -243,7 +243,7 @@ func TestVerifyReloadsOnMissRateLimited(t *testing.T) {
 		require.Equal(t, webhook.CodeSignatureMismatch, codeOf(t, p.Verify(ctx, delivery(body, stripe.Sign(body, clk.Now(), "whsec_forged")))))
 	}
 	require.Equal(t, 2, st.Loads(), "misses within MinReload do not reload")
-	clk.Advance(webhook.DefaultSecretMinReload)
+	clk.Advance(secret.DefaultMinReload)
 	require.Equal(t, webhook.CodeSignatureMismatch, codeOf(t, p.Verify(ctx, delivery(body, stripe.Sign(body, clk.Now(), "whsec_forged")))))
 	require.Equal(t, 3, st.Loads())
 }

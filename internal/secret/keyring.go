@@ -1,4 +1,4 @@
-package webhook
+package secret
 
 import (
 	"context"
@@ -10,27 +10,27 @@ import (
 	"time"
 )
 
-// SecretStore loads a provider's active signing secrets: every secret a
+// Store loads a provider's active signing secrets: every secret a
 // delivery may be signed with right now (providers roll secrets with an
 // overlap window, so there can be several). In AWS it is a Secrets Manager
 // secret; locally an environment variable.
-type SecretStore interface {
+type Store interface {
 	Load(ctx context.Context) ([]string, error)
 }
 
 // Keyring defaults.
 const (
-	// DefaultSecretRefresh is how old the cached secrets may get before a
+	// DefaultRefresh is how old the cached secrets may get before a
 	// delivery triggers a reload: a rotation takes effect within it without
 	// a redeploy.
-	DefaultSecretRefresh = 5 * time.Minute
-	// DefaultSecretMinReload rate-limits reloads: after a failed refresh,
+	DefaultRefresh = 5 * time.Minute
+	// DefaultMinReload rate-limits reloads: after a failed refresh,
 	// and for the reload a signature miss triggers (a secret rotated just
 	// now), so a flood of forged deliveries cannot hammer the store.
-	DefaultSecretMinReload = 30 * time.Second
-	// DefaultSecretLoadTimeout bounds one load, well inside the webhook's
+	DefaultMinReload = 30 * time.Second
+	// DefaultLoadTimeout bounds one load, well inside the webhook's
 	// own deadline.
-	DefaultSecretLoadTimeout = 3 * time.Second
+	DefaultLoadTimeout = 3 * time.Second
 )
 
 // KeyringOptions configure NewKeyring; zero values take the defaults.
@@ -42,14 +42,14 @@ type KeyringOptions struct {
 	Log         *slog.Logger
 }
 
-// Keyring caches a SecretStore: loaded once at cold start (failing it if
+// Keyring caches a Store: loaded once at cold start (failing it if
 // the store cannot be read), then reloaded lazily by the delivery that finds
 // the cache older than Refresh. Lambda freezes an idle instance, so a
 // background refresher would not run reliably; a lazy refresh costs one
 // store read per Refresh per warm instance. A failed refresh keeps the last
 // good secrets. Secrets are never logged. Safe for concurrent use.
 type Keyring struct {
-	store SecretStore
+	store Store
 	o     KeyringOptions
 
 	mu       sync.Mutex
@@ -59,15 +59,15 @@ type Keyring struct {
 }
 
 // NewKeyring loads the store once and returns the cache.
-func NewKeyring(ctx context.Context, store SecretStore, o KeyringOptions) (*Keyring, error) {
+func NewKeyring(ctx context.Context, store Store, o KeyringOptions) (*Keyring, error) {
 	if o.Refresh <= 0 {
-		o.Refresh = DefaultSecretRefresh
+		o.Refresh = DefaultRefresh
 	}
 	if o.MinReload <= 0 {
-		o.MinReload = DefaultSecretMinReload
+		o.MinReload = DefaultMinReload
 	}
 	if o.LoadTimeout <= 0 {
-		o.LoadTimeout = DefaultSecretLoadTimeout
+		o.LoadTimeout = DefaultLoadTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -91,7 +91,7 @@ func (k *Keyring) Active(ctx context.Context) []string {
 	now := k.o.Now()
 	if now.Sub(k.loadedAt) >= k.o.Refresh && now.Sub(k.tried) >= k.o.MinReload {
 		if _, err := k.loadLocked(ctx); err != nil {
-			k.o.Log.WarnContext(ctx, "webhook: secret refresh failed; keeping the cached secrets", "error", err, "cachedFor", now.Sub(k.loadedAt).Round(time.Second).String())
+			k.o.Log.WarnContext(ctx, "secret: refresh failed; keeping the cached secrets", "error", err, "cachedFor", now.Sub(k.loadedAt).Round(time.Second).String())
 		}
 	}
 	return k.secrets
@@ -109,7 +109,7 @@ func (k *Keyring) Reload(ctx context.Context) ([]string, bool) {
 	}
 	changed, err := k.loadLocked(ctx)
 	if err != nil {
-		k.o.Log.WarnContext(ctx, "webhook: secret reload failed; keeping the cached secrets", "error", err)
+		k.o.Log.WarnContext(ctx, "secret: reload failed; keeping the cached secrets", "error", err)
 	}
 	return k.secrets, changed
 }
@@ -126,23 +126,23 @@ func (k *Keyring) loadLocked(ctx context.Context) (changed bool, err error) {
 	defer cancel()
 	secrets, err := k.store.Load(ctx)
 	if err != nil {
-		return false, fmt.Errorf("webhook: load signing secrets: %w", err)
+		return false, fmt.Errorf("secret: load: %w", err)
 	}
 	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
 	if len(secrets) == 0 {
-		return false, errors.New("webhook: load signing secrets: the store holds no secret")
+		return false, errors.New("secret: load: the store holds no secret")
 	}
 	changed = !slices.Equal(secrets, k.secrets)
 	k.secrets, k.loadedAt = secrets, k.o.Now()
 	if changed {
-		k.o.Log.InfoContext(ctx, "webhook: signing secrets loaded", "count", len(secrets))
+		k.o.Log.InfoContext(ctx, "secret: secrets loaded", "count", len(secrets))
 	}
 	return changed, nil
 }
 
-// SecretStoreFunc adapts a function to SecretStore (for example to check
+// StoreFunc adapts a function to Store (for example to check
 // what another store returns).
-type SecretStoreFunc func(ctx context.Context) ([]string, error)
+type StoreFunc func(ctx context.Context) ([]string, error)
 
 // Load calls f.
-func (f SecretStoreFunc) Load(ctx context.Context) ([]string, error) { return f(ctx) }
+func (f StoreFunc) Load(ctx context.Context) ([]string, error) { return f(ctx) }
