@@ -23,6 +23,11 @@ type Message struct {
 	Body []byte
 	// ReplayOf is the incident id when an operator replays an incident.
 	ReplayOf string
+	// DedupID overrides the FIFO deduplication id (default: the event id, so
+	// provider retries inside SQS's window are dropped). Each replay sets
+	// its own, so a second replay of one incident is not dropped as a copy
+	// of the first.
+	DedupID string
 	// TraceHeader is the X-Ray trace header carried as AWSTraceHeader.
 	TraceHeader string
 }

@@ -63,10 +63,10 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 		}
 		in.MessageGroupId = aws.String(group)
 		// The event id dedupes provider retries inside SQS's 5-minute
-		// window; a replay must get through, so it dedupes on the incident.
-		dedup := m.EventID
-		if m.ReplayOf != "" {
-			dedup = "replay:" + m.ReplayOf
+		// window; a replay must get through, so it carries its own id.
+		dedup := m.DedupID
+		if dedup == "" {
+			dedup = m.EventID
 		}
 		in.MessageDeduplicationId = aws.String(dedupID(dedup))
 	}

@@ -35,8 +35,12 @@ func TestSendFIFOGroupsAndDedupes(t *testing.T) {
 	require.NoError(t, s.Send(ctx, msg))
 	require.NoError(t, s.Send(ctx, msg), "a provider retry inside the dedup window is accepted")
 	replay := msg
-	replay.ReplayOf = "inc_1"
+	replay.ReplayOf, replay.DedupID = "inc_1", "replay:inc_1:1"
 	require.NoError(t, s.Send(ctx, replay))
+	require.NoError(t, s.Send(ctx, replay), "a repeated send of one replay is deduplicated")
+	second := replay
+	second.DedupID = "replay:inc_1:2"
+	require.NoError(t, s.Send(ctx, second), "the next replay of the incident is not")
 	long := msg
 	long.EventID = strings.Repeat("e", 255)
 	require.NoError(t, s.Send(ctx, long), "long event ids are hashed into a valid dedup id")
@@ -57,7 +61,7 @@ func TestSendFIFOGroupsAndDedupes(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	require.Len(t, got, 3, "the retry is deduplicated; the replay and the long id are not")
+	require.Len(t, got, 4, "the retry and the repeated replay are deduplicated; two replays and the long id are not")
 	for _, m := range got {
 		require.Equal(t, "cus_1", m.Attributes["MessageGroupId"], "the subject is the message group")
 	}
@@ -68,7 +72,7 @@ func TestSendFIFOGroupsAndDedupes(t *testing.T) {
 			replays++
 		}
 	}
-	require.Equal(t, 1, replays)
+	require.Equal(t, 2, replays)
 }
 
 func TestSendUnknownTopic(t *testing.T) {

@@ -207,7 +207,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("reset dispatch row: %w", err)))
 	}
 	// 3. Re-send the canonical envelope with replayOf.
-	msg, err := s.message(ctx, ev, inc)
+	msg, err := s.message(ctx, ev, moved)
 	if err == nil {
 		err = s.Sender.Send(ctx, msg)
 	}
@@ -294,6 +294,9 @@ func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.I
 	m := outbox.Message{
 		Topic: inc.Topic, EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Subject: ev.Subject,
 		Body: body, ReplayOf: inc.ID,
+		// One dedup id per replay started: a FIFO queue drops a repeated
+		// send of the same replay, never the next replay.
+		DedupID: fmt.Sprintf("replay:%s:%d", inc.ID, inc.ReplayCount),
 	}
 	if s.TraceHeader != nil {
 		m.TraceHeader = s.TraceHeader(ctx)
