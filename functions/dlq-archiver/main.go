@@ -17,6 +17,6 @@ func main() {
 	b := wire.NewBoot("dlq-archiver")
 	cfg, err := wire.LoadArchiverConfig(envconf.New(), topology.Default())
 	b.Check("invalid config", err)
-	a := wire.NewArchiver(cfg, b.Clients(), b.Log, &metric.Emitter{})
+	a := wire.NewArchiver(cfg, b.Clients(), b.Log, metric.ForStage(cfg.Stage))
 	lambda.Start(a.Handle)
 }

@@ -18,6 +18,6 @@ func main() {
 	top := topology.Default()
 	cfg, err := wire.LoadSweeperConfig(envconf.New(), top)
 	b.Check("invalid config", err)
-	s := wire.NewSweeper(cfg, top, b.Clients(), b.Log, &metric.Emitter{})
+	s := wire.NewSweeper(cfg, top, b.Clients(), b.Log, metric.ForStage(cfg.Stage))
 	lambda.Start(s.Handle)
 }

@@ -93,6 +93,20 @@ func (e *Emitter) Emit(dims map[string]string, metrics ...Metric) {
 	_, _ = w.Write(b)
 }
 
+// DimensionStage names the deployment stage on every metric of a deployed
+// function, so two stages in one account and region never share a series
+// (or an alarm).
+const DimensionStage = "Stage"
+
+// ForStage is the emitter of a function deployed in stage (stdout, the
+// default namespace); an empty stage (the local stack) adds no dimension.
+func ForStage(stage string) *Emitter {
+	if stage == "" {
+		return &Emitter{}
+	}
+	return &Emitter{Dimensions: map[string]string{DimensionStage: stage}}
+}
+
 // Discard is an emitter that writes nothing.
 func Discard() *Emitter { return &Emitter{W: io.Discard} }
 

@@ -39,3 +39,9 @@ func TestEmitWritesEMF(t *testing.T) {
 		map[string]any{"Name": "HandlerDuration", "Unit": "Milliseconds"},
 	}, dir["Metrics"])
 }
+
+func TestForStage(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, map[string]string{metric.DimensionStage: "evp-prod"}, metric.ForStage("evp-prod").Dimensions)
+	require.Empty(t, metric.ForStage("").Dimensions, "the local stack has no stage dimension")
+}

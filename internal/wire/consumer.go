@@ -96,6 +96,8 @@ type ConsumerConfig struct {
 	Concurrency    int
 	// Retention is the TTL of outbox rows a consumer has to recreate.
 	Retention time.Duration
+	// Stage is the metric dimension of a deployed consumer.
+	Stage string
 }
 
 // HTTPConsumerConfig configures consumer-http.
@@ -127,6 +129,7 @@ func loadConsumerConfig(r *envconf.Reader) ConsumerConfig {
 		BackoffCap:     r.Duration(EnvConsumerBackoffCap, consume.DefaultBackoffCap),
 		Concurrency:    r.Int(EnvConsumerConcurrency, consume.DefaultConcurrency),
 		Retention:      r.Duration(EnvRetention, ingest.DefaultRetention),
+		Stage:          r.String(EnvStage, ""),
 	}
 }
 
@@ -257,7 +260,7 @@ func newConsumer(c ConsumerConfig, top topology.Topology, cl Clients, log *slog.
 		Queue:       &queue.Source{Client: cl.SQS, URL: c.QueueURL, DLQURL: c.DLQURL, FIFO: tp.FIFO},
 		Payloads:    &blob.S3{Client: cl.S3},
 		Incidents:   &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable},
-		Metrics:     &metric.Emitter{},
+		Metrics:     metric.ForStage(c.Stage),
 		Log:         log,
 		Now:         time.Now,
 		Backoff:     consume.Backoff{Base: c.BackoffBase, Cap: c.BackoffCap},

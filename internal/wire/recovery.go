@@ -76,6 +76,8 @@ type SweeperConfig struct {
 	BatchSize      int
 	Concurrency    int
 	Margin         time.Duration
+	// Stage is the metric dimension of the deployed sweeper.
+	Stage string
 }
 
 // LoadSweeperConfig reads and validates the sweeper config.
@@ -90,6 +92,7 @@ func LoadSweeperConfig(r *envconf.Reader, top topology.Topology) (SweeperConfig,
 		BatchSize:      r.Int(EnvSweepBatchSize, sweep.DefaultBatchSize),
 		Concurrency:    r.Int(EnvSweepConcurrency, sweep.DefaultConcurrency),
 		Margin:         r.Duration(EnvSweepMargin, sweep.DefaultMargin),
+		Stage:          r.String(EnvStage, ""),
 	}
 	r.JSON(EnvQueueURLs, &c.QueueURLs)
 	if err := r.Err(); err != nil {

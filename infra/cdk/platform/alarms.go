@@ -132,7 +132,9 @@ const (
 // packages, so they cannot drift apart).
 func (p *Platform) newMetricAlarms() {
 	emf := func(name string, dims map[string]string, stat string) awscloudwatch.Metric {
-		dm := map[string]*string{}
+		// Deployed functions add the stage to every metric
+		// (metric.ForStage), so this stage's alarms see only its series.
+		dm := map[string]*string{metric.DimensionStage: jsii.String(p.Stage.Prefix())}
 		for k, v := range dims {
 			dm[k] = jsii.String(v)
 		}

@@ -74,7 +74,8 @@ func TestAlarms(t *testing.T) {
 			inc := get(slug(tp.Name) + "-incidents-opened")
 			require.Equal(t, archiver.MetricIncidentsOpened, inc.Metric)
 			require.Equal(t, metric.DefaultNamespace, inc.Namespace)
-			require.Equal(t, map[string]string{"Topic": tp.Name}, inc.Dims)
+			require.Equal(t, map[string]string{"Topic": tp.Name, metric.DimensionStage: s.p.Stage.Prefix()}, inc.Dims,
+				"the stage dimension keeps two stages in one account apart")
 		}
 		// Topics nobody consumes (cache.purge until its service lands;
 		// HTTP topics without a subscriber outside production) are alarmed
@@ -92,7 +93,7 @@ func TestAlarms(t *testing.T) {
 
 		lag := get("outbox-lag")
 		require.Equal(t, sweep.MetricLag, lag.Metric)
-		require.Equal(t, map[string]string{"Function": "sweeper"}, lag.Dims)
+		require.Equal(t, map[string]string{"Function": "sweeper", metric.DimensionStage: s.p.Stage.Prefix()}, lag.Dims)
 		require.Equal(t, metric.DefaultNamespace, lag.Namespace)
 		require.Equal(t, sweep.MetricAbandoned, get("outbox-abandoned").Metric)
 		notRunning := get("sweeper-not-running")

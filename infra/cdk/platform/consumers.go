@@ -54,6 +54,7 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		wire.EnvConsumerQueueURL: qs.Queue.QueueUrl(),
 		wire.EnvConsumerDLQURL:   qs.DLQ.QueueUrl(),
 		wire.EnvEventsTable:      events.TableName(),
+		wire.EnvStage:            jsii.String(p.Stage.Prefix()),
 		wire.EnvIncidentsTable:   incidents.TableName(),
 		wire.EnvRetention:        p.retention(),
 	}
