@@ -65,6 +65,10 @@ deploy: deps build ## Deploy STAGE to the current AWS account (make deploy STAGE
 	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
 	npx cdk deploy -c stage=$(STAGE) $(CDK_FLAGS) --all --require-approval broadening
 
+.PHONY: fresh
+fresh: ## Run CI (.ci/run) on a fresh clone of HEAD in a temp dir, as CI does
+	scripts/fresh-clone-ci.sh
+
 .PHONY: clean
 clean: ## Remove build outputs
 	rm -rf bin cdk.out .bench.out
