@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/devstack"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -89,7 +91,7 @@ func BenchmarkConsume(b *testing.B) {
 func (b *bundle) tryHandle(ctx context.Context, msgs []sqstypes.Message) ([]string, error) {
 	lctx, cancel := context.WithTimeout(ctx, b.topic.ConsumerTimeout)
 	defer cancel()
-	resp, err := b.consumer.Handle(lctx, lambdaEvent(b.q.ARN, msgs))
+	resp, err := b.consumer.Handle(lctx, devstack.SQSEvent(b.q.ARN, msgs))
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)

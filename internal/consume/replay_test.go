@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/devstack"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
@@ -54,7 +56,7 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	}
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, 2*time.Second)
 	require.Len(t, dead, 1)
-	resp, err := arch.Handle(ctx, lambdaEvent(b.q.DLQARN, dead))
+	resp, err := arch.Handle(ctx, devstack.SQSEvent(b.q.DLQARN, dead))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	id := incident.ID("evt_replay", topicName)

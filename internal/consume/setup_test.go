@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
+	"github.com/siteswarm/eventplatform/internal/devstack"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -145,22 +146,6 @@ func (b *bundle) receive(t testing.TB, max int, wait time.Duration) []sqstypes.M
 }
 
 // lambdaEvent is the SQS event Lambda builds from received messages.
-func lambdaEvent(queueARN string, msgs []sqstypes.Message) events.SQSEvent {
-	ev := events.SQSEvent{}
-	for _, m := range msgs {
-		rec := events.SQSMessage{
-			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
-			Attributes: m.Attributes, EventSourceARN: queueARN, EventSource: "aws:sqs", AWSRegion: localaws.Region,
-			MessageAttributes: map[string]events.SQSMessageAttribute{},
-		}
-		for k, v := range m.MessageAttributes {
-			rec.MessageAttributes[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-		}
-		ev.Records = append(ev.Records, rec)
-	}
-	return ev
-}
-
 // invoke runs the consumer on msgs with a Lambda-like deadline (the topic's
 // consumer timeout), then deletes what it did not report, as the event
 // source mapping does. It returns the reported message ids.
@@ -175,20 +160,13 @@ func (b *bundle) invoke(t testing.TB, msgs []sqstypes.Message) map[string]bool {
 func (b *bundle) tryInvoke(msgs []sqstypes.Message) (map[string]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.topic.ConsumerTimeout)
 	defer cancel()
-	resp, err := b.consumer.Handle(ctx, lambdaEvent(b.q.ARN, msgs))
+	resp, err := b.consumer.Handle(ctx, devstack.SQSEvent(b.q.ARN, msgs))
 	if err != nil {
 		return nil, err
 	}
-	failed := map[string]bool{}
-	ids := map[string]bool{}
-	for _, m := range msgs {
-		ids[aws.ToString(m.MessageId)] = true
-	}
-	for _, f := range resp.BatchItemFailures {
-		if !ids[f.ItemIdentifier] {
-			return nil, fmt.Errorf("batchItemFailures names unknown item %q", f.ItemIdentifier)
-		}
-		failed[f.ItemIdentifier] = true
+	failed, err := devstack.FailedItems(msgs, resp)
+	if err != nil {
+		return nil, err
 	}
 	return failed, b.ack(msgs, failed)
 }

@@ -116,19 +116,26 @@ func (s *Stack) invokeBatch(ctx context.Context, name string, src QueueSource, m
 	if err != nil {
 		return nil, err
 	}
-	failed := map[string]bool{}
 	var resp events.SQSEventResponse
 	if len(out) > 0 && string(out) != "null" {
 		if err := json.Unmarshal(out, &resp); err != nil {
 			return nil, fmt.Errorf("unparseable batch response: %w", err)
 		}
 	}
+	return FailedItems(msgs, resp)
+}
+
+// FailedItems reads a partial batch response as Lambda's event source
+// mapping does: the set of message ids to keep, or an error (the whole
+// batch failed) when an identifier is empty or names no message of the
+// batch.
+func FailedItems(msgs []sqstypes.Message, resp events.SQSEventResponse) (map[string]bool, error) {
 	ids := map[string]bool{}
 	for _, m := range msgs {
 		ids[aws.ToString(m.MessageId)] = true
 	}
+	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
-		// Lambda treats an empty or unknown identifier as a failed batch.
 		if !ids[f.ItemIdentifier] {
 			return nil, fmt.Errorf("batchItemFailures names unknown item %q", f.ItemIdentifier)
 		}
