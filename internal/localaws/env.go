@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -195,9 +196,18 @@ func (e *Env) ServeFunctions(fns *Functions, optFns ...func(*lambda.Options)) *l
 // Messages are not deleted: they stay in flight for the queue's visibility
 // timeout. Errors are reported with tb.Errorf (safe from any goroutine) and
 // end the receive.
+//
+// A ReceiveMessage attempt that fails after the emulator dequeued (its
+// response lost, then retried by the SDK) leaves those messages in flight
+// with nobody holding them, exactly as in SQS. When that happens and the
+// receive comes up short, ReceiveAll says so in the test log and keeps
+// waiting for one visibility timeout, so the messages come back instead of
+// the test failing on an emulator hiccup.
 func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, wait time.Duration) []sqstypes.Message {
 	var out []sqstypes.Message
+	attempts := &attemptErrors{}
 	deadline := time.Now().Add(wait)
+	rescued := false
 	for maxMessages <= 0 || len(out) < maxMessages {
 		n := int32(10)
 		if maxMessages > 0 && maxMessages-len(out) < 10 {
@@ -211,7 +221,7 @@ func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, 
 			WaitTimeSeconds:             waitSecs,
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-		})
+		}, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, attempts.observe) })
 		if err != nil {
 			e.tb.Errorf("localaws: receive from %s: %v", queueURL, err)
 			return out
@@ -224,6 +234,19 @@ func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, 
 			continue
 		}
 		if remaining = time.Until(deadline); remaining <= 0 {
+			if lost := attempts.list(); len(lost) > 0 && !rescued && wait > 0 {
+				rescued = true
+				vt := e.visibilityTimeout(ctx, queueURL)
+				e.tb.Logf("localaws: receive from %s came up short after %d retried attempt(s) (%v); waiting %s for their messages to become visible again", queueURL, len(lost), lost, vt)
+				deadline = time.Now().Add(vt + time.Second)
+				continue
+			}
+			if maxMessages > 0 && wait > 0 {
+				// Not necessarily wrong (a test may expect fewer), but when it
+				// is, the queue's own count tells "never sent" from "taken".
+				visible, inflight := e.QueueDepth(ctx, queueURL)
+				e.tb.Logf("localaws: receive from %s got %d of %d in %s; the queue reports %d visible, %d in flight", queueURL, len(out), maxMessages, wait, visible, inflight)
+			}
 			return out
 		}
 		if remaining < time.Second {
@@ -236,6 +259,51 @@ func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, 
 		}
 	}
 	return out
+}
+
+// attemptErrors records the errors of individual attempts of a call (each
+// retry the SDK made), which the call's own result hides when a later
+// attempt succeeds.
+type attemptErrors struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (a *attemptErrors) observe(stack *middleware.Stack) error {
+	// After the retry middleware: runs once per attempt.
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("localaws.attemptErrors",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleFinalize(ctx, in)
+			if err != nil {
+				a.mu.Lock()
+				a.errs = append(a.errs, err)
+				a.mu.Unlock()
+			}
+			return out, md, err
+		}), middleware.After)
+}
+
+func (a *attemptErrors) list() []error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.errs)
+}
+
+// visibilityTimeout is the queue's visibility timeout (30s, SQS's default,
+// if it cannot be read).
+func (e *Env) visibilityTimeout(ctx context.Context, url string) time.Duration {
+	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameVisibilityTimeout},
+	})
+	if err != nil {
+		return 30 * time.Second
+	}
+	secs, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameVisibilityTimeout)])
+	if err != nil {
+		return 30 * time.Second
+	}
+	return time.Duration(secs) * time.Second
 }
 
 // QueueDepth reports a queue's approximate visible and in-flight message

@@ -3,8 +3,10 @@ package localaws_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
@@ -231,4 +234,46 @@ func TestFauxqsLocation(t *testing.T) {
 
 	_, err = localaws.StartFauxqs(context.Background(), localaws.FauxqsOptions{Dir: t.TempDir()})
 	require.ErrorContains(t, err, "npm ci")
+}
+
+// A ReceiveMessage whose response is lost after the emulator dequeued (the
+// SDK retries and gets nothing) leaves the messages in flight; ReceiveAll
+// notices the retried attempt and waits for them to come back rather than
+// coming up short.
+func TestReceiveAllWaitsOutMessagesALostResponseLeftInFlight(t *testing.T) {
+	t.Parallel()
+	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("lost.events", 5, false)))
+	ctx := context.Background()
+	q := env.Queue("lost.events")
+	_, err := env.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
+		QueueUrl:   aws.String(q.URL),
+		Attributes: map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "3"},
+	})
+	require.NoError(t, err)
+	for i := range 2 {
+		_, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("m" + strconv.Itoa(i))})
+		require.NoError(t, err)
+	}
+
+	var dropped atomic.Int32
+	env.SQS = sqs.NewFromConfig(env.Config(), func(o *sqs.Options) {
+		o.BaseEndpoint = env.SQS.Options().BaseEndpoint
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("loseFirstReceive",
+				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleDeserialize(ctx, in)
+					if err == nil && middleware.GetOperationName(ctx) == "ReceiveMessage" && dropped.Add(1) == 1 {
+						return out, md, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+					}
+					return out, md, err
+				}), middleware.After)
+		})
+	})
+
+	msgs := env.ReceiveAll(ctx, q.URL, 2, time.Second)
+	require.Len(t, msgs, 2)
+	require.GreaterOrEqual(t, dropped.Load(), int32(2), "the first response was lost and the SDK retried")
+	for _, m := range msgs {
+		require.Equal(t, "2", m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)], "redelivered after the lost receive")
+	}
 }
