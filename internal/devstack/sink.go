@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/deliver"
 )
 
 // SinkPath is where the local HTTP subscriber sink receives deliveries:
@@ -33,7 +36,20 @@ type Delivery struct {
 	Headers map[string]string `json:"headers"`
 	// Body is the request body: JSON as is, anything else as a JSON string.
 	Body json.RawMessage `json:"body"`
+	// Signature is what checking the Standard Webhooks signature against
+	// the topic's signing secrets found, the way a subscriber would:
+	// SignatureVerified, or why not (SignatureMissing, SignatureStale,
+	// SignatureMismatch). Empty when the sink has no secrets for the topic.
+	Signature string `json:"signature,omitempty"`
 }
+
+// What the sink found checking a delivery's signature.
+const (
+	SignatureVerified = "verified"
+	SignatureMissing  = "missing"  // no webhook-id/-timestamp/-signature
+	SignatureStale    = "stale"    // webhook-timestamp outside the tolerance
+	SignatureMismatch = "mismatch" // no v1 signature matches any secret
+)
 
 // Delivered reports whether the sink accepted the delivery.
 func (d Delivery) Delivered() bool { return d.Status >= 200 && d.Status < 300 }
@@ -48,6 +64,12 @@ type failure struct {
 // deliver, per topic, and can be told to fail a topic so the retry, DLQ,
 // incident and replay path can be tried by hand.
 type Sink struct {
+	// Secrets returns a topic's active signing secrets; each delivery is
+	// checked against them and the outcome recorded (never enforced: the
+	// sink answers the same either way, so a hand-made curl still lands).
+	// Nil: signatures are not checked.
+	Secrets func(topic string) []string
+
 	mu      sync.Mutex
 	byTopic map[string][]Delivery
 	failing map[string]failure
@@ -133,12 +155,36 @@ func (k *Sink) record(topic string, r *http.Request, body []byte) failure {
 	if d.EventID == "" {
 		d.EventID = r.Header.Get("webhook-id")
 	}
+	if k.Secrets != nil {
+		d.Signature = checkSignature(k.Secrets(topic), r.Header, body, d.ReceivedAt)
+	}
 	recs := append(k.byTopic[topic], d)
 	if len(recs) > maxSinkRecords {
 		recs = slices.Delete(recs, 0, len(recs)-maxSinkRecords)
 	}
 	k.byTopic[topic] = recs
 	return answer
+}
+
+// checkSignature verifies a delivery under any of secrets ("" if there are
+// none).
+func checkSignature(secrets []string, h http.Header, body []byte, now time.Time) string {
+	if len(secrets) == 0 {
+		return ""
+	}
+	outcome := SignatureMismatch
+	for _, secret := range secrets {
+		err := deliver.Verify(secret, h, body, deliver.DefaultTolerance, now)
+		switch {
+		case err == nil:
+			return SignatureVerified
+		case errors.Is(err, deliver.ErrMissingHeaders):
+			return SignatureMissing
+		case errors.Is(err, deliver.ErrTimestamp):
+			return SignatureStale
+		}
+	}
+	return outcome
 }
 
 // routes mounts the sink's API on mux.

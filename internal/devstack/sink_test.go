@@ -1,14 +1,18 @@
 package devstack_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/devstack"
 )
 
@@ -104,4 +108,43 @@ func TestSinkRecordsFailsAndRecovers(t *testing.T) {
 	code, _, _ = do(t, http.MethodDelete, base, "", nil)
 	require.Equal(t, http.StatusNoContent, code)
 	require.Empty(t, st.Sink.Deliveries(""))
+}
+
+// The sink checks each delivery's signature against the topic's secrets the
+// way a subscriber would and records the outcome; it answers the same
+// either way.
+func TestSinkRecordsWhetherTheSignatureVerifies(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	topic := "billing.events"
+	url := st.URL() + devstack.SinkPath + "/" + topic
+	body := `{"id":"evt_sig"}`
+	now := time.Now()
+	signed := func(secrets []string, ts time.Time) map[string]string {
+		sig, err := deliver.Sign(secrets, "evt_sig", ts, []byte(body))
+		require.NoError(t, err)
+		return map[string]string{"webhook-id": "evt_sig", "webhook-timestamp": strconv.FormatInt(ts.Unix(), 10), "webhook-signature": sig}
+	}
+	other := "whsec_" + base64.StdEncoding.EncodeToString([]byte("another-subscriber-key"))
+	cases := []struct {
+		name string
+		hdr  map[string]string
+		want string
+	}{
+		{"signed with the topic's secret", signed(st.SubscriberSecrets(topic), now), devstack.SignatureVerified},
+		{"one of several signatures matches", signed([]string{other, st.SubscriberSecrets(topic)[0]}, now), devstack.SignatureVerified},
+		{"unsigned", nil, devstack.SignatureMissing},
+		{"another secret", signed([]string{other}, now), devstack.SignatureMismatch},
+		{"ten minutes old", signed(st.SubscriberSecrets(topic), now.Add(-10*time.Minute)), devstack.SignatureStale},
+	}
+	for _, c := range cases {
+		code, _, _ := do(t, http.MethodPost, url, body, c.hdr)
+		require.Equal(t, http.StatusOK, code, c.name)
+	}
+	got := st.Sink.Deliveries(topic)
+	require.Len(t, got, len(cases))
+	for i, c := range cases {
+		require.Equal(t, c.want, got[i].Signature, c.name)
+	}
+	require.Equal(t, devstack.SignatureVerified, sinkGet(t, url[:strings.LastIndex(url, "/")]+"?topic="+topic).Deliveries[0].Signature, "in the JSON view too")
 }

@@ -107,6 +107,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
 	}
+	s.Sink.Secrets = s.SubscriberSecrets
 	if addr := s.Settings.String(SettingXRayDaemon, ""); addr != "" {
 		if err := trace.Configure(trace.Options{DaemonAddr: addr, SampleAll: true}); err != nil {
 			return nil, fmt.Errorf("devstack: %w", err)
