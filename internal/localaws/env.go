@@ -292,35 +292,37 @@ func (a *attemptErrors) list() []error {
 // visibilityTimeout is the queue's visibility timeout (30s, SQS's default,
 // if it cannot be read).
 func (e *Env) visibilityTimeout(ctx context.Context, url string) time.Duration {
-	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl:       aws.String(url),
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameVisibilityTimeout},
-	})
-	if err != nil {
-		return 30 * time.Second
-	}
-	secs, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameVisibilityTimeout)])
-	if err != nil {
+	attrs, err := e.queueAttributes(ctx, url, sqstypes.QueueAttributeNameVisibilityTimeout)
+	secs, convErr := strconv.Atoi(attrs[sqstypes.QueueAttributeNameVisibilityTimeout])
+	if err != nil || convErr != nil {
 		return 30 * time.Second
 	}
 	return time.Duration(secs) * time.Second
 }
 
+func (e *Env) queueAttributes(ctx context.Context, url string, names ...sqstypes.QueueAttributeName) (map[sqstypes.QueueAttributeName]string, error) {
+	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: names})
+	if err != nil {
+		return nil, err
+	}
+	attrs := make(map[sqstypes.QueueAttributeName]string, len(names))
+	for _, n := range names {
+		attrs[n] = out.Attributes[string(n)]
+	}
+	return attrs, nil
+}
+
 // QueueDepth reports a queue's approximate visible and in-flight message
 // counts (-1, -1 after reporting an error with tb.Errorf).
 func (e *Env) QueueDepth(ctx context.Context, url string) (visible, inflight int) {
-	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(url),
-		AttributeNames: []sqstypes.QueueAttributeName{
-			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
-		},
-	})
+	attrs, err := e.queueAttributes(ctx, url,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
 	if err != nil {
 		e.tb.Errorf("localaws: queue depth of %s: %v", url, err)
 		return -1, -1
 	}
-	visible, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
-	inflight, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	visible, _ = strconv.Atoi(attrs[sqstypes.QueueAttributeNameApproximateNumberOfMessages])
+	inflight, _ = strconv.Atoi(attrs[sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible])
 	return visible, inflight
 }
