@@ -77,6 +77,10 @@ type Env struct {
 	S3       *s3.Client
 	SNS      *sns.Client
 
+	// plainSQS has neither Calls nor Faults: the kit's own diagnostics
+	// must not show up in a test's counts or trip its faults.
+	plainSQS *sqs.Client
+
 	tb  testing.TB
 	cfg aws.Config
 }
@@ -130,6 +134,7 @@ func NewEnv(tb testing.TB, opts ...EnvOption) *Env {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	plain := c.emu.Clients()
+	e.plainSQS = plain.SQS
 	res, err := Provision(ctx, plain, e.Prefix, c.top)
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -244,7 +249,7 @@ func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, 
 			if maxMessages > 0 && wait > 0 {
 				// Not necessarily wrong (a test may expect fewer), but when it
 				// is, the queue's own count tells "never sent" from "taken".
-				visible, inflight := e.QueueDepth(ctx, queueURL)
+				visible, inflight := e.depth(ctx, queueURL)
 				e.tb.Logf("localaws: receive from %s got %d of %d in %s; the queue reports %d visible, %d in flight", queueURL, len(out), maxMessages, wait, visible, inflight)
 			}
 			return out
@@ -292,7 +297,7 @@ func (a *attemptErrors) list() []error {
 // visibilityTimeout is the queue's visibility timeout (30s, SQS's default,
 // if it cannot be read).
 func (e *Env) visibilityTimeout(ctx context.Context, url string) time.Duration {
-	attrs, err := e.queueAttributes(ctx, url, sqstypes.QueueAttributeNameVisibilityTimeout)
+	attrs, err := queueAttributes(ctx, e.plainSQS, url, sqstypes.QueueAttributeNameVisibilityTimeout)
 	secs, convErr := strconv.Atoi(attrs[sqstypes.QueueAttributeNameVisibilityTimeout])
 	if err != nil || convErr != nil {
 		return 30 * time.Second
@@ -300,8 +305,8 @@ func (e *Env) visibilityTimeout(ctx context.Context, url string) time.Duration {
 	return time.Duration(secs) * time.Second
 }
 
-func (e *Env) queueAttributes(ctx context.Context, url string, names ...sqstypes.QueueAttributeName) (map[sqstypes.QueueAttributeName]string, error) {
-	out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: names})
+func queueAttributes(ctx context.Context, client *sqs.Client, url string, names ...sqstypes.QueueAttributeName) (map[sqstypes.QueueAttributeName]string, error) {
+	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: names})
 	if err != nil {
 		return nil, err
 	}
@@ -313,9 +318,19 @@ func (e *Env) queueAttributes(ctx context.Context, url string, names ...sqstypes
 }
 
 // QueueDepth reports a queue's approximate visible and in-flight message
-// counts (-1, -1 after reporting an error with tb.Errorf).
+// counts (-1, -1 after reporting an error with tb.Errorf). The call goes
+// through the Env's SQS client, so it is counted and can be faulted.
 func (e *Env) QueueDepth(ctx context.Context, url string) (visible, inflight int) {
-	attrs, err := e.queueAttributes(ctx, url,
+	return e.queueDepth(ctx, e.SQS, url)
+}
+
+// depth is QueueDepth for the kit's own diagnostics: uncounted, unfaulted.
+func (e *Env) depth(ctx context.Context, url string) (visible, inflight int) {
+	return e.queueDepth(ctx, e.plainSQS, url)
+}
+
+func (e *Env) queueDepth(ctx context.Context, client *sqs.Client, url string) (visible, inflight int) {
+	attrs, err := queueAttributes(ctx, client, url,
 		sqstypes.QueueAttributeNameApproximateNumberOfMessages,
 		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
 	if err != nil {
