@@ -197,7 +197,12 @@ func renderIncident(w io.Writer, v replay.IncidentView) {
 	}
 }
 
+// short is the first 12 hex digits of a hash (after its scheme, if any:
+// "c2:…", "stripe1:…").
 func short(sha string) string {
+	if _, hex, ok := strings.Cut(sha, ":"); ok {
+		sha = hex
+	}
 	if len(sha) > 12 {
 		return sha[:12]
 	}

@@ -17,11 +17,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -83,19 +86,19 @@ func (f *operatorFixture) event(t *testing.T, id, tenant, typ string, created ti
 	ctx := context.Background()
 	ev := envelope.Event{SchemaVersion: 1, ID: id, TenantID: tenant, Type: typ, Source: "storefront",
 		Timestamp: created.Add(-2 * time.Second), Payload: json.RawMessage(payload)}
-	rec := ledger.Record{Event: ev, Topics: topics, PayloadHash: envelope.ContentHash(ev), Status: ledger.StatusReceived,
+	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: topics, PayloadHash: identity.Of(topology.Producer{Source: "storefront"}, ev), Status: ledger.StatusReceived,
 		CreatedAt: created, ExpiresAt: created.Add(14 * 24 * time.Hour)}
 	var rows []outbox.Row
 	for _, tp := range topics {
-		rows = append(rows, outbox.Row{EventID: id, Topic: tp, TenantID: tenant, Type: typ, Status: outbox.StatusPending, MaxAttempts: 5,
+		rows = append(rows, outbox.Row{Key: id, EventID: id, Topic: tp, TenantID: tenant, Type: typ, Status: outbox.StatusPending, MaxAttempts: 5,
 			NextRetryAt: created, LeaseUntil: created, LeaseOwner: "ingest", CreatedAt: created, UpdatedAt: created})
 	}
-	require.NoError(t, f.events.Commit(ctx, rec, rows))
+	require.NoError(t, f.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: rows}))
 	for _, tp := range topics {
-		ok, err := f.events.Claim(ctx, id, tp, "ingest-2", created.Add(time.Second), time.Minute)
+		ok, err := f.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: id, Topic: tp}, Owner: "ingest-2", Now: created.Add(time.Second), Lease: time.Minute})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.NoError(t, f.events.MarkEnqueued(ctx, id, tp, "ingest-2", created.Add(time.Second)))
+		require.NoError(t, f.events.MarkEnqueued(ctx, outbox.RowRef{Key: id, Topic: tp}, "ingest-2", created.Add(time.Second)))
 	}
 }
 
@@ -104,15 +107,15 @@ func (f *operatorFixture) event(t *testing.T, id, tenant, typ string, created ti
 func (f *operatorFixture) consumed(t *testing.T, id, tenant, topic string, at time.Time, failure string) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := f.events.BeginProcessing(ctx, consume.Processing{EventID: id, Topic: topic, TenantID: tenant, Owner: "msg-" + id,
-		Until: at.Add(30 * time.Second), Now: at, ExpiresAt: at.Add(time.Hour)})
+	_, err := f.events.BeginProcessing(ctx, consume.Processing{Row: outbox.RowRef{Key: id, Topic: topic}, EventID: id, TenantID: tenant, Owner: "msg-" + id,
+		Until: at.Add(30 * time.Second), Now: at})
 	require.NoError(t, err)
 	if failure == "" {
-		require.NoError(t, f.events.MarkCompleted(ctx, id, topic, "msg-"+id, at.Add(time.Second)))
+		require.NoError(t, f.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, Now: at.Add(time.Second)}))
 		return
 	}
-	require.NoError(t, f.events.MarkRetry(ctx, id, topic, "msg-"+id, failure, at, at.Add(time.Second)))
-	_, err = f.events.MarkDLQ(ctx, id, topic, at.Add(3*time.Second))
+	require.NoError(t, f.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, LastError: failure, RetryAt: at, Now: at.Add(time.Second)}))
+	_, err = f.events.MarkDLQ(ctx, outbox.RowRef{Key: id, Topic: topic}, at.Add(3*time.Second))
 	require.NoError(t, err)
 }
 

@@ -28,18 +28,24 @@ func newEventsCmd() *cobra.Command {
 }
 
 func newEventsViewCmd(t *target) *cobra.Command {
-	var asJSON, payload bool
+	var (
+		asJSON, payload bool
+		tenant          string
+	)
 	cmd := &cobra.Command{
-		Use:   "view <event-id>",
+		Use:   "view <event-id> [--tenant <tenant>]",
 		Short: "Show an event, its topics and each dispatch's timeline",
-		Args:  cobra.ExactArgs(1),
+		Long: "Shows an event's ledger item and each topic's dispatch timeline. An internal producer's event ids are\n" +
+			"scoped by tenant: name it with --tenant. A provider's events (Stripe) are found by their id alone.",
+		Example: "  evp events view evt_1PzB7sLkdIwHu7ixQm3nT0aX\n  evp events view inq_42 --tenant acme",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			op, err := t.operator(cmd.Context())
 			if err != nil {
 				return err
 			}
 			var v replay.EventView
-			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvent, EventID: args[0], Payload: payload}, &v); err != nil {
+			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvent, EventID: args[0], TenantID: tenant, Payload: payload}, &v); err != nil {
 				return err
 			}
 			if asJSON {
@@ -51,6 +57,7 @@ func newEventsViewCmd(t *target) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&payload, "payload", false, "include the payload (inline payloads only)")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the event's tenant (required for an internal producer's event)")
 	return cmd
 }
 

@@ -122,18 +122,19 @@ func (b *bundle) publish(t testing.TB, id, typ, source, tenant string) envelope.
 
 // deadLetter records an incident for a published event the way the DLQ
 // archiver does.
-func (b *bundle) deadLetter(t testing.TB, eventID, topic string) incident.Incident {
+func (b *bundle) deadLetter(t testing.TB, key, topic string) incident.Incident {
 	t.Helper()
 	ctx := context.Background()
-	rec, _, err := (&dynamo.Events{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}).Load(ctx, eventID)
+	rec, _, err := (&dynamo.Events{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}).Load(ctx, key)
 	require.NoError(t, err)
 	body, err := rec.Event.Marshal()
 	require.NoError(t, err)
 	bodies := &incident.Bodies{}
-	kept, err := bodies.Keep(ctx, rec.Event.TenantID, incident.ID(eventID, topic), body)
+	kept, err := bodies.Keep(ctx, rec.Event.TenantID, incident.ID(key, topic), body)
 	require.NoError(t, err)
+	eventID := rec.Event.ID
 	inc, changed, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
-		EventID: eventID, TenantID: rec.Event.TenantID, Topic: topic, Type: rec.Event.Type, Source: rec.Event.Source,
+		EventKey: key, EventID: eventID, TenantID: rec.Event.TenantID, Topic: topic, Type: rec.Event.Type, Source: rec.Event.Source,
 		SourceQueue: b.env.Queue(topic).DLQARN, MessageID: "m-" + eventID, ErrorCode: "http_503", ErrorMessage: "subscriber answered 503",
 		Body: kept, By: incident.ActorArchiver,
 	}, time.Now().UTC())
@@ -213,7 +214,13 @@ func TestEventView(t *testing.T) {
 	b := setup(t)
 	b.publish(t, "evt_view_1", "inquiry.created", "storefront", "acme")
 
+	// An internal producer's event is found by its tenant and id.
 	a := b.get(t, "/admin/events/evt_view_1")
+	require.Equal(t, http.StatusNotFound, a.Status)
+	require.Contains(t, a.Body["error"].(map[string]any)["message"], "?tenant=")
+	a = b.get(t, "/admin/events/evt_view_1?tenant=globex")
+	require.Equal(t, http.StatusNotFound, a.Status, "another tenant sees nothing")
+	a = b.get(t, "/admin/events/evt_view_1?tenant=acme")
 	require.Equal(t, http.StatusOK, a.Status)
 	require.Equal(t, "evt_view_1", a.Body["eventId"])
 	require.Equal(t, "acme", a.Body["tenantId"])
@@ -226,7 +233,7 @@ func TestEventView(t *testing.T) {
 		require.Equal(t, "enqueued", d.(map[string]any)["status"])
 	}
 
-	a = b.get(t, "/admin/events/evt_view_1?payload=false")
+	a = b.get(t, "/admin/events/evt_view_1?tenant=acme&payload=false")
 	require.Equal(t, http.StatusOK, a.Status)
 	require.NotContains(t, a.Body, "payload")
 
@@ -243,7 +250,7 @@ func TestIncidentsListViewTriageReplay(t *testing.T) {
 	ctx := context.Background()
 	b.publish(t, "evt_inc_1", "inquiry.created", "storefront", "acme")
 	b.publish(t, "evt_inc_2", "stripe.invoice.paid", "stripe", "globex")
-	inc := b.deadLetter(t, "evt_inc_1", "crm.sync")
+	inc := b.deadLetter(t, "acme/evt_inc_1", "crm.sync")
 	other := b.deadLetter(t, "evt_inc_2", "billing.events")
 	// The consumer-side state a dead letter leaves: drain the queue so the
 	// replayed message is the only one there.

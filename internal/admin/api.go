@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -156,7 +156,7 @@ func (a *API) log() *slog.Logger {
 
 // errNotFound reports whether err is a missing event or incident.
 func errNotFound(err error) bool {
-	return errors.Is(err, ingest.ErrNotFound) || errors.Is(err, incident.ErrNotFound)
+	return errors.Is(err, ledger.ErrNotFound) || errors.Is(err, incident.ErrNotFound)
 }
 
 // decodeBody decodes an optional JSON body strictly.

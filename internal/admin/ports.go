@@ -21,8 +21,8 @@ type Keys interface {
 // `evp dlq` and the Step Functions replay behave the same.
 type Operations interface {
 	// ViewEvent is an event's ledger item, per-topic outbox rows and
-	// incidents (an error wrapping ingest.ErrNotFound for none).
-	ViewEvent(ctx context.Context, eventID string, withPayload bool) (replay.EventView, error)
+	// incidents (an error wrapping ledger.ErrNotFound for none).
+	ViewEvent(ctx context.Context, q replay.EventQuery) (replay.EventView, error)
 	// ViewIncident is an incident with its message (incident.ErrNotFound).
 	ViewIncident(ctx context.Context, id string) (replay.IncidentView, error)
 	// Transition is an operator's status change (triage, ignore).

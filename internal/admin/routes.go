@@ -80,10 +80,18 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 	if id == "" || len(id) > envelope.MaxIDLen {
 		return problem(http.StatusBadRequest, "invalid_id", "event ids are 1 to "+strconv.Itoa(envelope.MaxIDLen)+" characters")
 	}
+	tenant := firstOf(q, "tenant", "tenantId")
+	if tenant != "" && !envelope.ValidTenant(tenant) {
+		return problem(http.StatusBadRequest, "invalid_tenant", "tenant must be a tenant id (lowercase letters, digits, _ and -)")
+	}
 	withPayload := q.Get("payload") != "false"
-	v, err := a.Operations.ViewEvent(ctx, id, withPayload)
+	v, err := a.Operations.ViewEvent(ctx, replay.EventQuery{TenantID: tenant, EventID: id, Payload: withPayload})
 	if errNotFound(err) {
-		return problem(http.StatusNotFound, "event_not_found", fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id))
+		msg := fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id)
+		if tenant == "" {
+			msg += "; an internal producer's event is found with ?tenant=<tenant>"
+		}
+		return problem(http.StatusNotFound, "event_not_found", msg)
 	}
 	if err != nil {
 		a.log().ErrorContext(ctx, "admin: view event", "eventId", id, "error", err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/queue"
@@ -19,12 +18,11 @@ import (
 
 // Rows is the Events table as the archiver uses it.
 type Rows interface {
-	// Load returns an event's ledger record and outbox rows (an error
-	// wrapping a not-found error when the event is unknown).
-	Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error)
+	// Row reads one dispatch row; false when it does not exist.
+	Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, error)
 	// MarkDLQ moves a dispatch row to dlq; false when the row is missing,
 	// completed, or held by a live consumer lease.
-	MarkDLQ(ctx context.Context, eventID, topic string, now time.Time) (bool, error)
+	MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (bool, error)
 }
 
 // Archiver handles batches from the topic DLQs.
@@ -34,8 +32,11 @@ type Archiver struct {
 	// Bodies keeps dead letters' messages (inline, or in the archive
 	// bucket) and copies claim-checked payloads under the incident.
 	Bodies *incident.Bodies
-	// DLQTopics maps a DLQ's ARN to its topic, for dead letters that carry
-	// no topic attribute.
+	// DLQTopics maps a DLQ's ARN to its topic. The queue a dead letter was
+	// read from decides its topic: a message's own topic attribute is only
+	// a claim (one misrouted by hand would otherwise mark another topic's
+	// row dlq and stop its sweep); a disagreeing one is recorded on the
+	// incident.
 	DLQTopics map[string]string
 	Alerts    Alerter
 	Metrics   *metric.Emitter
@@ -87,7 +88,7 @@ func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
 	if !dl.Raw {
 		// Also on a redelivery (changed false): the previous delivery may
 		// have written the incident and then failed here.
-		if _, err := a.Rows.MarkDLQ(ctx, dl.EventID, dl.Topic, now); err != nil {
+		if _, err := a.Rows.MarkDLQ(ctx, outbox.RowRef{Key: dl.Key(), Topic: dl.Topic}, now); err != nil {
 			return fmt.Errorf("archiver: mark dispatch dlq: %w", err)
 		}
 	}
@@ -123,7 +124,6 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 		return ""
 	}
 	dl := incident.DeadLetter{
-		Topic:       attr(queue.AttrTopic),
 		SourceQueue: msg.EventSourceARN,
 		MessageID:   msg.MessageId,
 		ErrorCode:   attr(queue.AttrErrorCode),
@@ -134,11 +134,19 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	if t, err := time.Parse(time.RFC3339Nano, attr(queue.AttrFailedAt)); err == nil {
 		dl.FailedAt = t
 	}
-	if dl.Topic == "" {
-		dl.Topic = a.DLQTopics[msg.EventSourceARN]
-	}
-	if dl.Topic == "" {
+	var details []string
+	claimed := attr(queue.AttrTopic)
+	dl.Topic = a.DLQTopics[msg.EventSourceARN]
+	switch {
+	case dl.Topic == "" && claimed != "":
+		// A queue the archiver was not configured with: the attribute is
+		// all there is (and the configuration wants fixing).
+		dl.Topic = claimed
+		details = append(details, fmt.Sprintf("source queue %s is not a known topic DLQ; topic taken from the message's attribute", msg.EventSourceARN))
+	case dl.Topic == "":
 		dl.Topic = "unknown"
+	case claimed != "" && claimed != dl.Topic:
+		details = append(details, fmt.Sprintf("misrouted: the message names topic %q but was dead-lettered from %s's DLQ; recorded on %s", claimed, dl.Topic, dl.Topic))
 	}
 	raw := []byte(msg.Body)
 
@@ -155,29 +163,36 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 		if dl.ErrorCode == "" {
 			dl.ErrorCode, dl.ErrorMessage = incident.CodeUnparseable, perr.Error()
 		} else {
-			dl.ErrorDetail = "body is not a platform envelope: " + perr.Error()
+			details = append(details, "body is not a platform envelope: "+perr.Error())
 		}
+		dl.ErrorDetail = joinDetails(details)
 		var err error
 		dl.Body, err = a.Bodies.Keep(ctx, tenantOrUnknown(dl.TenantID), incident.ID(dl.EventID, dl.Topic), raw)
 		return dl, err
 	}
 
 	dl.EventID, dl.TenantID, dl.Type, dl.Source = ev.ID, ev.TenantID, ev.Type, ev.Source
-	var details []string
+	dl.EventKey = ev.ID // sent before keys existed (ledger.LegacyKey)
+	switch key := attr(queue.AttrEventKey); {
+	case key == ev.ID || key == ev.TenantID+"/"+ev.ID:
+		dl.EventKey = key
+	case key != "":
+		details = append(details, fmt.Sprintf("message attribute eventKey %q does not name the body's event; using %q", key, ev.ID))
+	}
 	if id := attr(queue.AttrEventID); id != "" && id != ev.ID {
 		details = append(details, fmt.Sprintf("message attribute eventId %q disagrees with the body's id", id))
 	}
 	if dl.ErrorCode == "" {
 		dl.ErrorCode = incident.CodeMaxReceives
 		dl.ErrorMessage = "message exceeded the queue's maxReceiveCount"
-		if last := a.lastError(ctx, ev.ID, dl.Topic); last != "" {
+		if last := a.lastError(ctx, outbox.RowRef{Key: dl.EventKey, Topic: dl.Topic}); last != "" {
 			dl.ErrorMessage = last
 		}
 	}
 	if dl.ErrorMessage == "" {
 		dl.ErrorMessage = dl.ErrorCode
 	}
-	body, copyErr, err := a.Bodies.Capture(ctx, ev.TenantID, incident.ID(ev.ID, dl.Topic), raw, &ev)
+	body, copyErr, err := a.Bodies.Capture(ctx, ev.TenantID, incident.ID(dl.EventKey, dl.Topic), raw, &ev)
 	if err != nil {
 		return dl, err
 	}
@@ -193,18 +208,16 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 
 // lastError reads the dispatch row's last recorded error; redrive carries
 // no error of its own.
-func (a *Archiver) lastError(ctx context.Context, eventID, topic string) string {
-	_, rows, err := a.Rows.Load(ctx, eventID)
+func (a *Archiver) lastError(ctx context.Context, ref outbox.RowRef) string {
+	row, found, err := a.Rows.Row(ctx, ref)
 	if err != nil {
-		a.log().WarnContext(ctx, "archiver: cannot read the dispatch row's lastError", "eventId", eventID, "topic", topic, "error", err)
+		a.log().WarnContext(ctx, "archiver: cannot read the dispatch row's lastError", "eventKey", ref.Key, "topic", ref.Topic, "error", err)
 		return ""
 	}
-	for _, r := range rows {
-		if r.Topic == topic {
-			return r.LastError
-		}
+	if !found {
+		return ""
 	}
-	return ""
+	return row.LastError
 }
 
 func joinDetails(ds []string) string {

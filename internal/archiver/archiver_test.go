@@ -18,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
@@ -98,15 +99,15 @@ func (b *bundle) commit(t testing.TB, id string, lastError string) []byte {
 	ctx := context.Background()
 	ev := envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 		Timestamp: t0, Payload: json.RawMessage(`{"invoice":"in_1"}`)}
-	rec := ledger.Record{Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-	row := outbox.Row{EventID: id, Topic: topic, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
 		NextRetryAt: t0, LeaseUntil: t0, LeaseOwner: "x", CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, b.events.Commit(ctx, rec, []outbox.Row{row}))
+	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
 	if lastError != "" {
-		ok, err := b.events.Claim(ctx, id, topic, "o", t0.Add(time.Second), time.Minute)
+		ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "o", Now: t0.Add(time.Second), Lease: time.Minute})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.NoError(t, b.events.MarkFailed(ctx, outbox.Failure{EventID: id, Topic: topic, Owner: "o", Attempts: 1, Err: lastError, NextRetryAt: t0, Now: t0}))
+		require.NoError(t, b.events.MarkFailed(ctx, outbox.Failure{Row: outbox.RowRef{Key: id, Topic: topic}, EventID: id, Owner: "o", Attempts: 1, Err: lastError, NextRetryAt: t0, Now: t0}))
 	}
 	body, err := ev.Marshal()
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ func TestDeadLetterErrorFromAttributesOrLastError(t *testing.T) {
 	require.Equal(t, "subscriber timed out after 10s", r.ErrorMessage, "the outbox row's lastError")
 
 	for _, id := range []string{"evt_poison", "evt_redriven"} {
-		row, ok, err := b.events.Row(ctx, id, topic)
+		row, ok, err := b.events.Row(ctx, outbox.RowRef{Key: id, Topic: topic})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, outbox.StatusDLQ, row.Status)
@@ -225,7 +226,7 @@ func TestDeadLetterIsNotAckedUntilItsIncidentIsWritten(t *testing.T) {
 	require.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "m-bad"}}, resp.BatchItemFailures)
 	_, err := b.incidents.Get(ctx, incident.ID("evt_bad", topic))
 	require.ErrorIs(t, err, incident.ErrNotFound)
-	row, _, err := b.events.Row(ctx, "evt_bad", topic)
+	row, _, err := b.events.Row(ctx, outbox.RowRef{Key: "evt_bad", Topic: topic})
 	require.NoError(t, err)
 	require.NotEqual(t, outbox.StatusDLQ, row.Status, "the row is only marked after the incident")
 	_, err = b.incidents.Get(ctx, incident.ID("evt_ok", topic))

@@ -22,9 +22,6 @@ const (
 	// DefaultConcurrency bounds the messages (standard queue) or message
 	// groups (FIFO) one invocation works on at once.
 	DefaultConcurrency = 10
-	// DefaultRetention is the TTL of an outbox row the consumer has to
-	// create (the ingest ledger retention).
-	DefaultRetention = 14 * 24 * time.Hour
 )
 
 // Consumer is one topic's consumer: Handle is its Lambda handler. Set
@@ -48,9 +45,6 @@ type Consumer struct {
 	// Concurrency bounds parallel work within one invocation (default
 	// DefaultConcurrency).
 	Concurrency int
-	// Retention is the TTL of rows the claim creates (default
-	// DefaultRetention).
-	Retention time.Duration
 	// Trace, when set, starts a trace segment per message continuing the
 	// producer's AWSTraceHeader (see internal/trace); end records the
 	// outcome.

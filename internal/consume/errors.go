@@ -21,6 +21,10 @@ const (
 	// CodePayloadCorrupt: a claim-checked payload does not match its
 	// recorded size and SHA-256.
 	CodePayloadCorrupt = "payload_corrupt"
+	// CodeLedgerMissing: the event's ledger item is gone (past its
+	// retention) and its outbox row with it, so no idempotency record can
+	// be kept; replaying the incident restores both.
+	CodeLedgerMissing = "ledger_missing"
 	// CodeHandlerRejected is the code of a Permanent error built without
 	// one.
 	CodeHandlerRejected = "handler_rejected"

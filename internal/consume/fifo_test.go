@@ -36,7 +36,7 @@ func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 	var ev events.SQSEvent
 	for i, o := range order {
 		b.publish(t, o.id, o.group)
-		rec, _, err := b.events.Load(ctx, o.id)
+		rec, _, err := b.events.Load(ctx, key(o.id))
 		require.NoError(t, err)
 		m, err := rec.Message(topicName)
 		require.NoError(t, err)

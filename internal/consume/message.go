@@ -14,6 +14,7 @@ import (
 // (a test keeps them in step); this package does not import the SQS
 // adapter.
 const (
+	attrEventKey = "eventKey"
 	attrEventID  = "eventId"
 	attrTenantID = "tenantId"
 	attrTopic    = "topic"
@@ -32,6 +33,10 @@ type Message struct {
 	// Event is the envelope, its payload inline: a claim-checked payload
 	// has been fetched and verified already.
 	Event envelope.Event
+	// Key is the event's storage key (ledger.Key), from the eventKey
+	// attribute; messages sent before keys existed carry none and use the
+	// event id (ledger.LegacyKey).
+	Key   string
 	Topic string
 	// MessageID is the SQS message id (the outbox row's lease owner).
 	MessageID string
@@ -81,6 +86,7 @@ func parse(rec events.SQSMessage, topic string) (Message, *failure) {
 	}
 	m := Message{
 		Event:        ev,
+		Key:          ev.ID,
 		Topic:        topic,
 		MessageID:    rec.MessageId,
 		ReceiveCount: 1,
@@ -100,6 +106,14 @@ func parse(rec events.SQSMessage, topic string) (Message, *failure) {
 	}
 	if v, ok := attrOK(rec, attrTenantID); ok && v != ev.TenantID {
 		return m, poison(CodeTenantMismatch, "tenantId attribute %q disagrees with envelope tenant %q", v, ev.TenantID)
+	}
+	if v, ok := attrOK(rec, attrEventKey); ok {
+		// A key is the id, or the tenant-scoped id: anything else would
+		// point the claim at another event's row.
+		if v != ev.ID && v != ev.TenantID+"/"+ev.ID {
+			return m, poison(CodeEventIDMismatch, "eventKey attribute %q does not name event %q of tenant %q", v, ev.ID, ev.TenantID)
+		}
+		m.Key = v
 	}
 	if v, ok := attrOK(rec, attrTopic); ok && v != topic {
 		return m, poison(CodeTopicMismatch, "message for topic %q arrived on the %q queue", v, topic)

@@ -40,7 +40,7 @@ func TestClaimCheckedPayloadsAreRehydrated(t *testing.T) {
 		mu.Unlock()
 	}
 	// Tamper with one stored payload.
-	rec, _, err := b.events.Load(ctx, "evt_big_corrupt")
+	rec, _, err := b.events.Load(ctx, key("evt_big_corrupt"))
 	require.NoError(t, err)
 	require.NotNil(t, rec.Event.PayloadRef, "ingest claim-checked it")
 	store := &blob.S3{Client: b.env.Emulators.S3()}

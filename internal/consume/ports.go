@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // Handler runs a topic's side effect for one message. Its error says what
@@ -35,31 +37,49 @@ type BatchHandler interface {
 type Rows interface {
 	// BeginProcessing claims the row for p.Owner until p.Until: allowed
 	// from any status except completed and a processing row whose lease is
-	// still live. A missing row (expired, or a message that never went
-	// through the outbox) is created in processing. The result says whether
-	// the claim was taken, the row is completed, or another holder's lease
-	// is live.
+	// still live. A missing row (a message that never went through the
+	// outbox) is created in processing, but only while the event's ledger
+	// item exists: a row never outlives its ledger item (LedgerMissing
+	// otherwise). The result says whether the claim was taken, the row is
+	// completed, another holder's lease is live, or the ledger is gone.
 	BeginProcessing(ctx context.Context, p Processing) (Claim, error)
 	// MarkCompleted records the owner's success. It returns
 	// outbox.ErrLeaseLost when the owner no longer holds the row.
-	MarkCompleted(ctx context.Context, eventID, topic, owner string, now time.Time) error
+	MarkCompleted(ctx context.Context, c Completion) error
 	// MarkRetry hands the row back (status enqueued, lease cleared) with
-	// lastError, after a failure by the owner; retryAt is when the message
-	// is expected back. It returns outbox.ErrLeaseLost when the owner no
-	// longer holds the row.
-	MarkRetry(ctx context.Context, eventID, topic, owner, lastError string, retryAt, now time.Time) error
+	// lastError, after a failure by the owner; r.RetryAt is when the
+	// message is expected back. It returns outbox.ErrLeaseLost when the
+	// owner no longer holds the row.
+	MarkRetry(ctx context.Context, r Release) error
 }
 
 // Processing is a claim request.
 type Processing struct {
-	EventID, Topic, TenantID, Type string
+	Row                      outbox.RowRef
+	EventID, TenantID, Type string
 	// Owner is the SQS message id.
 	Owner string
 	// Until is the lease expiry: the Lambda deadline.
 	Until time.Time
 	Now   time.Time
-	// ExpiresAt is the TTL of a row the claim has to create.
-	ExpiresAt time.Time
+}
+
+// Completion is the owner's success.
+type Completion struct {
+	Row   outbox.RowRef
+	Owner string
+	Now   time.Time
+}
+
+// Release hands a row back after a failure.
+type Release struct {
+	Row       outbox.RowRef
+	Owner     string
+	LastError string
+	// RetryAt is when the message is expected back (zero when it went to
+	// the DLQ).
+	RetryAt time.Time
+	Now     time.Time
 }
 
 // ClaimState is the outcome of BeginProcessing.
@@ -72,6 +92,11 @@ const (
 	AlreadyCompleted
 	// Busy: another holder's lease is live; retry after it.
 	Busy
+	// LedgerMissing: neither the row nor the event's ledger item exists
+	// (past its retention, or never written): nothing can record the side
+	// effect, so the message goes to the DLQ, where replaying its incident
+	// restores the event.
+	LedgerMissing
 )
 
 // Claim is BeginProcessing's answer.

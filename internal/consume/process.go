@@ -44,19 +44,18 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		return false
 	}
 	now := c.now()
-	retention := c.Retention
-	if retention <= 0 {
-		retention = DefaultRetention
-	}
 	claim, err := c.Rows.BeginProcessing(it.ctx, Processing{
-		EventID: msg.Event.ID, Topic: c.Topic.Name, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
-		Owner: it.rec.MessageId, Until: deadline, Now: now, ExpiresAt: now.Add(retention),
+		Row: it.row(c.Topic.Name), EventID: msg.Event.ID, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
+		Owner: it.rec.MessageId, Until: deadline, Now: now,
 	})
 	if err != nil {
 		c.retry(it, transient("claim the outbox row: %v", err))
 		return false
 	}
 	switch claim.State {
+	case LedgerMissing:
+		c.poison(it, poison(CodeLedgerMissing, "event %s has no ledger item (past its retention, or never accepted): replay its incident to restore it", msg.Key))
+		return false
 	case AlreadyCompleted:
 		// A redelivery (or an SQS duplicate) of a message whose side effect
 		// happened: acknowledge without running the handler. A replay still
@@ -108,14 +107,17 @@ func (c *Consumer) finish(it *item, err error) {
 		c.fail(it, failureOf(err))
 		return
 	}
-	ev := it.msg.Event
-	if err := c.Rows.MarkCompleted(it.ctx, ev.ID, c.Topic.Name, it.rec.MessageId, c.now()); err != nil {
+	err = retryWrite(it.ctx, func() error {
+		return c.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.Topic.Name), Owner: it.rec.MessageId, Now: c.now()})
+	})
+	if err != nil {
 		// The side effect happened: acknowledging is the lesser evil, a
-		// retry would repeat it once the lease expires.
+		// retry would repeat it once the lease expires. The row stays
+		// processing until the sweeper settles it.
 		if isLeaseLost(err) {
 			c.log().WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
 		} else {
-			c.log().ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated", "error", err)
+			c.log().ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated (the sweeper settles the row)", "error", err)
 		}
 	}
 	it.claimed = false
@@ -177,9 +179,38 @@ func (c *Consumer) release(it *item, f *failure, retryAt, now time.Time) {
 		return
 	}
 	it.claimed = false
-	if err := c.Rows.MarkRetry(it.ctx, it.msg.Event.ID, c.Topic.Name, it.rec.MessageId, f.lastError(), retryAt, now); err != nil && !isLeaseLost(err) {
+	err := retryWrite(it.ctx, func() error {
+		return c.Rows.MarkRetry(it.ctx, Release{Row: it.row(c.Topic.Name), Owner: it.rec.MessageId, LastError: f.lastError(), RetryAt: retryAt, Now: now})
+	})
+	if err != nil && !isLeaseLost(err) {
 		c.log().WarnContext(it.ctx, "consume: could not hand the row back; it frees itself when the lease expires", "error", err)
 	}
+}
+
+// row is the outbox row the item's message dispatches.
+func (it *item) row(topic string) outbox.RowRef { return outbox.RowRef{Key: it.msg.Key, Topic: topic} }
+
+// writeAttempts bounds retries of a row outcome write that failed for a
+// reason other than a lost lease (throttling, a network error): the
+// outcome is worth a few short waits, or the row stays processing until
+// the sweeper settles it.
+const writeAttempts = 3
+
+func retryWrite(ctx context.Context, write func() error) error {
+	var err error
+	for attempt := 1; attempt <= writeAttempts; attempt++ {
+		if err = write(); err == nil || isLeaseLost(err) {
+			return err
+		}
+		if attempt < writeAttempts {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt*attempt) * 100 * time.Millisecond):
+			}
+		}
+	}
+	return err
 }
 
 // lastError is what the outbox row records for the operator.

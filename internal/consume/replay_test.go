@@ -59,7 +59,7 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	resp, err := arch.Handle(ctx, devstack.SQSEvent(b.q.DLQARN, dead))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	id := incident.ID("evt_replay", topicName)
+	id := incident.ID(key("evt_replay"), topicName)
 	inc, err := store.Get(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, incident.StatusOpen, inc.Status)
@@ -123,7 +123,7 @@ func TestFailedAttestationIsRetriedWithoutRepeatingTheSideEffect(t *testing.T) {
 	// replay sends the canonical envelope with replayOf.
 	original := b.receive(t, 1, 5*time.Second)
 	require.NoError(t, b.ack(original, nil))
-	rec, _, err := b.events.Load(ctx, "evt_attest")
+	rec, _, err := b.events.Load(ctx, key("evt_attest"))
 	require.NoError(t, err)
 	m, err := rec.Message(topicName)
 	require.NoError(t, err)

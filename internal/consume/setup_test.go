@@ -109,6 +109,9 @@ func setup(t testing.TB, opts ...option) *bundle {
 	}
 }
 
+// key is the storage key of an acme event (the test producer is internal).
+func key(id string) string { return "acme/" + id }
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -190,7 +193,7 @@ func (b *bundle) ack(msgs []sqstypes.Message, failed map[string]bool) error {
 
 func (b *bundle) row(t testing.TB, eventID string) outbox.Row {
 	t.Helper()
-	_, rows, err := b.events.Load(context.Background(), eventID)
+	_, rows, err := b.events.Load(context.Background(), key(eventID))
 	require.NoError(t, err)
 	for _, r := range rows {
 		if r.Topic == topicName {
@@ -318,18 +321,25 @@ func (b *bundle) seed(t testing.TB, prefix string, n int) []string {
 	for i := range n {
 		ids[i] = fmt.Sprintf("%s_%05d", prefix, i)
 	}
-	for start := 0; start < n; start += 25 {
+	for start := 0; start < n; start += 12 {
 		var writes []ddbtypes.WriteRequest
-		for _, id := range ids[start:min(start+25, n)] {
-			item, err := attributevalue.MarshalMap(map[string]any{
-				"pk": dynamo.EventPK(id), "sk": dynamo.DispatchSK(topicName),
+		for _, id := range ids[start:min(start+12, n)] {
+			row, err := attributevalue.MarshalMap(map[string]any{
+				"pk": dynamo.EventPK(key(id)), "sk": dynamo.DispatchSK(topicName),
 				"eventId": id, "topic": topicName, "tenantId": "acme", "type": "order.created",
-				"status": "enqueued", "sweepPk": table.SweepPartition("enqueued", id, topicName),
+				"status": "enqueued", "sweepPk": table.SweepPartition("enqueued", key(id), topicName),
 				"attempts": 0, "maxAttempts": 5, "nextRetryAt": 0, "leaseUntil": 0, "leaseOwner": "", "lastError": "",
 				"createdAt": dynamo.FormatTime(now), "updatedAt": dynamo.FormatTime(now), "expiresAt": now.Add(24 * time.Hour).Unix(),
 			})
 			require.NoError(t, err)
-			writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+			// Rows never exist without their ledger item.
+			led, err := attributevalue.MarshalMap(map[string]any{
+				"pk": dynamo.EventPK(key(id)), "sk": dynamo.LedgerSK, "eventId": id, "tenantId": "acme", "type": "order.created",
+				"source": "shop", "topics": []string{topicName}, "payloadHash": "h", "status": "received",
+				"createdAt": dynamo.FormatTime(now), "expiresAt": now.Add(24 * time.Hour).Unix(),
+			})
+			require.NoError(t, err)
+			writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: row}}, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: led}})
 		}
 		for len(writes) > 0 {
 			out, err := ddb.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{b.env.Resources.EventsTable: writes}})
@@ -351,7 +361,7 @@ func (b *bundle) send(t testing.TB, sq *sqs.Client, ids []string) {
 			body := envelopeJSON(id, "", map[string]any{"order": id})
 			entries = append(entries, sqstypes.SendMessageBatchRequestEntry{
 				Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body)),
-				MessageAttributes: queue.Attributes(outbox.Message{Topic: topicName, EventID: id, TenantID: "acme", Type: "order.created"}),
+				MessageAttributes: queue.Attributes(outbox.Message{Topic: topicName, Key: key(id), EventID: id, TenantID: "acme", Type: "order.created"}),
 			})
 		}
 		out, err := sq.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(b.q.URL), Entries: entries})

@@ -20,7 +20,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -103,7 +103,7 @@ func TestStripeWebhookThroughTheLocalStack(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, envelope.StatusUnrouted, res.Status)
 	_, _, err = events.Load(ctx, "evt_1PzE4kLkdIwHu7ixN2bV6cXz")
-	require.ErrorIs(t, err, ingest.ErrNotFound)
+	require.ErrorIs(t, err, ledger.ErrNotFound)
 	require.Equal(t, 1, sends())
 	invokes := calls.Count("Lambda", "Invoke")
 	require.Equal(t, 3, invokes, "each delivery invoked ingest once")

@@ -116,7 +116,7 @@ func TestEndpointOverrideUsesExternalEndpoints(t *testing.T) {
 	got, err := ext.DynamoDB().GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(st.Resources.EventsTable),
 		Key: map[string]ddbtypes.AttributeValue{
-			"pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK(res.EventID)},
+			"pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK("green-leaf-bakery/" + res.EventID)},
 			"sk": &ddbtypes.AttributeValueMemberS{Value: dynamo.LedgerSK},
 		},
 	})

@@ -22,18 +22,22 @@ func TestClassify(t *testing.T) {
 		name string
 		err  error
 		want txClass
+		at   int
 	}{
-		{"ledger exists", tce("ConditionalCheckFailed", "None"), txDuplicate},
-		{"conflict", tce("None", "TransactionConflict"), txRetry},
-		{"throttled", tce("ThrottlingError", "None"), txRetry},
-		{"capacity", tce("ProvisionedThroughputExceeded"), txRetry},
-		{"orphan row", tce("None", "ConditionalCheckFailed"), txFatal},
-		{"validation", tce("ValidationError", "None"), txFatal},
-		{"in progress", &ddbtypes.TransactionInProgressException{}, txRetry},
-		{"top-level throttle", &ddbtypes.ProvisionedThroughputExceededException{}, txRetry},
-		{"other", errors.New("boom"), txFatal},
+		{"ledger exists", tce("ConditionalCheckFailed", "None"), txConditionFailed, 0},
+		{"conflict", tce("None", "TransactionConflict"), txRetry, -1},
+		{"throttled", tce("ThrottlingError", "None"), txRetry, -1},
+		{"capacity", tce("ProvisionedThroughputExceeded"), txRetry, -1},
+		{"orphan row", tce("None", "ConditionalCheckFailed"), txConditionFailed, 1},
+		{"legacy key", tce("None", "None", "ConditionalCheckFailed"), txConditionFailed, 2},
+		{"validation", tce("ValidationError", "None"), txFatal, -1},
+		{"in progress", &ddbtypes.TransactionInProgressException{}, txRetry, -1},
+		{"top-level throttle", &ddbtypes.ProvisionedThroughputExceededException{}, txRetry, -1},
+		{"other", errors.New("boom"), txFatal, -1},
 	}
 	for _, tc := range cases {
-		require.Equal(t, tc.want, classify(tc.err), tc.name)
+		class, at := classify(tc.err)
+		require.Equal(t, tc.want, class, tc.name)
+		require.Equal(t, tc.at, at, tc.name)
 	}
 }

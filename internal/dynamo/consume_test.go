@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,8 +20,8 @@ import (
 )
 
 func processing(id, owner string, now time.Time, lease time.Duration) consume.Processing {
-	return consume.Processing{EventID: id, Topic: "a.events", TenantID: "acme", Type: "content.published",
-		Owner: owner, Until: now.Add(lease), Now: now, ExpiresAt: now.Add(24 * time.Hour)}
+	return consume.Processing{Row: outbox.RowRef{Key: id, Topic: "a.events"}, EventID: id, TenantID: "acme", Type: "content.published",
+		Owner: owner, Until: now.Add(lease), Now: now}
 }
 
 func (b *leaseBundle) row(t *testing.T, id, topic string) outbox.Row {
@@ -72,7 +73,7 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	c, err := b.events.BeginProcessing(ctx, processing("evt_c", "msg-1", t1, 30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
-	require.ErrorIs(t, b.events.MarkEnqueued(ctx, "evt_c", "a.events", "ingest", t1), outbox.ErrLeaseLost)
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_c", Topic: "a.events"}, "ingest", t1), outbox.ErrLeaseLost)
 
 	r := b.row(t, "evt_c", "a.events")
 	require.Equal(t, outbox.StatusProcessing, r.Status)
@@ -93,10 +94,10 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-2", t2, 30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
-	require.ErrorIs(t, b.events.MarkCompleted(ctx, "evt_c", "a.events", "msg-1", t2), outbox.ErrLeaseLost)
-	require.ErrorIs(t, b.events.MarkRetry(ctx, "evt_c", "a.events", "msg-1", "late", t2, t2), outbox.ErrLeaseLost)
+	require.ErrorIs(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-1", Now: t2}), outbox.ErrLeaseLost)
+	require.ErrorIs(t, b.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-1", LastError: "late", RetryAt: t2, Now: t2}), outbox.ErrLeaseLost)
 
-	require.NoError(t, b.events.MarkCompleted(ctx, "evt_c", "a.events", "msg-2", t2.Add(time.Second)))
+	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-2", Now: t2.Add(time.Second)}))
 	r = b.row(t, "evt_c", "a.events")
 	require.Equal(t, outbox.StatusCompleted, r.Status)
 	require.Empty(t, r.LeaseOwner)
@@ -109,7 +110,7 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-3", t2.Add(time.Hour), 30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, consume.AlreadyCompleted, c.State)
-	require.ErrorIs(t, b.events.MarkCompleted(ctx, "evt_c", "a.events", "msg-2", t2.Add(time.Hour)), outbox.ErrLeaseLost, "completed twice is refused")
+	require.ErrorIs(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-2", Now: t2.Add(time.Hour)}), outbox.ErrLeaseLost, "completed twice is refused")
 }
 
 func TestConsumerRetryHandsTheRowBack(t *testing.T) {
@@ -117,13 +118,13 @@ func TestConsumerRetryHandsTheRowBack(t *testing.T) {
 	b := setupLease(t)
 	ctx := context.Background()
 	b.commit(t, "evt_r", "ingest", time.Minute, "a.events")
-	require.NoError(t, b.events.MarkEnqueued(ctx, "evt_r", "a.events", "ingest", leaseT0))
+	require.NoError(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_r", Topic: "a.events"}, "ingest", leaseT0))
 
 	c, err := b.events.BeginProcessing(ctx, processing("evt_r", "msg-1", leaseT0, time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
 	back := leaseT0.Add(5 * time.Second)
-	require.NoError(t, b.events.MarkRetry(ctx, "evt_r", "a.events", "msg-1", "subscriber answered 503", back, leaseT0))
+	require.NoError(t, b.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: "evt_r", Topic: "a.events"}, Owner: "msg-1", LastError: "subscriber answered 503", RetryAt: back, Now: leaseT0}))
 
 	r := b.row(t, "evt_r", "a.events")
 	require.Equal(t, outbox.StatusEnqueued, r.Status)
@@ -139,7 +140,7 @@ func TestConsumerRetryHandsTheRowBack(t *testing.T) {
 	c, err = b.events.BeginProcessing(ctx, processing("evt_r", "msg-1", back, time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
-	require.NoError(t, b.events.MarkCompleted(ctx, "evt_r", "a.events", "msg-1", back))
+	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_r", Topic: "a.events"}, Owner: "msg-1", Now: back}))
 	r = b.row(t, "evt_r", "a.events")
 	require.Equal(t, outbox.StatusCompleted, r.Status)
 	require.Equal(t, "subscriber answered 503", r.LastError, "the history of the last failure is kept")
@@ -164,15 +165,23 @@ func TestConsumerClaimCreatesAMissingRow(t *testing.T) {
 	exp, _ := raw["expiresAt"].(*ddbtypes.AttributeValueMemberN)
 	require.NotNil(t, exp, "a created row expires like the rest of the collection")
 
-	// Nothing at all stored for the event: the row is still created, so a
-	// replay of an expired event runs exactly once.
+	require.Equal(t, leaseT0.Add(24*time.Hour).Unix(), mustInt(t, exp.Value),
+		"a created row expires with its ledger item, never after it")
+
+	// Nothing at all stored for the event: no row is created (it would
+	// outlive its ledger item and block the id later); the message is
+	// for the DLQ, where a replay restores both.
 	c, err = b.events.BeginProcessing(ctx, processing("evt_gone", "msg-2", leaseT0, time.Minute))
 	require.NoError(t, err)
-	require.Equal(t, consume.Claimed, c.State)
-	require.NoError(t, b.events.MarkCompleted(ctx, "evt_gone", "a.events", "msg-2", leaseT0))
-	c, err = b.events.BeginProcessing(ctx, processing("evt_gone", "msg-3", leaseT0, time.Minute))
+	require.Equal(t, consume.LedgerMissing, c.State)
+	require.Empty(t, b.rawRow(t, "evt_gone", "a.events"), "no row without its ledger item")
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err)
-	require.Equal(t, consume.AlreadyCompleted, c.State)
+	return v
 }
 
 // Concurrent deliveries of one (event, topic): exactly one claims.

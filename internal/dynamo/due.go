@@ -15,16 +15,16 @@ import (
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
-// DuePage is one page of due rows from one sweeper index partition.
-type DuePage struct {
+// duePage is one page of due rows from one sweeper index partition.
+type duePage struct {
 	Rows []outbox.Row
 	// Next continues the same partition; nil when it is exhausted.
 	Next map[string]ddbtypes.AttributeValue
 }
 
-// DuePartition returns rows of one status and shard whose nextRetryAt is at
+// duePartition returns rows of one status and shard whose nextRetryAt is at
 // or before now, oldest first, from the sweeper index.
-func (e *Events) DuePartition(ctx context.Context, status outbox.Status, shard int, now time.Time, limit int32, start map[string]ddbtypes.AttributeValue) (DuePage, error) {
+func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard int, now time.Time, limit int32, start map[string]ddbtypes.AttributeValue) (duePage, error) {
 	out, err := e.Client.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(e.Table),
 		IndexName:              aws.String(table.IndexSweep),
@@ -38,13 +38,13 @@ func (e *Events) DuePartition(ctx context.Context, status outbox.Status, shard i
 		ExclusiveStartKey: start,
 	})
 	if err != nil {
-		return DuePage{}, fmt.Errorf("dynamo: query due %s#%d: %w", status, shard, err)
+		return duePage{}, fmt.Errorf("dynamo: query due %s#%d: %w", status, shard, err)
 	}
-	page := DuePage{Next: out.LastEvaluatedKey}
+	page := duePage{Next: out.LastEvaluatedKey}
 	for _, item := range out.Items {
 		var it rowItem
 		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-			return DuePage{}, fmt.Errorf("dynamo: decode due row: %w", err)
+			return duePage{}, fmt.Errorf("dynamo: decode due row: %w", err)
 		}
 		page.Rows = append(page.Rows, it.row())
 	}
@@ -60,7 +60,7 @@ func (e *Events) Due(ctx context.Context, now time.Time, limit int) ([]outbox.Ro
 		for shard := range table.SweepShards {
 			var start map[string]ddbtypes.AttributeValue
 			for {
-				page, err := e.DuePartition(ctx, status, shard, now, int32(limit), start)
+				page, err := e.duePartition(ctx, status, shard, now, int32(limit), start)
 				if err != nil {
 					return nil, err
 				}

@@ -37,30 +37,46 @@ var (
 	_ outbox.Store  = (*Events)(nil)
 )
 
-// Commit writes the ledger item (conditional on the id being new) and one
-// outbox row per topic in a single TransactWriteItems. A cancellation is
-// classified by its reasons: the ledger Put's ConditionalCheckFailed is a
-// duplicate (ingest.ErrExists); TransactionConflict and throttling are retried
-// with full-jitter backoff; anything else is returned.
-func (e *Events) Commit(ctx context.Context, rec ledger.Record, rows []outbox.Row) error {
-	items := make([]ddbtypes.TransactWriteItem, 0, len(rows)+1)
+// Commit writes the ledger item (conditional on the key being new) and one
+// outbox row per topic in a single TransactWriteItems; with p.LegacyKey it
+// also checks the event is not stored under its legacy key (for the same
+// tenant). A cancellation is classified by its reasons: a
+// ConditionalCheckFailed on the ledger Put or the legacy check is a
+// duplicate (*ledger.ExistsError naming the key that exists);
+// TransactionConflict and throttling are retried with full-jitter backoff;
+// anything else is returned.
+func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
+	rec := p.Record
+	items := make([]ddbtypes.TransactWriteItem, 0, len(p.Rows)+2)
 	led, err := attributevalue.MarshalMap(toLedgerItem(rec))
 	if err != nil {
-		return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Event.ID, err)
+		return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
 	}
 	items = append(items, putNew(e.Table, led))
-	for _, r := range rows {
+	for _, r := range p.Rows {
 		av, err := attributevalue.MarshalMap(toRowItem(r, rec.ExpiresAt))
 		if err != nil {
-			return fmt.Errorf("dynamo: marshal row %s/%s: %w", r.EventID, r.Topic, err)
+			return fmt.Errorf("dynamo: marshal row %s: %w", r.Ref(), err)
 		}
 		items = append(items, putNew(e.Table, av))
 	}
+	legacyAt := -1
+	if p.LegacyKey != "" {
+		legacyAt = len(items)
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: aws.String(e.Table),
+			Key: map[string]ddbtypes.AttributeValue{
+				table.AttrPK: s(EventPK(p.LegacyKey)), table.AttrSK: s(ledgerSK),
+			},
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR tenantId <> :t"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": s(rec.Event.TenantID)},
+		}})
+	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
-	if len(rows) > 0 {
+	if len(p.Rows) > 0 {
 		// Makes an SDK-level retry of a commit whose response was lost
 		// succeed instead of looking like a duplicate.
-		in.ClientRequestToken = aws.String(rows[0].LeaseOwner)
+		in.ClientRequestToken = aws.String(p.Rows[0].LeaseOwner)
 	}
 
 	attempts := e.CommitAttempts
@@ -72,19 +88,24 @@ func (e *Events) Commit(ctx context.Context, rec ledger.Record, rows []outbox.Ro
 		if err == nil {
 			return nil
 		}
-		switch classify(err) {
-		case txDuplicate:
-			return ingest.ErrExists
-		case txRetry:
+		class, at := classify(err)
+		switch {
+		case class == txConditionFailed && at == 0:
+			return &ledger.ExistsError{Key: rec.Key}
+		case class == txConditionFailed && at == legacyAt:
+			return &ledger.ExistsError{Key: p.LegacyKey}
+		case class == txConditionFailed:
+			return fmt.Errorf("dynamo: commit %s: an outbox row exists without its ledger item (written before rows were tied to their ledger item); delete it to accept the event: %w", rec.Key, err)
+		case class == txRetry:
 			if attempt >= attempts {
-				return fmt.Errorf("dynamo: commit %s: gave up after %d attempts: %w", rec.Event.ID, attempt, err)
+				return fmt.Errorf("dynamo: commit %s: gave up after %d attempts: %w", rec.Key, attempt, err)
 			}
-			e.log().WarnContext(ctx, "dynamo: commit cancelled, retrying", "eventId", rec.Event.ID, "attempt", attempt, "error", err)
+			e.log().WarnContext(ctx, "dynamo: commit cancelled, retrying", "eventKey", rec.Key, "attempt", attempt, "error", err)
 			if err := sleep(ctx, e.backoff(attempt)); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("dynamo: commit %s: %w", rec.Event.ID, err)
+			return fmt.Errorf("dynamo: commit %s: %w", rec.Key, err)
 		}
 	}
 }
@@ -93,43 +114,44 @@ type txClass int
 
 const (
 	txFatal txClass = iota
-	txDuplicate
+	// txConditionFailed: an item's condition failed (at is its index).
+	txConditionFailed
 	txRetry
 )
 
-// classify reads a TransactWriteItems error. Reasons are positional: index 0
-// is the ledger Put, whose ConditionalCheckFailed means the id exists. (We do
-// not use ReturnValuesOnConditionCheckFailure: the local emulator does not
-// support it and the caller loads the collection anyway.)
-func classify(err error) txClass {
+// classify reads a TransactWriteItems error. Reasons are positional: at is
+// the index of the item whose condition failed. (ReturnValuesOnCondition-
+// CheckFailure is not used: one of the local emulators does not support
+// it, and the callers load what they need anyway.)
+func classify(err error) (class txClass, at int) {
 	var tce *ddbtypes.TransactionCanceledException
 	if errors.As(err, &tce) {
 		retry := false
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
-				if i == 0 {
-					return txDuplicate
-				}
-				// A row existing without its ledger item cannot happen
-				// through Commit; treat it as fatal and loud.
-				return txFatal
+				return txConditionFailed, i
 			case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
 				retry = true
 			}
 		}
 		if retry {
-			return txRetry
+			return txRetry, -1
 		}
-		return txFatal
+		return txFatal, -1
 	}
+	if retryable(err) {
+		return txRetry, -1
+	}
+	return txFatal, -1
+}
+
+// retryable reports a throttled or conflicting request.
+func retryable(err error) bool {
 	var inProgress *ddbtypes.TransactionInProgressException
 	var throttled *ddbtypes.ProvisionedThroughputExceededException
 	var limit *ddbtypes.RequestLimitExceeded
-	if errors.As(err, &inProgress) || errors.As(err, &throttled) || errors.As(err, &limit) {
-		return txRetry
-	}
-	return txFatal
+	return errors.As(err, &inProgress) || errors.As(err, &throttled) || errors.As(err, &limit)
 }
 
 func putNew(tableName string, item map[string]ddbtypes.AttributeValue) ddbtypes.TransactWriteItem {
@@ -201,15 +223,15 @@ func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []out
 		}
 	}
 	if !found {
-		return rec, nil, fmt.Errorf("dynamo: load %s: %w", eventID, ingest.ErrNotFound)
+		return rec, nil, fmt.Errorf("dynamo: load %s: %w", eventID, ledger.ErrNotFound)
 	}
 	return rec, rows, nil
 }
 
-func rowKey(eventID, topic string) map[string]ddbtypes.AttributeValue {
+func rowKey(r outbox.RowRef) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{
-		table.AttrPK: &ddbtypes.AttributeValueMemberS{Value: EventPK(eventID)},
-		table.AttrSK: &ddbtypes.AttributeValueMemberS{Value: DispatchSK(topic)},
+		table.AttrPK: &ddbtypes.AttributeValueMemberS{Value: EventPK(r.Key)},
+		table.AttrSK: &ddbtypes.AttributeValueMemberS{Value: DispatchSK(r.Topic)},
 	}
 }
 

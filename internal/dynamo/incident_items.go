@@ -16,6 +16,7 @@ import (
 type incidentItem struct {
 	IncidentID   string       `dynamodbav:"incidentId"`
 	EventID      string       `dynamodbav:"eventId"`
+	EventKey     string       `dynamodbav:"eventKey,omitempty"`
 	TenantID     string       `dynamodbav:"tenantId"`
 	Topic        string       `dynamodbav:"topic"`
 	Type         string       `dynamodbav:"type,omitempty"`
@@ -26,6 +27,7 @@ type incidentItem struct {
 	ErrorDetail  string       `dynamodbav:"errorDetail,omitempty"`
 	RetryCount   int          `dynamodbav:"retryCount"`
 	ReplayCount  int          `dynamodbav:"replayCount"`
+	ReplayToken  string       `dynamodbav:"replayToken,omitempty"`
 	Body         string       `dynamodbav:"body,omitempty"`
 	BodyBucket   string       `dynamodbav:"bodyBucket,omitempty"`
 	BodyKey      string       `dynamodbav:"bodyKey,omitempty"`
@@ -55,10 +57,10 @@ type changeItem struct {
 
 func toIncidentItem(inc incident.Incident) incidentItem {
 	it := incidentItem{
-		IncidentID: inc.ID, EventID: inc.EventID, TenantID: inc.TenantID, Topic: inc.Topic,
+		IncidentID: inc.ID, EventID: inc.EventID, EventKey: inc.EventKey, TenantID: inc.TenantID, Topic: inc.Topic,
 		Type: inc.Type, Source: inc.Source, SourceQueue: inc.SourceQueue,
 		ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, ErrorDetail: inc.ErrorDetail,
-		RetryCount: inc.RetryCount, ReplayCount: inc.ReplayCount,
+		RetryCount: inc.RetryCount, ReplayCount: inc.ReplayCount, ReplayToken: inc.ReplayToken,
 		Body: string(inc.Body.Inline), BodyBucket: inc.Body.Bucket, BodyKey: inc.Body.Key,
 		BodySize: inc.Body.Size, BodySHA256: inc.Body.SHA256, PayloadKey: inc.Body.PayloadKey, Raw: inc.Raw,
 		Status: string(inc.Status), ReplayedAt: optTime(inc.ReplayedAt), ResolvedAt: optTime(inc.ResolvedAt),
@@ -73,10 +75,10 @@ func toIncidentItem(inc incident.Incident) incidentItem {
 
 func (it incidentItem) incident() incident.Incident {
 	inc := incident.Incident{
-		ID: it.IncidentID, EventID: it.EventID, TenantID: it.TenantID, Topic: it.Topic,
+		ID: it.IncidentID, EventID: it.EventID, EventKey: it.EventKey, TenantID: it.TenantID, Topic: it.Topic,
 		Type: it.Type, Source: it.Source, SourceQueue: it.SourceQueue,
 		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage, ErrorDetail: it.ErrorDetail,
-		RetryCount: it.RetryCount, ReplayCount: it.ReplayCount,
+		RetryCount: it.RetryCount, ReplayCount: it.ReplayCount, ReplayToken: it.ReplayToken,
 		Body: incident.Body{Bucket: it.BodyBucket, Key: it.BodyKey, Size: it.BodySize, SHA256: it.BodySHA256, PayloadKey: it.PayloadKey},
 		Raw:  it.Raw, Status: incident.Status(it.Status),
 		ReplayedAt: parseTime(it.ReplayedAt), ResolvedAt: parseTime(it.ResolvedAt), ResolvedBy: it.ResolvedBy,

@@ -22,8 +22,8 @@ import (
 
 // Incidents is the Incidents table adapter: one item per (event, topic)
 // incident, written whole under optimistic concurrency (a version
-// attribute), listed through the status-createdAt and tenant-createdAt
-// indexes.
+// attribute), listed through the status-lastFailedAt and
+// tenant-lastFailedAt indexes.
 type Incidents struct {
 	Client *dynamodb.Client
 	Table  string
@@ -102,16 +102,19 @@ func (s *Incidents) ResolveReplay(ctx context.Context, incidentID string, at tim
 // body, the error detail and the history, which can be large.
 var listed = []string{
 	"incidentId", "eventId", "tenantId", "topic", "type", "source", "sourceQueue", "errorCode", "errorMessage",
-	"retryCount", "replayCount", "bodyBucket", "bodyKey", "bodySize", "bodySha256", "payloadKey", "raw", "status",
+	"eventKey", "retryCount", "replayCount", "replayToken", "bodyBucket", "bodyKey", "bodySize", "bodySha256", "payloadKey", "raw", "status",
 	"replayedAt", "resolvedAt", "resolvedBy", "createdAt", "updatedAt", "lastFailedAt", "version",
 }
 
-// List returns a page of incidents matching f, newest first. It queries the
-// tenant index when a tenant is given, else the status index (every status
-// partition, merged by createdAt, when no status is given); the remaining
-// criteria are filter expressions. The cursor records, per partition, the
-// last incident returned, so pages never skip or repeat items even while
-// incidents change status between calls.
+// List returns a page of incidents matching f, newest failure first. It
+// queries the tenant index when a tenant is given, else the status index
+// (every status partition, merged by lastFailedAt, when no status is
+// given); the remaining criteria are filter expressions. Each partition is
+// read in pages of up to 1 MB and at most ReadBudget Query calls per List,
+// so a sparse filter costs a bounded number of reads and returns a shorter
+// page with a cursor instead of one Query per match. The cursor records,
+// per partition, where reading stopped, so pages never skip or repeat
+// items even while incidents change status between calls.
 func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page, error) {
 	if err := f.Validate(); err != nil {
 		return incident.Page{}, fmt.Errorf("dynamo: list incidents: %w", err)
@@ -123,11 +126,6 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 	parts := s.partitions(f)
 	want := f.PageSize()
 
-	type fetched struct {
-		items []incidentItem
-		more  bool // the partition has items beyond those fetched
-		err   error
-	}
 	results := make([]fetched, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
@@ -135,14 +133,25 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 		if pc.Done {
 			continue
 		}
-		wg.Go(func() {
-			items, more, err := s.fetch(ctx, f, p, pc, want)
-			results[i] = fetched{items, more, err}
-		})
+		wg.Go(func() { results[i] = s.fetch(ctx, f, p, pc, want) })
 	}
 	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			return incident.Page{}, r.err
+		}
+	}
 
-	// Merge the partitions' sorted streams, newest first.
+	// Merge the partitions' sorted streams, newest first. A partition
+	// that stopped on its read budget bounds the merge: nothing older than
+	// where it stopped may be returned yet, or a later page could hold an
+	// incident newer than one already returned.
+	var floor *partCursor
+	for i, r := range results {
+		if !cur[parts[i].name].Done && r.stopped != nil && (floor == nil || newerPos(*r.stopped, *floor)) {
+			floor = r.stopped
+		}
+	}
 	heads := make([]int, len(parts))
 	var page incident.Page
 	for len(page.Incidents) < want {
@@ -159,6 +168,9 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 			break
 		}
 		it := results[best].items[heads[best]]
+		if floor != nil && !newerPos(posOf(it), *floor) {
+			break
+		}
 		heads[best]++
 		page.Incidents = append(page.Incidents, it.incident())
 	}
@@ -167,18 +179,19 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 	open := false
 	for i, p := range parts {
 		r := results[i]
-		if r.err != nil {
-			return incident.Page{}, r.err
-		}
 		pc := cur[p.name]
 		switch {
 		case pc.Done:
-		case heads[i] > 0:
-			last := r.items[heads[i]-1]
-			pc = partCursor{ID: last.IncidentID, CreatedAt: last.CreatedAt}
-			pc.Done = heads[i] == len(r.items) && !r.more
+		case heads[i] < len(r.items):
+			// Items were read but not returned: continue after the last
+			// returned one (or where this page started).
+			if heads[i] > 0 {
+				pc = posOf(r.items[heads[i]-1])
+			}
+		case r.stopped != nil:
+			pc = *r.stopped
 		default:
-			pc.Done = len(r.items) == 0 && !r.more
+			pc = partCursor{Done: true}
 		}
 		next[p.name] = pc
 		open = open || !pc.Done
@@ -191,11 +204,30 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 	return page, nil
 }
 
-func newer(a, b incidentItem) bool {
-	if a.CreatedAt != b.CreatedAt {
-		return a.CreatedAt > b.CreatedAt
+// ReadBudget is how many Query calls one List makes per partition at most.
+const ReadBudget = 4
+
+// fetched is one partition's reading for a page.
+type fetched struct {
+	items []incidentItem
+	// stopped is where reading stopped with more left to read (the last
+	// key evaluated); nil when the partition is exhausted.
+	stopped *partCursor
+	err     error
+}
+
+func newer(a, b incidentItem) bool { return newerPos(posOf(a), posOf(b)) }
+
+func posOf(it incidentItem) partCursor {
+	return partCursor{ID: it.IncidentID, LastFailedAt: it.LastFailedAt}
+}
+
+// newerPos orders positions as the index does, newest first.
+func newerPos(a, b partCursor) bool {
+	if a.LastFailedAt != b.LastFailedAt {
+		return a.LastFailedAt > b.LastFailedAt
 	}
-	return a.IncidentID > b.IncidentID
+	return a.ID > b.ID
 }
 
 // partition is one index partition a listing reads.
@@ -221,8 +253,9 @@ func (s *Incidents) partitions(f incident.Filter) []partition {
 	return parts
 }
 
-// fetch reads up to want matching items of one partition after pc.
-func (s *Incidents) fetch(ctx context.Context, f incident.Filter, p partition, pc partCursor, want int) ([]incidentItem, bool, error) {
+// fetch reads up to want matching items of one partition after pc, in at
+// most ReadBudget queries.
+func (s *Incidents) fetch(ctx context.Context, f incident.Filter, p partition, pc partCursor, want int) fetched {
 	names := map[string]string{"#pk": p.pkKey}
 	values := map[string]ddbtypes.AttributeValue{":pk": str(p.pk)}
 	key := "#pk = :pk"
@@ -238,7 +271,7 @@ func (s *Incidents) fetch(ctx context.Context, f incident.Filter, p partition, p
 		values[":until"] = str(FormatTime(f.Until))
 	}
 	if !f.Since.IsZero() || !f.Until.IsZero() {
-		names["#c"] = table.AttrCreatedAt
+		names["#c"] = table.AttrLastFailedAt
 	}
 	var filters []string
 	if f.TenantID != "" && f.Status != "" {
@@ -265,44 +298,58 @@ func (s *Incidents) fetch(ctx context.Context, f incident.Filter, p partition, p
 		ExpressionAttributeValues: values,
 		ProjectionExpression:      aws.String(strings.Join(proj, ", ")),
 		ScanIndexForward:          aws.Bool(false),
-		Limit:                     aws.Int32(int32(want)),
 	}
 	if len(filters) > 0 {
+		// Limit counts items read, not matches: with a filter, read whole
+		// 1 MB pages (bounded by the budget) instead of a few items a call.
 		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
+	} else {
+		in.Limit = aws.Int32(int32(want))
 	}
 	if pc.ID != "" {
 		in.ExclusiveStartKey = map[string]ddbtypes.AttributeValue{
-			table.AttrIncidentID: str(pc.ID), p.pkKey: str(p.pk), table.AttrCreatedAt: str(pc.CreatedAt),
+			table.AttrIncidentID: str(pc.ID), p.pkKey: str(p.pk), table.AttrLastFailedAt: str(pc.LastFailedAt),
 		}
 	}
-	var items []incidentItem
-	for {
-		out, err := s.Client.Query(ctx, in)
+	var out fetched
+	for q := 1; ; q++ {
+		res, err := s.Client.Query(ctx, in)
 		if err != nil {
-			return nil, false, fmt.Errorf("dynamo: list incidents (%s %s): %w", p.index, p.pk, err)
+			out.err = fmt.Errorf("dynamo: list incidents (%s %s): %w", p.index, p.pk, err)
+			return out
 		}
-		for _, raw := range out.Items {
+		for _, raw := range res.Items {
 			var it incidentItem
 			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
-				return nil, false, fmt.Errorf("dynamo: decode incident: %w", err)
+				out.err = fmt.Errorf("dynamo: decode incident: %w", err)
+				return out
 			}
-			items = append(items, it)
+			out.items = append(out.items, it)
 		}
-		if out.LastEvaluatedKey == nil {
-			return items, false, nil
+		if res.LastEvaluatedKey == nil {
+			return out
 		}
-		if len(items) >= want {
-			return items, true, nil
+		if len(out.items) >= want || q >= ReadBudget {
+			var last struct {
+				ID           string `dynamodbav:"incidentId"`
+				LastFailedAt string `dynamodbav:"lastFailedAt"`
+			}
+			if err := attributevalue.UnmarshalMap(res.LastEvaluatedKey, &last); err != nil {
+				out.err = fmt.Errorf("dynamo: decode list position: %w", err)
+				return out
+			}
+			out.stopped = &partCursor{ID: last.ID, LastFailedAt: last.LastFailedAt}
+			return out
 		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
 }
 
 // partCursor is the position of one partition in a listing.
 type partCursor struct {
-	ID        string `json:"i,omitempty"`
-	CreatedAt string `json:"c,omitempty"`
-	Done      bool   `json:"d,omitempty"`
+	ID           string `json:"i,omitempty"`
+	LastFailedAt string `json:"f,omitempty"`
+	Done         bool   `json:"d,omitempty"`
 }
 
 func decodeCursor(s string) (map[string]partCursor, error) {

@@ -118,7 +118,7 @@ func TestIncidentResolveReplayIsIdempotent(t *testing.T) {
 	require.Equal(t, incident.StatusOpen, got.Status)
 
 	_, err = incident.Update(ctx, store, inc.ID, func(i *incident.Incident) error {
-		return i.StartReplay("ops@example.com", "fixed the handler", t0.Add(2*time.Minute), false)
+		return i.StartReplay("ops@example.com", "fixed the handler", "", t0.Add(2*time.Minute), false)
 	})
 	require.NoError(t, err)
 	at := t0.Add(3 * time.Minute)
@@ -213,7 +213,7 @@ func TestIncidentListFiltersAndPaginates(t *testing.T) {
 			require.False(t, seen[inc.ID], "no incident listed twice")
 			seen[inc.ID] = true
 			_, err := incident.Update(ctx, store, inc.ID, func(i *incident.Incident) error {
-				return i.StartReplay("ops", "", t0.Add(2*time.Hour), false)
+				return i.StartReplay("ops", "", "", t0.Add(2*time.Hour), false)
 			})
 			require.NoError(t, err)
 		}

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -16,8 +17,12 @@ const (
 	dispatchPrefix = "DISPATCH#"
 )
 
-// EventPK is the partition key of an event's item collection.
-func EventPK(eventID string) string { return eventPrefix + eventID }
+// EventPK is the partition key of an event's item collection, from the
+// event's storage key (ledger.Key).
+func EventPK(key string) string { return eventPrefix + key }
+
+// keyOf is the storage key of an item collection's partition key.
+func keyOf(pk string) string { return strings.TrimPrefix(pk, eventPrefix) }
 
 // DispatchSK is the sort key of an event's outbox row for a topic.
 func DispatchSK(topic string) string { return dispatchPrefix + topic }
@@ -100,7 +105,7 @@ func toLedgerItem(r ledger.Record) ledgerItem {
 	ev := r.Event
 	created := FormatTime(r.CreatedAt)
 	return ledgerItem{
-		PK: EventPK(ev.ID), SK: ledgerSK,
+		PK: EventPK(r.Key), SK: ledgerSK,
 		EventID: ev.ID, TenantID: ev.TenantID, TenantSK: created + "#" + ev.ID,
 		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
 		Subject: ev.Subject, Traceparent: ev.Traceparent,
@@ -121,6 +126,7 @@ func (it ledgerItem) record() ledger.Record {
 		ev.Payload = json.RawMessage(it.Payload)
 	}
 	return ledger.Record{
+		Key:   keyOf(it.PK),
 		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, Status: it.Status,
 		CreatedAt: parseTime(it.CreatedAt), ExpiresAt: time.Unix(it.ExpiresAt, 0).UTC(),
 	}
@@ -128,9 +134,9 @@ func (it ledgerItem) record() ledger.Record {
 
 func toRowItem(r outbox.Row, expiresAt time.Time) rowItem {
 	return rowItem{
-		PK: EventPK(r.EventID), SK: DispatchSK(r.Topic),
+		PK: EventPK(r.Key), SK: DispatchSK(r.Topic),
 		EventID: r.EventID, Topic: r.Topic, TenantID: r.TenantID, Type: r.Type,
-		Status: string(r.Status), SweepPK: table.SweepPartition(string(r.Status), r.EventID, r.Topic),
+		Status: string(r.Status), SweepPK: table.SweepPartition(string(r.Status), r.Key, r.Topic),
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
 		NextRetryAt: millis(r.NextRetryAt), LeaseUntil: millis(r.LeaseUntil), LeaseOwner: r.LeaseOwner,
 		LastError: r.LastError, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),
@@ -140,6 +146,7 @@ func toRowItem(r outbox.Row, expiresAt time.Time) rowItem {
 
 func (it rowItem) row() outbox.Row {
 	return outbox.Row{
+		Key:     keyOf(it.PK),
 		EventID: it.EventID, Topic: it.Topic, TenantID: it.TenantID, Type: it.Type,
 		Status: outbox.Status(it.Status), Attempts: it.Attempts, MaxAttempts: it.MaxAttempts,
 		NextRetryAt: fromMillis(it.NextRetryAt), LeaseUntil: fromMillis(it.LeaseUntil), LeaseOwner: it.LeaseOwner,

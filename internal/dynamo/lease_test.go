@@ -36,15 +36,16 @@ func setupLease(t *testing.T) *leaseBundle {
 func (b *leaseBundle) commit(t *testing.T, id, owner string, lease time.Duration, topics ...string) {
 	t.Helper()
 	rec := ledger.Record{
+		Key:    id,
 		Event:  envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "content.published", Source: "cms", Timestamp: leaseT0, Payload: []byte(`{"a":1}`)},
 		Topics: topics, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: leaseT0, ExpiresAt: leaseT0.Add(24 * time.Hour),
 	}
 	var rows []outbox.Row
 	for _, tp := range topics {
-		rows = append(rows, outbox.Row{EventID: id, Topic: tp, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending,
+		rows = append(rows, outbox.Row{Key: id, EventID: id, Topic: tp, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending,
 			MaxAttempts: 5, NextRetryAt: leaseT0.Add(lease), LeaseUntil: leaseT0.Add(lease), LeaseOwner: owner, CreatedAt: leaseT0, UpdatedAt: leaseT0})
 	}
-	require.NoError(t, b.events.Commit(context.Background(), rec, rows))
+	require.NoError(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
 }
 
 func TestCommitAndLoadRoundTrip(t *testing.T) {
@@ -61,9 +62,9 @@ func TestCommitAndLoadRoundTrip(t *testing.T) {
 	require.Equal(t, "o1", rows[0].LeaseOwner)
 	require.True(t, rows[0].LeaseUntil.Equal(leaseT0.Add(time.Minute)))
 
-	require.ErrorIs(t, b.events.Commit(context.Background(), rec, nil), ingest.ErrExists)
+	require.ErrorIs(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: nil}), ledger.ErrExists)
 	_, _, err = b.events.Load(context.Background(), "evt_missing")
-	require.ErrorIs(t, err, ingest.ErrNotFound)
+	require.ErrorIs(t, err, ledger.ErrNotFound)
 }
 
 // Guarantee 3: only one sender holds a row at a time.
@@ -73,7 +74,7 @@ func TestOnlyOneClaimWins(t *testing.T) {
 	ctx := context.Background()
 	b.commit(t, "evt_claim", "committer", time.Minute, "a.events")
 
-	ok, err := b.events.Claim(ctx, "evt_claim", "a.events", "early", leaseT0.Add(30*time.Second), time.Minute)
+	ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, Owner: "early", Now: leaseT0.Add(30 * time.Second), Lease: time.Minute})
 	require.NoError(t, err)
 	require.False(t, ok, "a live lease cannot be taken")
 
@@ -82,7 +83,7 @@ func TestOnlyOneClaimWins(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			ok, err := b.events.Claim(ctx, "evt_claim", "a.events", string(rune('a'+i)), after, time.Minute)
+			ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, Owner: string(rune('a' + i)), Now: after, Lease: time.Minute})
 			if err == nil && ok {
 				wins.Add(1)
 			}
@@ -91,9 +92,9 @@ func TestOnlyOneClaimWins(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int32(1), wins.Load(), "exactly one concurrent claimant wins an expired lease")
 
-	require.ErrorIs(t, b.events.MarkEnqueued(ctx, "evt_claim", "a.events", "committer", after), outbox.ErrLeaseLost,
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, "committer", after), outbox.ErrLeaseLost,
 		"the original owner lost the row and may not record an outcome")
-	ok, err = b.events.Claim(ctx, "evt_missing", "a.events", "x", after, time.Minute)
+	ok, err = b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_missing", Topic: "a.events"}, Owner: "x", Now: after, Lease: time.Minute})
 	require.NoError(t, err)
 	require.False(t, ok, "a missing row is not claimable")
 }
@@ -104,9 +105,9 @@ func TestMarkTransitions(t *testing.T) {
 	ctx := context.Background()
 	b.commit(t, "evt_mark", "o1", time.Minute, "a.events", "b.events")
 
-	require.NoError(t, b.events.MarkEnqueued(ctx, "evt_mark", "a.events", "o1", leaseT0.Add(time.Second)))
-	require.ErrorIs(t, b.events.MarkEnqueued(ctx, "evt_mark", "a.events", "o1", leaseT0.Add(time.Second)), outbox.ErrLeaseLost, "an enqueued row is final for senders")
-	require.NoError(t, b.events.MarkFailed(ctx, outbox.Failure{EventID: "evt_mark", Topic: "b.events", Owner: "o1", Attempts: 1, Err: "boom", NextRetryAt: leaseT0.Add(2 * time.Minute), Now: leaseT0.Add(time.Second)}))
+	require.NoError(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_mark", Topic: "a.events"}, "o1", leaseT0.Add(time.Second)))
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_mark", Topic: "a.events"}, "o1", leaseT0.Add(time.Second)), outbox.ErrLeaseLost, "an enqueued row is final for senders")
+	require.NoError(t, b.events.MarkFailed(ctx, outbox.Failure{Row: outbox.RowRef{Key: "evt_mark", Topic: "b.events"}, EventID: "evt_mark", Owner: "o1", Attempts: 1, Err: "boom", NextRetryAt: leaseT0.Add(2 * time.Minute), Now: leaseT0.Add(time.Second)}))
 
 	_, rows, err := b.events.Load(ctx, "evt_mark")
 	require.NoError(t, err)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/clip"
 	"github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/sweep"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -19,44 +21,44 @@ import (
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
-// DuePage returns up to limit rows of one sweeper index partition
-// (status, shard) due at now, oldest first, continuing after cursor ("" =
-// from the start). The returned cursor is "" once the partition is
+// DuePage returns up to p.Limit rows of one sweeper index partition
+// (status, shard) due at p.Now, oldest first, continuing after p.Cursor (""
+// = from the start). The returned cursor is "" once the partition is
 // exhausted.
-func (e *Events) DuePage(ctx context.Context, status outbox.Status, shard int, now time.Time, limit int, cursor string) ([]outbox.Row, string, error) {
+func (e *Events) DuePage(ctx context.Context, p sweep.DueParams) (sweep.DuePage, error) {
 	var start map[string]ddbtypes.AttributeValue
-	if cursor != "" {
+	if p.Cursor != "" {
 		var err error
-		if start, err = decodeKey(cursor); err != nil {
-			return nil, "", fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", status, shard, err)
+		if start, err = decodeKey(p.Cursor); err != nil {
+			return sweep.DuePage{}, fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", p.Status, p.Shard, err)
 		}
 	}
-	page, err := e.DuePartition(ctx, status, shard, now, int32(limit), start)
+	page, err := e.duePartition(ctx, p.Status, p.Shard, p.Now, int32(p.Limit), start)
 	if err != nil {
-		return nil, "", err
+		return sweep.DuePage{}, err
 	}
-	next := ""
+	out := sweep.DuePage{Rows: page.Rows}
 	if page.Next != nil {
-		if next, err = encodeKey(page.Next); err != nil {
-			return nil, "", err
+		if out.Cursor, err = encodeKey(page.Next); err != nil {
+			return sweep.DuePage{}, err
 		}
 	}
-	return page.Rows, next, nil
+	return out, nil
 }
 
-// Ledgers reads the ledger items of several events with BatchGetItem
-// (strongly consistent, 100 keys a call, unprocessed keys retried). Events
-// without a ledger item are absent from the result.
-func (e *Events) Ledgers(ctx context.Context, eventIDs []string) (map[string]ledger.Record, error) {
-	out := make(map[string]ledger.Record, len(eventIDs))
+// Ledgers reads the ledger items of several events by key with
+// BatchGetItem (strongly consistent, 100 keys a call, unprocessed keys
+// retried). Events without a ledger item are absent from the result.
+func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]ledger.Record, error) {
+	out := make(map[string]ledger.Record, len(eventKeys))
 	seen := map[string]bool{}
 	var keys []map[string]ddbtypes.AttributeValue
-	for _, id := range eventIDs {
-		if seen[id] {
+	for _, k := range eventKeys {
+		if seen[k] {
 			continue
 		}
-		seen[id] = true
-		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(id)), table.AttrSK: str(ledgerSK)})
+		seen[k] = true
+		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(k)), table.AttrSK: s(ledgerSK)})
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
@@ -72,7 +74,8 @@ func (e *Events) Ledgers(ctx context.Context, eventIDs []string) (map[string]led
 				if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 					return nil, fmt.Errorf("dynamo: decode ledger: %w", err)
 				}
-				out[it.EventID] = it.record()
+				rec := it.record()
+				out[rec.Key] = rec
 			}
 			pending = res.UnprocessedKeys
 			if len(pending) > 0 {
@@ -92,13 +95,13 @@ func (e *Events) Ledgers(ctx context.Context, eventIDs []string) (map[string]led
 // status dlq (sweepPk dlq#shard), lease cleared. A completed row, a row a
 // consumer holds under a live lease (a replay already running) and a
 // missing row (expired, or never written) are left alone: marked is false.
-func (e *Events) MarkDLQ(ctx context.Context, eventID, topic string, now time.Time) (marked bool, err error) {
-	err = e.update(ctx, eventID, topic,
+func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (marked bool, err error) {
+	err = e.update(ctx, r,
 		"SET #s = :dlq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
 		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)",
 		map[string]ddbtypes.AttributeValue{
 			":dlq":        str(string(outbox.StatusDLQ)),
-			":sp":         str(table.SweepPartition(string(outbox.StatusDLQ), eventID, topic)),
+			":sp":         str(table.SweepPartition(string(outbox.StatusDLQ), r.Key, r.Topic)),
 			":empty":      str(""),
 			":zero":       num(0),
 			":now":        str(FormatTime(now)),
@@ -110,48 +113,25 @@ func (e *Events) MarkDLQ(ctx context.Context, eventID, topic string, now time.Ti
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("dynamo: mark dlq %s/%s: %w", eventID, topic, err)
+		return false, fmt.Errorf("dynamo: mark dlq %s: %w", r, err)
 	}
 	return true, nil
 }
 
-// ErrRowChanged means a dispatch row was not in the state its caller read.
-var ErrRowChanged = errors.New("dynamo: dispatch row changed concurrently")
-
 // ResetForReplay puts a dispatch row back to enqueued (sweepPk
-// enqueued#shard, lease cleared; attempts and lastError kept) so the
-// consumer's idempotency claim lets a replayed message through. It is
-// conditional on the row still being as seen (status, lease owner and
-// updatedAt), so it cannot clobber a consumer that took the row meanwhile.
-// A row that no longer exists (the ledger's retention ran out; incidents
-// never expire) is recreated from seen, with a fresh retention.
-func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, exists bool, now time.Time, retention time.Duration) error {
-	if !exists {
-		r := seen
-		r.Status, r.LeaseOwner, r.LeaseUntil = outbox.StatusEnqueued, "", time.Time{}
-		r.NextRetryAt, r.CreatedAt, r.UpdatedAt = now, now, now
-		av, err := attributevalue.MarshalMap(toRowItem(r, now.Add(retention)))
-		if err != nil {
-			return fmt.Errorf("dynamo: marshal row %s/%s: %w", r.EventID, r.Topic, err)
-		}
-		_, err = e.Client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(e.Table), Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		})
-		var ccf *ddbtypes.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			return fmt.Errorf("dynamo: recreate row %s/%s: %w", r.EventID, r.Topic, ErrRowChanged)
-		}
-		if err != nil {
-			return fmt.Errorf("dynamo: recreate row %s/%s: %w", r.EventID, r.Topic, err)
-		}
-		return nil
-	}
-	err := e.update(ctx, seen.EventID, seen.Topic,
+// enqueued#shard, lease cleared; attempts and lastError kept): before the
+// send for a completed row, so the consumer's idempotency claim lets a
+// forced replay through, after it for any other (so views show the replay
+// in flight). It is conditional on the row still being as seen (status,
+// lease owner and updatedAt), so it cannot clobber a consumer that took the
+// row meanwhile (outbox.ErrRowChanged).
+func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.Time) error {
+	err := e.update(ctx, seen.Ref(),
 		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now",
 		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated",
 		map[string]ddbtypes.AttributeValue{
 			":enq":     str(string(outbox.StatusEnqueued)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), seen.EventID, seen.Topic)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), seen.Key, seen.Topic)),
 			":empty":   str(""),
 			":zero":    num(0),
 			":nowms":   num(millis(now)),
@@ -161,12 +141,74 @@ func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, exists boo
 			":updated": str(FormatTime(seen.UpdatedAt)),
 		})
 	if errors.Is(err, errCondition) {
-		return fmt.Errorf("dynamo: reset %s/%s: %w", seen.EventID, seen.Topic, ErrRowChanged)
+		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), outbox.ErrRowChanged)
 	}
 	if err != nil {
-		return fmt.Errorf("dynamo: reset %s/%s: %w", seen.EventID, seen.Topic, err)
+		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), err)
 	}
 	return nil
+}
+
+// Restore recreates what a replay needs of an event past its retention
+// (incidents never expire; ledger items do): the ledger record, unless it
+// still exists, and the dispatch row, in one transaction, both expiring at
+// rec.ExpiresAt, so a row never exists without its ledger item and a
+// later publish of the id is a duplicate again, not a new event. The row
+// is written enqueued. A row already present is left alone (ErrRowChanged:
+// read it again).
+func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error {
+	rowAV, err := attributevalue.MarshalMap(toRowItem(row, rec.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("dynamo: marshal row %s: %w", row.Ref(), err)
+	}
+	items := []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{TableName: aws.String(e.Table), Item: rowAV, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	if ledgerExists {
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: aws.String(e.Table), ConditionExpression: aws.String("attribute_exists(pk)"),
+			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(rec.Key)), table.AttrSK: s(ledgerSK)},
+		}})
+	} else {
+		led, err := attributevalue.MarshalMap(toLedgerItem(rec))
+		if err != nil {
+			return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
+		}
+		items = append(items, putNew(e.Table, led))
+	}
+	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if class, _ := classify(err); err != nil && class == txConditionFailed {
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrRowChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), err)
+	}
+	return nil
+}
+
+// Settle records the outcome of a processing row whose lease ended long
+// ago (see sweep.Settlement), conditional on the row being as seen.
+func (e *Events) Settle(ctx context.Context, p sweep.Settlement) (bool, error) {
+	err := e.update(ctx, p.Seen.Ref(),
+		"SET #s = :to, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, lastError = :note, updatedAt = :now",
+		"#s = :processing AND leaseOwner = :owner AND leaseUntil = :lu",
+		map[string]ddbtypes.AttributeValue{
+			":to":         str(string(p.Status)),
+			":sp":         str(table.SweepPartition(string(p.Status), p.Seen.Key, p.Seen.Topic)),
+			":empty":      str(""),
+			":zero":       num(0),
+			":nowms":      num(millis(p.Now)),
+			":note":       str(clip.String(p.Note, outbox.MaxErrorLen)),
+			":now":        str(FormatTime(p.Now)),
+			":processing": str(string(outbox.StatusProcessing)),
+			":owner":      str(p.Seen.LeaseOwner),
+			":lu":         num(millis(p.Seen.LeaseUntil)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: settle %s: %w", p.Seen.Ref(), err)
+	}
+	return true, nil
 }
 
 // Recovery is the Events and Incidents tables together, for the write that
@@ -183,17 +225,17 @@ type Recovery struct {
 // outbox.ErrLeaseLost when the row moved on meanwhile; a concurrent
 // incident write is retried.
 func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
-	id := incident.ID(dl.EventID, dl.Topic)
+	id := incident.ID(dl.EventKey, dl.Topic)
 	rowUpdate := &ddbtypes.Update{
 		TableName: aws.String(r.Events.Table),
-		Key:       rowKey(f.EventID, f.Topic),
+		Key:       rowKey(f.Row),
 		UpdateExpression: aws.String("SET #s = :ab, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
 			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
 		ConditionExpression:      aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":ab":      str(string(outbox.StatusDLQAbandoned)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusDLQAbandoned), f.EventID, f.Topic)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusDLQAbandoned), f.Row.Key, f.Row.Topic)),
 			":a":       num(int64(f.Attempts)),
 			":e":       str(f.Err),
 			":nowms":   num(millis(f.Now)),
@@ -239,11 +281,11 @@ func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.De
 					retry = true
 				}
 			}
-		} else if classify(err) == txRetry {
+		} else if retryable(err) {
 			retry = true
 		}
 		if !retry || attempt >= 8 {
-			return incident.Incident{}, fmt.Errorf("dynamo: abandon %s/%s: %w", f.EventID, f.Topic, err)
+			return incident.Incident{}, fmt.Errorf("dynamo: abandon %s: %w", f.Row, err)
 		}
 		if err := sleep(ctx, r.Events.backoff(attempt)); err != nil {
 			return incident.Incident{}, err
@@ -294,17 +336,17 @@ func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 // attempt count the sweeper read. On AWS the sweeper index is eventually
 // consistent: a stale entry for a row another sweeper just failed (lease
 // released, retry pushed out) must not be claimed and sent again.
-func (e *Events) ClaimDue(ctx context.Context, seen outbox.Row, owner string, now time.Time, lease time.Duration) (bool, error) {
-	until := millis(now.Add(lease))
-	err := e.update(ctx, seen.EventID, seen.Topic,
+func (e *Events) ClaimDue(ctx context.Context, c sweep.DueClaim) (bool, error) {
+	until := millis(c.Now.Add(c.Lease))
+	err := e.update(ctx, c.Seen.Ref(),
 		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
 		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a",
 		map[string]ddbtypes.AttributeValue{
-			":o":       str(owner),
+			":o":       str(c.Owner),
 			":lu":      num(until),
-			":now":     str(FormatTime(now)),
-			":nowms":   num(millis(now)),
-			":a":       num(int64(seen.Attempts)),
+			":now":     str(FormatTime(c.Now)),
+			":nowms":   num(millis(c.Now)),
+			":a":       num(int64(c.Seen.Attempts)),
 			":pending": str(string(outbox.StatusPending)),
 			":failed":  str(string(outbox.StatusFailed)),
 		})
@@ -312,26 +354,26 @@ func (e *Events) ClaimDue(ctx context.Context, seen outbox.Row, owner string, no
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("dynamo: claim due %s/%s: %w", seen.EventID, seen.Topic, err)
+		return false, fmt.Errorf("dynamo: claim due %s: %w", c.Seen.Ref(), err)
 	}
 	return true, nil
 }
 
 // Row reads one dispatch row with a strongly consistent read; false when
 // it does not exist.
-func (e *Events) Row(ctx context.Context, eventID, topic string) (outbox.Row, bool, error) {
+func (e *Events) Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, error) {
 	out, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(e.Table), Key: rowKey(eventID, topic), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(e.Table), Key: rowKey(r), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return outbox.Row{}, false, fmt.Errorf("dynamo: get row %s/%s: %w", eventID, topic, err)
+		return outbox.Row{}, false, fmt.Errorf("dynamo: get row %s: %w", r, err)
 	}
 	if len(out.Item) == 0 {
 		return outbox.Row{}, false, nil
 	}
 	var it rowItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return outbox.Row{}, false, fmt.Errorf("dynamo: decode row %s/%s: %w", eventID, topic, err)
+		return outbox.Row{}, false, fmt.Errorf("dynamo: decode row %s: %w", r, err)
 	}
 	return it.row(), true, nil
 }

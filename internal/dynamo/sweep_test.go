@@ -12,9 +12,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
@@ -39,6 +42,7 @@ func setupTables(t *testing.T) tables {
 func commit(t *testing.T, e *dynamo.Events, id, tenant string, created time.Time, topics ...string) ledger.Record {
 	t.Helper()
 	rec := ledger.Record{
+		Key: id,
 		Event: envelope.Event{
 			SchemaVersion: 1, ID: id, TenantID: tenant, Type: "stripe.invoice.paid", Source: "stripe",
 			Timestamp: created, Payload: json.RawMessage(`{"amount":100}`),
@@ -48,11 +52,11 @@ func commit(t *testing.T, e *dynamo.Events, id, tenant string, created time.Time
 	var rows []outbox.Row
 	for _, tp := range topics {
 		rows = append(rows, outbox.Row{
-			EventID: id, Topic: tp, TenantID: tenant, Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+			Key: id, EventID: id, Topic: tp, TenantID: tenant, Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
 			NextRetryAt: created, LeaseUntil: created, LeaseOwner: "ingest-" + id, CreatedAt: created, UpdatedAt: created,
 		})
 	}
-	require.NoError(t, e.Commit(context.Background(), rec, rows))
+	require.NoError(t, e.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
 	return rec
 }
 
@@ -108,15 +112,15 @@ func TestDuePageCursorWalksAPartition(t *testing.T) {
 	var got []string
 	cursor := ""
 	for range 10 {
-		rows, next, err := tb.events.DuePage(ctx, outbox.StatusPending, shard, t0.Add(time.Hour), 2, cursor)
+		page, err := tb.events.DuePage(ctx, sweep.DueParams{Status: outbox.StatusPending, Shard: shard, Now: t0.Add(time.Hour), Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
-		for _, r := range rows {
+		for _, r := range page.Rows {
 			got = append(got, r.EventID)
 		}
-		if next == "" {
+		if page.Cursor == "" {
 			break
 		}
-		cursor = next
+		cursor = page.Cursor
 	}
 	require.Equal(t, ids, got, "oldest first, every row once")
 }
@@ -127,33 +131,56 @@ func TestMarkDLQAndResetForReplay(t *testing.T) {
 	tb := setupTables(t)
 	commit(t, tb.events, "evt_m", "acme", t0, "billing.events")
 
-	marked, err := tb.events.MarkDLQ(ctx, "evt_m", "billing.events", t0.Add(time.Minute))
+	marked, err := tb.events.MarkDLQ(ctx, outbox.RowRef{Key: "evt_m", Topic: "billing.events"}, t0.Add(time.Minute))
 	require.NoError(t, err)
 	require.True(t, marked)
 	r := row(t, tb.events, "evt_m", "billing.events")
 	require.Equal(t, outbox.StatusDLQ, r.Status)
 	require.Empty(t, r.LeaseOwner)
 
-	marked, err = tb.events.MarkDLQ(ctx, "evt_missing", "billing.events", t0)
+	marked, err = tb.events.MarkDLQ(ctx, outbox.RowRef{Key: "evt_missing", Topic: "billing.events"}, t0)
 	require.NoError(t, err)
 	require.False(t, marked, "a missing row is left alone")
 
 	// Reset conditional on the row as seen.
-	require.NoError(t, tb.events.ResetForReplay(ctx, r, true, t0.Add(2*time.Minute), time.Hour))
+	require.NoError(t, tb.events.ResetForReplay(ctx, r, t0.Add(2*time.Minute)))
 	reset := row(t, tb.events, "evt_m", "billing.events")
 	require.Equal(t, outbox.StatusEnqueued, reset.Status)
 	require.Equal(t, r.Attempts, reset.Attempts)
 	require.Equal(t, r.LastError, reset.LastError)
 	// The same stale view cannot reset it again.
-	require.ErrorIs(t, tb.events.ResetForReplay(ctx, r, true, t0.Add(3*time.Minute), time.Hour), dynamo.ErrRowChanged)
+	require.ErrorIs(t, tb.events.ResetForReplay(ctx, r, t0.Add(3*time.Minute)), outbox.ErrRowChanged)
+}
 
-	// A row that expired is recreated.
-	gone := outbox.Row{EventID: "evt_gone", Topic: "billing.events", TenantID: "acme", Type: "stripe.invoice.paid", MaxAttempts: 5}
-	require.NoError(t, tb.events.ResetForReplay(ctx, gone, false, t0, time.Hour))
-	_, rows, err := tb.events.Load(ctx, "evt_gone")
-	require.ErrorContains(t, err, "not found", "only the row exists, not the ledger item")
-	require.Nil(t, rows)
-	require.ErrorIs(t, tb.events.ResetForReplay(ctx, gone, false, t0, time.Hour), dynamo.ErrRowChanged)
+// Rule: a row never exists without its ledger item. Restoring an event
+// past its retention writes both, expiring together; a second restore
+// finds the row and changes nothing.
+func TestRestoreWritesTheLedgerWithTheRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tb := setupTables(t)
+	ev := envelope.Event{SchemaVersion: 1, ID: "evt_gone", TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe", Timestamp: t0, Payload: json.RawMessage(`{"a":1}`)}
+	rec := ledger.Record{Key: "evt_gone", Event: ev, Topics: []string{"billing.events"}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	gone := outbox.Row{Key: "evt_gone", EventID: "evt_gone", Topic: "billing.events", TenantID: "acme", Type: ev.Type, Status: outbox.StatusEnqueued, MaxAttempts: 5, CreatedAt: t0, UpdatedAt: t0}
+	require.NoError(t, tb.events.Restore(ctx, rec, gone, false))
+	got, rows, err := tb.events.Load(ctx, "evt_gone")
+	require.NoError(t, err)
+	require.Equal(t, "evt_gone", got.Event.ID)
+	require.Len(t, rows, 1)
+	require.Equal(t, outbox.StatusEnqueued, rows[0].Status)
+	require.ErrorIs(t, tb.events.Restore(ctx, rec, gone, true), outbox.ErrRowChanged)
+
+	// A row restored beside an existing ledger item only needs the item.
+	other := gone
+	other.Topic = "audit.events"
+	require.NoError(t, tb.events.Restore(ctx, rec, other, true))
+	missing := gone
+	missing.Key, missing.EventID = "evt_nothing", "evt_nothing"
+	missingRec := rec
+	missingRec.Key = "evt_nothing"
+	require.ErrorIs(t, tb.events.Restore(ctx, missingRec, missing, true), outbox.ErrRowChanged, "no ledger item: no row")
+	_, _, err = tb.events.Load(ctx, "evt_nothing")
+	require.ErrorIs(t, err, ledger.ErrNotFound)
 }
 
 func TestAbandonIsOneTransaction(t *testing.T) {
@@ -163,7 +190,7 @@ func TestAbandonIsOneTransaction(t *testing.T) {
 	rec := commit(t, tb.events, "evt_a", "acme", t0, "billing.events")
 	rv := &dynamo.Recovery{Events: tb.events, Incidents: tb.incidents}
 	now := t0.Add(time.Hour)
-	ok, err := tb.events.Claim(ctx, "evt_a", "billing.events", "sweeper-1", now, time.Minute)
+	ok, err := tb.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_a", Topic: "billing.events"}, Owner: "sweeper-1", Now: now, Lease: time.Minute})
 	require.NoError(t, err)
 	require.True(t, ok)
 
@@ -175,7 +202,7 @@ func TestAbandonIsOneTransaction(t *testing.T) {
 		ErrorDetail: "sqs down", Body: incident.Body{Inline: body.Body, Size: len(body.Body), SHA256: envelope.SHA256Hex(body.Body)},
 		By: incident.ActorSweeper,
 	}
-	f := outbox.Failure{EventID: "evt_a", Topic: "billing.events", Owner: "sweeper-1", Attempts: 5, Err: "sqs down", Now: now}
+	f := outbox.Failure{Row: outbox.RowRef{Key: "evt_a", Topic: "billing.events"}, EventID: "evt_a", Owner: "sweeper-1", Attempts: 5, Err: "sqs down", Now: now}
 
 	// A sweeper that lost the lease abandons nothing: no incident either.
 	stale := f
@@ -210,7 +237,7 @@ func TestListTenant(t *testing.T) {
 	var ids []string
 	cursor := ""
 	for range 10 {
-		recs, next, err := tb.events.ListTenant(ctx, "acme", time.Time{}, time.Time{}, 2, cursor)
+		recs, next, err := tb.events.ListTenant(ctx, replay.TenantQuery{TenantID: "acme", Since: time.Time{}, Until: time.Time{}, Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		for _, r := range recs {
 			ids = append(ids, r.Event.ID)
@@ -221,7 +248,7 @@ func TestListTenant(t *testing.T) {
 	}
 	require.Equal(t, []string{"evt_t4", "evt_t3", "evt_t2", "evt_t1", "evt_t0"}, ids)
 
-	recs, _, err := tb.events.ListTenant(ctx, "acme", t0.Add(time.Minute), t0.Add(3*time.Minute), 10, "")
+	recs, _, err := tb.events.ListTenant(ctx, replay.TenantQuery{TenantID: "acme", Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute), Limit: 10, Cursor: ""})
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	require.Equal(t, "evt_t2", recs[0].Event.ID)

@@ -11,6 +11,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
@@ -18,7 +19,8 @@ import (
 // tenant index, created in [since, until) (zero: unbounded). The records are
 // summaries (no payload, no payload hash); next continues the listing and is
 // "" when there is no more.
-func (e *Events) ListTenant(ctx context.Context, tenantID string, since, until time.Time, limit int, cursor string) (records []ledger.Record, next string, err error) {
+func (e *Events) ListTenant(ctx context.Context, q replay.TenantQuery) (records []ledger.Record, next string, err error) {
+	tenantID, since, until, limit, cursor := q.TenantID, q.Since, q.Until, q.Limit, q.Cursor
 	if tenantID == "" {
 		return nil, "", fmt.Errorf("dynamo: list events: a tenant is required")
 	}

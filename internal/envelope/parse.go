@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 )
 
 // Limits bound what ingest accepts.
@@ -25,6 +27,12 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{MaxPayloadBytes: 1 << 20, MaxFutureSkew: time.Hour}
 }
+
+// MaxPayloadDepth bounds how deeply a payload's objects and arrays nest
+// (the payload object itself is level 1). Deeper documents are refused at
+// ingest rather than becoming a subscriber's poison pill: recursive JSON
+// parsers downstream (Python's, many others) give up long before Go's.
+const MaxPayloadDepth = 64
 
 // envelopeOverhead is what the non-payload fields may add to the raw
 // envelope size: ids, names and the JSON punctuation are bounded well below.
@@ -118,6 +126,9 @@ func decode(raw []byte) (wire, *Error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return w, &Error{Code: CodeInvalidEnvelope, Message: "envelope must be a JSON object"}
 	}
+	if rerr := strict(trimmed); rerr != nil {
+		return w, rerr
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
@@ -130,6 +141,34 @@ func decode(raw []byte) (wire, *Error) {
 		return w, &Error{Code: CodeInvalidEnvelope, Message: "unexpected data after the envelope object"}
 	}
 	return w, nil
+}
+
+// strict refuses what encoding/json would let through but readers disagree
+// on: duplicate member names at any depth (which one wins differs between
+// parsers), text that is not UTF-8 (JSON requires it, and DynamoDB and SQS
+// cannot carry it), and payloads nested deeper than MaxPayloadDepth.
+func strict(raw []byte) *Error {
+	err := canonjson.Check(raw, MaxPayloadDepth+1)
+	if err == nil {
+		return nil
+	}
+	var e *canonjson.Error
+	if !errors.As(err, &e) {
+		return &Error{Code: CodeInvalidEnvelope, Message: err.Error()}
+	}
+	inPayload := e.Path == "payload" || strings.HasPrefix(e.Path, "payload.") || strings.HasPrefix(e.Path, "payload[")
+	switch e.Kind {
+	case canonjson.KindDuplicateKey:
+		return &Error{Code: CodeInvalidEnvelope, Field: e.Path, Message: "ambiguous JSON: " + e.Error()}
+	case canonjson.KindTooDeep:
+		return &Error{Code: CodeInvalidPayload, Field: "payload", Message: fmt.Sprintf("payload nests deeper than %d levels", MaxPayloadDepth)}
+	case canonjson.KindInvalidUTF8:
+		if inPayload {
+			return &Error{Code: CodeInvalidPayload, Field: "payload", Message: "payload is not valid UTF-8: " + e.Error()}
+		}
+		return &Error{Code: CodeInvalidEnvelope, Field: e.Path, Message: "envelope is not valid UTF-8: " + e.Error()}
+	}
+	return &Error{Code: CodeInvalidEnvelope, Message: "envelope is not valid JSON: " + e.Error()}
 }
 
 func decodeError(err error) *Error {

@@ -25,6 +25,12 @@ func env(mut func(m map[string]any)) []byte {
 	return b
 }
 
+// deep is an envelope whose payload nests n arrays inside its object.
+func deep(n int) []byte {
+	return []byte(`{"id":"a","tenantId":"acme","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"x":` +
+		strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`)
+}
+
 func TestParse(t *testing.T) {
 	t.Parallel()
 	lim := envelope.Limits{MaxPayloadBytes: 1 << 10, MaxFutureSkew: time.Hour}
@@ -63,6 +69,14 @@ func TestParse(t *testing.T) {
 		{"payload too large", env(func(m map[string]any) { m["payload"] = map[string]string{"x": strings.Repeat("x", 1<<10)} }), envelope.CodePayloadTooLarge, "payload"},
 		{"envelope too large", env(func(m map[string]any) { m["payload"] = map[string]string{"x": strings.Repeat("x", 16<<10)} }), envelope.CodePayloadTooLarge, ""},
 		{"producer payloadRef", env(func(m map[string]any) { m["payloadRef"] = map[string]any{"bucket": "b"} }), envelope.CodeInvalidEnvelope, "payloadRef"},
+		{"duplicate id", []byte(`{"id":"a","id":"b","tenantId":"acme","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{}}`), envelope.CodeInvalidEnvelope, ""},
+		{"duplicate in payload", []byte(`{"id":"a","tenantId":"acme","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"x":{"k":1,"k":2}}}`), envelope.CodeInvalidEnvelope, "payload.x"},
+		{"payload 64 deep", deep(63), "", ""},
+		{"payload 65 deep", deep(64), envelope.CodeInvalidPayload, "payload"},
+		{"payload 3000 deep", deep(3000), envelope.CodeInvalidPayload, "payload"},
+		{"invalid utf8 in payload", []byte("{\"id\":\"a\",\"tenantId\":\"acme\",\"type\":\"a.b\",\"source\":\"cms\",\"timestamp\":\"2026-12-02T11:00:00Z\",\"payload\":{\"x\":\"\xff\xfe\"}}"), envelope.CodeInvalidPayload, "payload"},
+		{"nul escape is fine", []byte(`{"id":"a","tenantId":"acme","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"x":"\u0000"}}`), "", ""},
+		{"raw nul", []byte("{\"id\":\"a\",\"tenantId\":\"acme\",\"type\":\"a.b\",\"source\":\"cms\",\"timestamp\":\"2026-12-02T11:00:00Z\",\"payload\":{\"x\":\"\x00\"}}"), envelope.CodeInvalidEnvelope, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,29 +131,6 @@ func TestMarshalRoundTrip(t *testing.T) {
 	back, err := envelope.ParseMessage(b)
 	require.Nil(t, err)
 	require.Equal(t, ev, back)
-}
-
-func TestContentHash(t *testing.T) {
-	t.Parallel()
-	parse := func(mut func(m map[string]any)) envelope.Event {
-		ev, err := envelope.Parse(env(mut), now, envelope.DefaultLimits())
-		require.Nil(t, err)
-		return ev
-	}
-	base := envelope.ContentHash(parse(nil))
-	require.Len(t, base, 64)
-	require.Equal(t, base, envelope.ContentHash(parse(func(m map[string]any) { m["timestamp"] = "2026-12-02T11:00:00Z" })), "timestamp is not content")
-	for name, mut := range map[string]func(m map[string]any){
-		"payload": func(m map[string]any) { m["payload"] = map[string]any{"k": "w"} },
-		"tenant":  func(m map[string]any) { m["tenantId"] = "other" },
-		"type":    func(m map[string]any) { m["type"] = "content.deleted" },
-		"subject": func(m map[string]any) { m["subject"] = "x" },
-	} {
-		require.NotEqual(t, base, envelope.ContentHash(parse(mut)), name)
-	}
-	a, _ := envelope.Parse([]byte(`{"id":"e","tenantId":"t","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"a": 1}}`), now, envelope.DefaultLimits())
-	b, _ := envelope.Parse([]byte(`{"id":"e","tenantId":"t","type":"a.b","source":"cms","timestamp":"2026-12-02T11:00:00Z","payload":{"a":1}}`), now, envelope.DefaultLimits())
-	require.Equal(t, envelope.ContentHash(a), envelope.ContentHash(b), "whitespace is not content")
 }
 
 func TestMarshalKeepsPayloadBytes(t *testing.T) {

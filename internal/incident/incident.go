@@ -58,8 +58,13 @@ const UnknownTenant = "_unknown"
 
 // Incident is one dead-lettered (event, topic) dispatch.
 type Incident struct {
-	ID       string `json:"incidentId"`
-	EventID  string `json:"eventId"`
+	ID      string `json:"incidentId"`
+	EventID string `json:"eventId"`
+	// EventKey is the event's storage key (ledger.Key): "<tenant>/<id>" for
+	// internal producers, the id for provider events and for incidents
+	// opened before keys were scoped by tenant (where it is empty in
+	// storage; Key fills it in).
+	EventKey string `json:"eventKey,omitempty"`
 	TenantID string `json:"tenantId"`
 	Topic    string `json:"topic"`
 	// Type and Source of the event (empty for an unparseable body).
@@ -77,7 +82,11 @@ type Incident struct {
 	// opened, +1 each time it comes back.
 	RetryCount int `json:"retryCount"`
 	// ReplayCount is how many replays were started.
-	ReplayCount int  `json:"replayCount"`
+	ReplayCount int `json:"replayCount"`
+	// ReplayToken identifies the replay request that started the latest
+	// replay, so a retried request (a Step Functions retry of replay-one)
+	// never starts a second one.
+	ReplayToken string `json:"replayToken,omitempty"`
 	Body        Body `json:"body"`
 	// Raw marks a body that is not a platform envelope: kept verbatim,
 	// never replayed.
@@ -128,12 +137,35 @@ type Body struct {
 // External reports whether the body lives in S3.
 func (b Body) External() bool { return b.Key != "" }
 
-// ID is the deterministic incident id of an (event, topic) dispatch, so a
-// dispatch that dead-letters again updates the same incident.
-func ID(eventID, topic string) string {
-	sum := sha256.Sum256([]byte(eventID + "\x00" + topic))
+// ID is the deterministic incident id of an (event, topic) dispatch, from
+// the event's storage key (ledger.Key), so a dispatch that dead-letters
+// again updates the same incident. (A provider event's key, and the key of
+// an event stored before keys were scoped by tenant, is its id: their
+// incident ids are the ones they always had.)
+func ID(eventKey, topic string) string {
+	sum := sha256.Sum256([]byte(eventKey + "\x00" + topic))
 	return "inc_" + hex.EncodeToString(sum[:])[:32]
 }
+
+// Key is the storage key of the incident's event.
+func (inc Incident) Key() string {
+	if inc.EventKey != "" {
+		return inc.EventKey
+	}
+	return inc.EventID
+}
+
+// Stuck reports a replay that was started more than after ago and neither
+// resolved nor came back as a dead letter: its message may never have
+// been sent (the replay died midway) or is taking unusually long.
+func (inc Incident) Stuck(now time.Time, after time.Duration) bool {
+	return inc.Status == StatusRetrying && !inc.ReplayedAt.IsZero() && now.Sub(inc.ReplayedAt) > after
+}
+
+// DefaultStuckAfter is how long a replay may stay retrying before it is
+// reported stuck and reopened. A replayed message that is merely slow
+// (consumer backoff) still resolves its incident when it succeeds.
+const DefaultStuckAfter = 15 * time.Minute
 
 // ValidID reports whether s has the shape of an incident id.
 func ValidID(s string) bool {

@@ -79,7 +79,7 @@ func TestStartReplayNeedsForceOutsideOpenAndTriaged(t *testing.T) {
 	} {
 		for _, force := range []bool{false, true} {
 			inc := incident.Incident{Status: tc.from}
-			err := inc.StartReplay("ops", "", t0, force)
+			err := inc.StartReplay("ops", "", "", t0, force)
 			want := tc.plain || force && tc.forced
 			if want {
 				require.NoError(t, err, "%s force=%v", tc.from, force)
@@ -112,7 +112,7 @@ func TestRecordOpensThenReopens(t *testing.T) {
 	require.Equal(t, inc, same)
 
 	// Replayed, failed again: reopened, counted, latest error, same id.
-	require.NoError(t, inc.StartReplay("ops", "", t0.Add(time.Minute), false))
+	require.NoError(t, inc.StartReplay("ops", "", "", t0.Add(time.Minute), false))
 	dl2 := dl
 	dl2.MessageID, dl2.ErrorMessage = "m2", "second"
 	again, changed := incident.Record(&inc, dl2, t0.Add(2*time.Minute))
@@ -136,7 +136,7 @@ func TestHistoryIsBoundedKeepingTheOpening(t *testing.T) {
 	inc, _ := incident.Record(nil, incident.DeadLetter{EventID: "e", TenantID: "a", Topic: "t", By: "dlq-archiver"}, t0)
 	for i := range 200 {
 		at := t0.Add(time.Duration(i+1) * time.Minute)
-		require.NoError(t, inc.StartReplay("ops", "", at, false))
+		require.NoError(t, inc.StartReplay("ops", "", "", at, false))
 		require.NoError(t, inc.Move(incident.StatusOpen, "dlq-archiver", "", at))
 	}
 	require.Len(t, inc.History, incident.MaxHistory)
@@ -147,7 +147,7 @@ func TestHistoryIsBoundedKeepingTheOpening(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	t.Parallel()
-	inc := incident.Incident{Status: incident.StatusOpen, TenantID: "acme", Topic: "billing.events", CreatedAt: t0}
+	inc := incident.Incident{Status: incident.StatusOpen, TenantID: "acme", Topic: "billing.events", CreatedAt: t0.Add(-time.Hour), LastFailedAt: t0}
 	for _, tc := range []struct {
 		f    incident.Filter
 		want bool

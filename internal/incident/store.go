@@ -38,8 +38,9 @@ type Filter struct {
 	Status   Status `json:"status,omitempty"`
 	TenantID string `json:"tenantId,omitempty"`
 	Topic    string `json:"topic,omitempty"`
-	// Since and Until bound createdAt: Since <= createdAt < Until (zero:
-	// unbounded).
+	// Since and Until bound lastFailedAt, when the dispatch last failed:
+	// Since <= lastFailedAt < Until (zero: unbounded). Listings are newest
+	// failure first, so a re-failure of an old incident is seen.
 	Since time.Time `json:"since,omitzero"`
 	Until time.Time `json:"until,omitzero"`
 	// Limit is the page size (DefaultPageSize if 0, at most MaxPageSize).
@@ -83,8 +84,8 @@ func (f Filter) Matches(inc Incident) bool {
 	case f.Status != "" && inc.Status != f.Status,
 		f.TenantID != "" && inc.TenantID != f.TenantID,
 		f.Topic != "" && inc.Topic != f.Topic,
-		!f.Since.IsZero() && inc.CreatedAt.Before(f.Since),
-		!f.Until.IsZero() && !inc.CreatedAt.Before(f.Until):
+		!f.Since.IsZero() && inc.LastFailedAt.Before(f.Since),
+		!f.Until.IsZero() && !inc.LastFailedAt.Before(f.Until):
 		return false
 	}
 	return true
@@ -166,21 +167,42 @@ func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Inc
 	}
 }
 
+// ReopenStuck moves a stuck replay (see Incident.Stuck) back to open with
+// a note, so it shows up for operators again; changed is false when the
+// incident is no longer stuck.
+func ReopenStuck(ctx context.Context, s Store, id string, now time.Time, after time.Duration) (inc Incident, changed bool, err error) {
+	inc, err = Update(ctx, s, id, func(cur *Incident) error {
+		changed = false
+		if !cur.Stuck(now, after) {
+			return ErrUnchanged
+		}
+		changed = true
+		return cur.Move(StatusOpen, ActorSweeper, fmt.Sprintf("replay not confirmed within %s of %s: reopened (the replayed message may never have been sent; it still resolves the incident if it succeeds)", after, cur.ReplayedAt.UTC().Format(time.RFC3339)), now)
+	})
+	return inc, changed && err == nil, err
+}
+
 // Transition moves an incident as an operator or the replay engine asks
 // (Move), retrying on concurrent writes.
 func Transition(ctx context.Context, s Store, id string, to Status, by, note string, at time.Time) (Incident, error) {
 	return Update(ctx, s, id, func(inc *Incident) error { return inc.Move(to, by, note, at) })
 }
 
-// ResolveReplay marks a retrying incident resolved by a successful replay;
-// an incident in any other status is left alone (a late or duplicate
-// attestation is not an error).
+// ResolveReplay marks an incident resolved by a successful replay: a
+// retrying one, and also one a stuck-replay check reopened meanwhile (open
+// or triaged, replayed, and not dead-lettered again since the replay), so
+// a slow replay still resolves its incident. Any other incident is left
+// alone: a late or duplicate attestation is not an error.
 func ResolveReplay(ctx context.Context, s Store, id string, at time.Time) error {
 	_, err := Update(ctx, s, id, func(inc *Incident) error {
-		if inc.Status != StatusRetrying {
+		switch {
+		case inc.Status == StatusRetrying:
+		case (inc.Status == StatusOpen || inc.Status == StatusTriaged) && !inc.ReplayedAt.IsZero() && inc.LastFailedAt.Before(inc.ReplayedAt):
+		default:
 			return ErrUnchanged
 		}
-		return inc.Move(StatusResolved, ActorReplay, "replayed message processed", at)
+		inc.move(StatusResolved, ActorReplay, "replayed message processed", at)
+		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
 		return nil

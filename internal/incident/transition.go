@@ -50,8 +50,9 @@ func (inc *Incident) Move(to Status, by, note string, at time.Time) error {
 }
 
 // StartReplay moves the incident to retrying for a replay: from open or
-// triaged, or with force from resolved, ignored or retrying.
-func (inc *Incident) StartReplay(by, note string, at time.Time, force bool) error {
+// triaged, or with force from resolved, ignored or retrying. token names
+// the replay request (see ReplayToken).
+func (inc *Incident) StartReplay(by, note, token string, at time.Time, force bool) error {
 	switch {
 	case slices.Contains(Replayable, inc.Status):
 	case force && slices.Contains(ForceReplayable, inc.Status):
@@ -63,6 +64,7 @@ func (inc *Incident) StartReplay(by, note string, at time.Time, force bool) erro
 	inc.move(StatusRetrying, by, note, at)
 	inc.ReplayedAt = at
 	inc.ReplayCount++
+	inc.ReplayToken = token
 	return nil
 }
 
@@ -86,6 +88,9 @@ func (inc *Incident) appendHistory(c Change) {
 // DeadLetter is one failed dispatch arriving at the incident ledger: a
 // message drained from a topic's DLQ, or a dispatch the sweeper abandoned.
 type DeadLetter struct {
+	// EventKey is the event's storage key ("" for a raw dead letter:
+	// EventID then stands in).
+	EventKey string
 	EventID  string
 	TenantID string
 	Topic    string
@@ -106,6 +111,14 @@ type DeadLetter struct {
 	FailedAt time.Time
 	// By is the recording actor (ActorArchiver, ActorSweeper).
 	By string
+}
+
+// Key is the storage key of the dead letter's event.
+func (dl DeadLetter) Key() string {
+	if dl.EventKey != "" {
+		return dl.EventKey
+	}
+	return dl.EventID
 }
 
 // Limits of stored error text.
@@ -134,7 +147,7 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	note := dl.ErrorCode + ": " + dl.ErrorMessage
 	if existing == nil {
 		inc = Incident{
-			ID: ID(dl.EventID, dl.Topic), EventID: dl.EventID, TenantID: dl.TenantID, Topic: dl.Topic,
+			ID: ID(dl.Key(), dl.Topic), EventID: dl.EventID, EventKey: dl.EventKey, TenantID: dl.TenantID, Topic: dl.Topic,
 			Status: StatusOpen, CreatedAt: now,
 		}
 		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: clip.String(note, MaxNoteLen)})

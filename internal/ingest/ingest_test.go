@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/blob"
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
@@ -60,6 +61,9 @@ func setup(t testing.TB) *bundle {
 	return &bundle{env: env, svc: svc, events: &dynamo.Events{Client: env.DynamoDB, Table: cfg.EventsTable}, clock: clk, cfg: cfg}
 }
 
+// key is the storage key of an acme event of an internal producer.
+func key(id string) string { return "acme/" + id }
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -100,7 +104,7 @@ func (b *bundle) collection(t *testing.T, eventID string) []map[string]ddbtypes.
 		TableName:              aws.String(b.cfg.EventsTable),
 		KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK(eventID)},
+			":pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK(key(eventID))},
 		},
 		ConsistentRead: aws.Bool(true),
 	})
@@ -110,7 +114,7 @@ func (b *bundle) collection(t *testing.T, eventID string) []map[string]ddbtypes.
 
 func (b *bundle) rows(t *testing.T, eventID string) map[string]outbox.Row {
 	t.Helper()
-	_, rows, err := b.events.Load(context.Background(), eventID)
+	_, rows, err := b.events.Load(context.Background(), key(eventID))
 	require.NoError(t, err)
 	m := map[string]outbox.Row{}
 	for _, r := range rows {
@@ -243,13 +247,38 @@ func TestIdempotencyConflict(t *testing.T) {
 	require.Equal(t, envelope.CodeIdempotencyConflict, res.Error.Code)
 	require.Equal(t, "evt_conflict", res.EventID)
 
-	otherTenant := []byte(strings.Replace(string(inquiry("evt_conflict")), `"tenantId":"acme"`, `"tenantId":"globex"`, 1))
-	res = b.publish(t, otherTenant)
-	require.Equal(t, envelope.CodeIdempotencyConflict, res.Error.Code, "another tenant can never acknowledge or touch this event")
-
 	require.Equal(t, before, b.collection(t, "evt_conflict"), "nothing written")
 	require.Len(t, b.drain(t, topology.Notifications), 1, "nothing sent")
 	require.Len(t, b.drain(t, topology.CRM), 1, "nothing sent")
+}
+
+// Internal producers' ids are scoped by tenant: tenant B reusing tenant A's
+// id publishes its own event (no conflict, which would also tell B the id
+// exists), and A's event is untouched.
+func TestEventIDsAreScopedByTenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Equal(t, envelope.StatusEnqueued, b.publish(t, inquiry("evt_shared")).Status)
+	before := b.collection(t, "evt_shared")
+
+	otherTenant := []byte(strings.Replace(string(inquiry("evt_shared")), `"tenantId":"acme"`, `"tenantId":"globex"`, 1))
+	res := b.publish(t, otherTenant)
+	require.Equal(t, envelope.StatusEnqueued, res.Status, "a new event of globex")
+	require.Equal(t, before, b.collection(t, "evt_shared"), "acme's event is untouched")
+	_, rows, err := b.events.Load(context.Background(), "globex/evt_shared")
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	for _, topic := range []string{topology.Notifications, topology.CRM} {
+		msgs := b.drain(t, topic)
+		require.Len(t, msgs, 2, "one message per tenant's event")
+		keys := []string{}
+		for _, m := range msgs {
+			keys = append(keys, aws.ToString(m.MessageAttributes["eventKey"].StringValue))
+		}
+		require.ElementsMatch(t, []string{"acme/evt_shared", "globex/evt_shared"}, keys)
+	}
+	// A retry by globex is its own duplicate, not acme's.
+	require.Equal(t, envelope.StatusDuplicate, b.publish(t, otherTenant).Status)
 }
 
 func TestRejectionsAndUnrouted(t *testing.T) {
@@ -320,7 +349,7 @@ func TestClaimCheckRoundTrip(t *testing.T) {
 	res := b.publish(t, raw)
 	require.Equal(t, envelope.StatusEnqueued, res.Status)
 
-	rec, _, err := b.events.Load(ctx, "evt_big")
+	rec, _, err := b.events.Load(ctx, key("evt_big"))
 	require.NoError(t, err)
 	require.Nil(t, rec.Event.Payload, "the ledger item holds a reference, not the payload")
 	require.NotNil(t, rec.Event.PayloadRef)
@@ -407,10 +436,45 @@ func TestMessageAttributesAndBody(t *testing.T) {
 	for k, v := range msgs[0].MessageAttributes {
 		attrs[k] = aws.ToString(v.StringValue)
 	}
-	require.Equal(t, map[string]string{"eventId": "evt_attr", "tenantId": "acme", "type": "content.published", "topic": topology.CachePurge}, attrs)
+	require.Equal(t, map[string]string{"eventKey": "acme/evt_attr", "eventId": "evt_attr", "tenantId": "acme", "type": "content.published", "topic": topology.CachePurge}, attrs)
 	ev, err := envelope.ParseMessage([]byte(aws.ToString(msgs[0].Body)))
 	require.Nil(t, err)
 	require.Equal(t, `{"z":1,"a":[true,null]}`, string(ev.Payload))
 	require.Equal(t, "page-1", ev.Subject)
 	require.Equal(t, 1, ev.SchemaVersion)
+}
+
+// Every envelope the validator accepts is sendable: text SQS refuses
+// (U+FFFE, U+FFFF) or the local emulator refuses (characters above the
+// BMP) travels \u-escaped, and the consumer reads the same value. Before,
+// such an event was stored, answered "accepted", and never delivered.
+func TestTextSQSRefusesIsStillDelivered(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	payload := "{\"name\":\"Zoë 😀\",\"bad\":\"a\uFFFEb\uFFFFc\",\"astral\":\"\U0010FFFF𝄞\",\"ctl\":\"\\u0000\\u001f\\u007f\",\"lone\":\"\\ud800 \\udfff\",\"esc\":\"\\ufffe\"}"
+	raw := []byte(`{"id":"evt_text","tenantId":"acme","type":"content.published","source":"cms","timestamp":"2026-12-02T11:59:00Z","subject":"Zoë 😀 page","payload":` + payload + `}`)
+	orig, perr := envelope.Parse(raw, b.clock.Now(), envelope.DefaultLimits())
+	require.Nil(t, perr)
+	res := b.publish(t, raw)
+	require.Equal(t, envelope.StatusEnqueued, res.Status, "%+v", res)
+
+	msgs := b.drain(t, topology.CachePurge)
+	require.Len(t, msgs, 1)
+	body := aws.ToString(msgs[0].Body)
+	for _, r := range body {
+		require.True(t, r < 0x80 || canonjson.SQSSafe(r), "the body carries only what SQS takes: %U", r)
+	}
+	got, perr := envelope.ParseMessage([]byte(body))
+	require.Nil(t, perr)
+	want, err := canonjson.Canonical(orig.Payload)
+	require.NoError(t, err)
+	have, err := canonjson.Canonical(got.Payload)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(have), "the consumer reads the same payload value")
+	require.Equal(t, orig.Subject, got.Subject)
+
+	// The stored ledger item keeps the producer's exact bytes.
+	rec, _, err := b.events.Load(context.Background(), key("evt_text"))
+	require.NoError(t, err)
+	require.Equal(t, string(orig.Payload), string(rec.Event.Payload))
 }

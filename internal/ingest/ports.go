@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -11,15 +10,22 @@ import (
 // Ledger stores events and their outbox rows.
 type Ledger interface {
 	// Commit writes the record and its outbox rows in one transaction. It
-	// returns ErrExists when the event id is already stored.
-	Commit(ctx context.Context, rec ledger.Record, rows []outbox.Row) error
-	// Load returns a stored record and its outbox rows (ErrNotFound if none).
-	Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error)
+	// returns a *ledger.ExistsError (errors.Is ledger.ErrExists) when the
+	// event is stored already: under the record's key, or under
+	// p.LegacyKey when that is set.
+	Commit(ctx context.Context, p CommitParams) error
+	// Load returns a stored record and its outbox rows (an error wrapping
+	// ledger.ErrNotFound if none).
+	Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error)
 }
 
-var (
-	// ErrExists: the event id is already in the ledger.
-	ErrExists = errors.New("ingest: event id already stored")
-	// ErrNotFound: no ledger record for the event id.
-	ErrNotFound = errors.New("ingest: event not found")
-)
+// CommitParams are one event's commit.
+type CommitParams struct {
+	Record ledger.Record
+	Rows   []outbox.Row
+	// LegacyKey, when set, must not exist either: an event stored before
+	// ids were scoped by tenant is still the same event (see
+	// ledger.LegacyKey). It costs a condition check, so it is only asked
+	// for while such events can still be retried.
+	LegacyKey string
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -43,7 +44,12 @@ type Service struct {
 	Retention  time.Duration
 	Lease      time.Duration
 	RetryDelay time.Duration
-	Now        func() time.Time
+	// LegacyKeysUntil: until then, a commit also checks that the event is
+	// not stored under its legacy (unscoped) key, for stages that stored
+	// events before ids were scoped by tenant (see ledger.LegacyKey). Zero
+	// for stages that never did.
+	LegacyKeysUntil time.Time
+	Now             func() time.Time
 	Log        *slog.Logger
 	// TraceHeader returns the X-Ray trace header to carry into SQS for the
 	// current request (nil: none).
@@ -73,10 +79,12 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		return envelope.Result{Status: envelope.StatusUnrouted, EventID: ev.ID, Topics: []string{}, PendingTopics: []string{}}, nil
 	}
 
+	key := ledger.Key(producer, ev.TenantID, ev.ID)
 	rec := ledger.Record{
+		Key:         key,
 		Event:       ev,
 		Topics:      topics,
-		PayloadHash: envelope.ContentHash(ev),
+		PayloadHash: identity.Of(producer, ev),
 		Status:      ledger.StatusReceived,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(s.Retention),
@@ -97,7 +105,7 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 	for i, name := range topics {
 		tp, _ := s.Topology.Topic(name)
 		rows[i] = outbox.Row{
-			EventID: ev.ID, Topic: name, TenantID: ev.TenantID, Type: ev.Type,
+			Key: key, EventID: ev.ID, Topic: name, TenantID: ev.TenantID, Type: ev.Type,
 			Status: outbox.StatusPending, MaxAttempts: tp.MaxOutboxAttempts,
 			// The fresh row starts leased to this sender: the sweeper cannot
 			// race the optimistic send below.
@@ -106,9 +114,14 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		}
 	}
 
-	err := s.Ledger.Commit(ctx, rec, rows)
-	if errors.Is(err, ErrExists) {
-		return s.duplicate(ctx, log, rec)
+	commit := CommitParams{Record: rec, Rows: rows}
+	if ledger.Scoped(key) && now.Before(s.LegacyKeysUntil) {
+		commit.LegacyKey = ledger.LegacyKey(ev.ID)
+	}
+	err := s.Ledger.Commit(ctx, commit)
+	var exists *ledger.ExistsError
+	if errors.As(err, &exists) {
+		return s.duplicate(ctx, log, producer, exists.Key, ev)
 	}
 	if err != nil {
 		return envelope.Result{}, err
@@ -134,13 +147,13 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 // duplicate handles a publish of an id already in the ledger (spec 4.4.3):
 // the same content is acknowledged and any pending or failed row nobody holds
 // is claimed and sent now; different content is a conflict.
-func (s *Service) duplicate(ctx context.Context, log *slog.Logger, incoming ledger.Record) (envelope.Result, error) {
-	id := incoming.Event.ID
-	stored, rows, err := s.Ledger.Load(ctx, id)
+func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topology.Producer, key string, incoming envelope.Event) (envelope.Result, error) {
+	id := incoming.ID
+	stored, rows, err := s.Ledger.Load(ctx, key)
 	if err != nil {
-		return envelope.Result{}, fmt.Errorf("ingest: load duplicate %s: %w", id, err)
+		return envelope.Result{}, fmt.Errorf("ingest: load duplicate %s: %w", key, err)
 	}
-	if stored.PayloadHash != incoming.PayloadHash {
+	if !identity.Same(stored.PayloadHash, producer, incoming) {
 		log.WarnContext(ctx, "ingest: idempotency conflict")
 		return envelope.Reject(id, &envelope.Error{Code: envelope.CodeIdempotencyConflict, Field: "id",
 			Message: fmt.Sprintf("event id %q was already used for different content; use a new id for a new event", id)}), nil
@@ -159,7 +172,7 @@ func (s *Service) duplicate(ctx context.Context, log *slog.Logger, incoming ledg
 			continue
 		}
 		wg.Go(func() {
-			ok, err := s.Outbox.Claim(ctx, id, row.Topic, owner, now, s.Lease)
+			ok, err := s.Outbox.Claim(ctx, outbox.ClaimParams{Row: row.Ref(), Owner: owner, Now: now, Lease: s.Lease})
 			if err != nil || !ok {
 				if err != nil {
 					log.WarnContext(ctx, "ingest: claim for re-drive failed", "topic", row.Topic, "error", err)

@@ -16,6 +16,8 @@ const StatusReceived = "received"
 
 // Record is the ledger item of one event.
 type Record struct {
+	// Key is the record's storage identity (see Key).
+	Key string
 	// Event is the canonical envelope: Payload inline, or PayloadRef when the
 	// payload was claim-checked.
 	Event       envelope.Event
@@ -34,6 +36,7 @@ func (r Record) Message(topic string) (outbox.Message, error) {
 	}
 	return outbox.Message{
 		Topic:    topic,
+		Key:      r.Key,
 		EventID:  r.Event.ID,
 		TenantID: r.Event.TenantID,
 		Type:     r.Event.Type,

@@ -12,7 +12,10 @@ import (
 
 // Message is what goes onto a topic queue.
 type Message struct {
-	Topic    string
+	Topic string
+	// Key is the event's storage key (ledger.Key), carried as the eventKey
+	// attribute so a consumer finds the outbox row without recomputing it.
+	Key      string
 	EventID  string
 	TenantID string
 	Type     string
@@ -32,6 +35,9 @@ type Message struct {
 	TraceHeader string
 }
 
+// Row is the outbox row the message dispatches.
+func (m Message) Row() RowRef { return RowRef{Key: m.Key, Topic: m.Topic} }
+
 // Sender puts a message on its topic's queue.
 type Sender interface {
 	Send(ctx context.Context, m Message) error
@@ -43,19 +49,36 @@ type Sender interface {
 type Store interface {
 	// Claim takes the lease on a sendable, unleased row. It returns false
 	// (and no error) when the row is held, already delivered, or missing.
-	Claim(ctx context.Context, eventID, topic, owner string, now time.Time, lease time.Duration) (bool, error)
+	Claim(ctx context.Context, c ClaimParams) (bool, error)
 	// MarkEnqueued records a successful send by the lease owner. It returns
 	// ErrLeaseLost when the row moved on meanwhile (for example a consumer
 	// already took it), which is not a failure of the send.
-	MarkEnqueued(ctx context.Context, eventID, topic, owner string, now time.Time) error
+	MarkEnqueued(ctx context.Context, r RowRef, owner string, now time.Time) error
 	// MarkFailed records a failed send by the lease owner: attempts+1,
 	// lastError, nextRetryAt, lease released.
 	MarkFailed(ctx context.Context, f Failure) error
 }
 
+// RowRef names one outbox row: the event's storage key and the topic.
+type RowRef struct {
+	Key, Topic string
+}
+
+func (r RowRef) String() string { return r.Key + "/" + r.Topic }
+
+// ClaimParams ask for a row's lease.
+type ClaimParams struct {
+	Row   RowRef
+	Owner string
+	Now   time.Time
+	Lease time.Duration
+}
+
 // Failure is a failed send to record.
 type Failure struct {
-	EventID, Topic, Owner string
+	Row     RowRef
+	EventID string
+	Owner   string
 	// Attempts is the row's attempt count after this failure.
 	Attempts    int
 	Err         string
@@ -66,6 +89,10 @@ type Failure struct {
 // ErrLeaseLost means a conditional outbox write found the row no longer held
 // by the caller.
 var ErrLeaseLost = errors.New("outbox: lease lost")
+
+// ErrRowChanged means a dispatch row was not in the state its caller read
+// (a conditional write on a row as seen, or a row created meanwhile).
+var ErrRowChanged = errors.New("outbox: dispatch row changed concurrently")
 
 // Dispatcher sends claimed rows and records each outcome.
 type Dispatcher struct {
@@ -118,7 +145,7 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	now := d.Now()
 	if sendErr == nil {
 		o.Sent = true
-		err := d.Store.MarkEnqueued(ctx, m.EventID, m.Topic, j.Owner, now)
+		err := d.Store.MarkEnqueued(ctx, m.Row(), j.Owner, now)
 		if err != nil && !errors.Is(err, ErrLeaseLost) {
 			o.MarkErr = err
 			d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
@@ -128,7 +155,7 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	}
 	o.SendErr = sendErr
 	err := d.Store.MarkFailed(ctx, Failure{
-		EventID: m.EventID, Topic: m.Topic, Owner: j.Owner,
+		Row: m.Row(), EventID: m.EventID, Owner: j.Owner,
 		Attempts: j.Attempts + 1, Err: clip.String(sendErr.Error(), MaxErrorLen),
 		NextRetryAt: now.Add(j.RetryDelay), Now: now,
 	})

@@ -26,6 +26,8 @@ var Sendable = []Status{StatusPending, StatusFailed}
 
 // Row is one outbox row: the dispatch of one event to one topic.
 type Row struct {
+	// Key is the event's storage key (ledger.Key).
+	Key         string
 	EventID     string
 	Topic       string
 	TenantID    string
@@ -62,5 +64,5 @@ func (r Row) Delivered() bool {
 	return false
 }
 
-// RowKey is a printable (event, topic) identity for logs and errors.
-func RowKey(eventID, topic string) string { return eventID + "/" + topic }
+// Ref names the row.
+func (r Row) Ref() RowRef { return RowRef{Key: r.Key, Topic: r.Topic} }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 )
@@ -104,8 +104,8 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 	if code == "" {
 		code = consume.CodeHandlerRejected
 	}
-	attrs[AttrErrorCode] = str(sanitize(code))
-	attrs[AttrErrorMessage] = str(sanitize(orDash(r.Message)))
+	attrs[AttrErrorCode] = str(canonjson.SQSText(code))
+	attrs[AttrErrorMessage] = str(canonjson.SQSText(orDash(r.Message)))
 	attrs[AttrFailedAt] = str(failedAt.UTC().Format(time.RFC3339))
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(s.DLQURL),
@@ -138,7 +138,7 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 }
 
 // platformAttrs survive trimming.
-var platformAttrs = []string{AttrEventID, AttrTenantID, AttrType, AttrTopic, AttrReplayOf}
+var platformAttrs = []string{AttrEventKey, AttrEventID, AttrTenantID, AttrType, AttrTopic, AttrReplayOf}
 
 // trimAttributes drops attributes beyond limit: the reason attributes
 // (overwritten anyway) first, then foreign ones in name order.
@@ -162,20 +162,6 @@ func trimAttributes(attrs map[string]sqstypes.MessageAttributeValue, limit int) 
 		}
 		delete(attrs, k)
 	}
-}
-
-// sanitize keeps only the characters SQS allows in attribute values.
-func sanitize(v string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r',
-			r >= 0x20 && r <= 0xD7FF,
-			r >= 0xE000 && r <= 0xFFFD,
-			r >= 0x10000 && r <= 0x10FFFF:
-			return r
-		}
-		return '?'
-	}, v)
 }
 
 // orDash: SQS rejects empty attribute values.

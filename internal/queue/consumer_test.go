@@ -62,7 +62,7 @@ func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 		require.Equal(t, aws.ToString(attrs[k].StringValue), aws.ToString(m.MessageAttributes[k].StringValue), k)
 	}
 	require.Equal(t, "subscriber_rejected", aws.ToString(m.MessageAttributes[queue.AttrErrorCode].StringValue))
-	require.Equal(t, "HTTP 410? Gone", aws.ToString(m.MessageAttributes[queue.AttrErrorMessage].StringValue), "characters SQS rejects are replaced")
+	require.Equal(t, "HTTP 410\uFFFD Gone", aws.ToString(m.MessageAttributes[queue.AttrErrorMessage].StringValue), "characters SQS rejects are replaced")
 	require.Equal(t, "2026-12-02T12:00:00Z", aws.ToString(m.MessageAttributes[queue.AttrFailedAt].StringValue))
 	foreign := 0
 	for k := range m.MessageAttributes {

@@ -3,17 +3,22 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // Message attribute names every topic message carries.
 const (
+	// AttrEventKey is the event's storage key (ledger.Key), so consumers
+	// find its outbox row without the topology.
+	AttrEventKey = "eventKey"
 	AttrEventID  = "eventId"
 	AttrTenantID = "tenantId"
 	AttrType     = "type"
@@ -48,7 +53,7 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 	}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(url),
-		MessageBody:       aws.String(string(m.Body)),
+		MessageBody:       aws.String(string(Body(m.Body))),
 		MessageAttributes: Attributes(m),
 	}
 	if m.TraceHeader != "" {
@@ -61,7 +66,7 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 		if group == "" {
 			group = m.TenantID
 		}
-		in.MessageGroupId = aws.String(group)
+		in.MessageGroupId = aws.String(GroupID(group))
 		// The event id dedupes provider retries inside SQS's 5-minute
 		// window; a replay must get through, so it carries its own id.
 		dedup := m.DedupID
@@ -76,9 +81,32 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 	return nil
 }
 
+// Body is an envelope as SQS carries it: characters SQS (or the local
+// emulator) refuses are \u-escaped inside its strings, which every JSON
+// reader decodes back to the same value, so consumers need no decoding
+// step of their own. Bodies without such characters go out byte for byte.
+func Body(body []byte) []byte {
+	return canonjson.EscapeRunes(body, func(r rune) bool { return !canonjson.SQSSafe(r) })
+}
+
+// GroupID is a FIFO message group id for an ordering key (the subject, or
+// the tenant): SQS takes 1..128 characters of [!-~], so any other key is
+// hashed (deterministically, so one subject stays one group).
+func GroupID(key string) string {
+	if len(key) > 0 && len(key) <= 128 && strings.IndexFunc(key, func(r rune) bool { return r < '!' || r > '~' }) < 0 {
+		return key
+	}
+	return "sha256:" + envelope.SHA256Hex([]byte(key))
+}
+
 // Attributes are the message attributes of an outbox message.
 func Attributes(m outbox.Message) map[string]sqstypes.MessageAttributeValue {
+	key := m.Key
+	if key == "" {
+		key = m.EventID
+	}
 	attrs := map[string]sqstypes.MessageAttributeValue{
+		AttrEventKey: str(key),
 		AttrEventID:  str(m.EventID),
 		AttrTenantID: str(m.TenantID),
 		AttrType:     str(m.Type),

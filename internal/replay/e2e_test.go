@@ -239,7 +239,7 @@ func sqsEvent(arn string, msgs []sqstypes.Message) events.SQSEvent {
 
 func (p *platform) row(t *testing.T, eventID string) outbox.Row {
 	t.Helper()
-	r, ok, err := p.events.Row(context.Background(), eventID, topic)
+	r, ok, err := p.events.Row(context.Background(), outbox.RowRef{Key: eventID, Topic: topic})
 	require.NoError(t, err)
 	require.True(t, ok)
 	return r

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 )
 
 // Actions of the replay Lambda. The Step Functions state machine uses the
@@ -42,9 +42,15 @@ type Call struct {
 	Selected int       `json:"selected,omitempty"`
 	// Query filters list (incidents) and events (a tenant's events).
 	Query *Query `json:"query,omitempty"`
-	// EventID names the event of event; Payload includes its payload.
-	EventID string `json:"eventId,omitempty"`
-	Payload bool   `json:"payload,omitempty"`
+	// EventID names the event of event (with TenantID for an internal
+	// producer's event); Payload includes its payload.
+	EventID  string `json:"eventId,omitempty"`
+	TenantID string `json:"tenantId,omitempty"`
+	Payload  bool   `json:"payload,omitempty"`
+	// RequestToken, when set, is the request's token (Request.Token): the
+	// state machine passes its execution id to every replay-one, so a
+	// retried step is the same request.
+	RequestToken string `json:"requestToken,omitempty"`
 	// Actor and Note are recorded by triage and ignore.
 	Actor string `json:"actor,omitempty"`
 	Note  string `json:"note,omitempty"`
@@ -70,7 +76,7 @@ func (s *Service) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, badRequest("input is not a replay call: %v", err)
 	}
 	out, err := s.Do(ctx, c)
-	if errors.Is(err, incident.ErrNotFound) || errors.Is(err, ingest.ErrNotFound) {
+	if errors.Is(err, incident.ErrNotFound) || errors.Is(err, ledger.ErrNotFound) {
 		return nil, &RequestError{Code: "not_found", Message: err.Error()}
 	}
 	return out, err
@@ -91,7 +97,14 @@ func (s *Service) Do(ctx context.Context, c Call) (any, error) {
 		if !incident.ValidID(c.IncidentID) {
 			return nil, badRequest("replay-one needs a well-formed incidentId")
 		}
-		return s.ReplayOne(ctx, req(), c.IncidentID), nil
+		r := req()
+		if c.RequestToken != "" {
+			r.Token = c.RequestToken
+		}
+		if _, err := r.validateOptions(); err != nil {
+			return nil, err
+		}
+		return s.ReplayOne(ctx, r, c.IncidentID), nil
 	case ActionSummarize:
 		return Summarize(c.Totals, c.Selected, c.Results, req().DryRun), nil
 	case ActionReplay:
@@ -116,7 +129,7 @@ func (s *Service) Do(ctx context.Context, c Call) (any, error) {
 		if c.EventID == "" {
 			return nil, badRequest("event needs an eventId")
 		}
-		return s.ViewEvent(ctx, c.EventID, c.Payload)
+		return s.ViewEvent(ctx, EventQuery{TenantID: c.TenantID, EventID: c.EventID, Payload: c.Payload})
 	case ActionEvents:
 		if c.Query == nil {
 			return nil, badRequest("events needs a query with a tenantId")

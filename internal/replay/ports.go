@@ -10,14 +10,26 @@ import (
 
 // Events is the Events table as replay and the operator views use it.
 type Events interface {
-	// Load returns an event's ledger record and outbox rows (an error
-	// wrapping ingest.ErrNotFound for an unknown event).
-	Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error)
+	// Load returns an event's ledger record and outbox rows by key (an
+	// error wrapping ledger.ErrNotFound for an unknown event).
+	Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error)
 	// Row reads one dispatch row; false when it does not exist.
-	Row(ctx context.Context, eventID, topic string) (outbox.Row, bool, error)
+	Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, error)
 	// ResetForReplay puts the row back to enqueued, conditional on it still
-	// being as seen (recreating it if it no longer exists).
-	ResetForReplay(ctx context.Context, seen outbox.Row, exists bool, now time.Time, retention time.Duration) error
+	// being as seen.
+	ResetForReplay(ctx context.Context, seen outbox.Row, now time.Time) error
+	// Restore recreates an event's missing row (enqueued) and, unless
+	// ledgerExists, its ledger record, together.
+	Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error
 	// ListTenant pages a tenant's events, newest first.
-	ListTenant(ctx context.Context, tenantID string, since, until time.Time, limit int, cursor string) ([]ledger.Record, string, error)
+	ListTenant(ctx context.Context, q TenantQuery) ([]ledger.Record, string, error)
+}
+
+// TenantQuery pages a tenant's events: created in [Since, Until) (zero:
+// unbounded), Limit a page, after Cursor.
+type TenantQuery struct {
+	TenantID     string
+	Since, Until time.Time
+	Limit        int
+	Cursor       string
 }

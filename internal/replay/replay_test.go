@@ -13,6 +13,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -29,12 +30,12 @@ func (p *platform) seed(t testing.TB, eventID, tenant string, created time.Time)
 	ctx := context.Background()
 	ev := envelope.Event{SchemaVersion: 1, ID: eventID, TenantID: tenant, Type: "stripe.invoice.paid", Source: "stripe",
 		Timestamp: created, Payload: json.RawMessage(`{"invoice":"` + eventID + `"}`)}
-	rec := ledger.Record{Event: ev, Topics: []string{topic}, PayloadHash: envelope.ContentHash(ev), Status: ledger.StatusReceived,
+	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived,
 		CreatedAt: created, ExpiresAt: created.Add(14 * 24 * time.Hour)}
-	row := outbox.Row{EventID: eventID, Topic: topic, TenantID: tenant, Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+	row := outbox.Row{Key: eventID, EventID: eventID, Topic: topic, TenantID: tenant, Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
 		NextRetryAt: created, LeaseUntil: created, LeaseOwner: "x", CreatedAt: created, UpdatedAt: created}
-	require.NoError(t, p.events.Commit(ctx, rec, []outbox.Row{row}))
-	marked, err := p.events.MarkDLQ(ctx, eventID, topic, created)
+	require.NoError(t, p.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
+	marked, err := p.events.MarkDLQ(ctx, outbox.RowRef{Key: eventID, Topic: topic}, created)
 	require.NoError(t, err)
 	require.True(t, marked)
 	body, err := ev.Marshal()
@@ -119,7 +120,7 @@ func TestReplayByFilterDryRunWritesNothingAndTenantScopesIt(t *testing.T) {
 	}
 	require.ElementsMatch(t, acme, replayOf)
 	for i := range 3 {
-		require.Equal(t, outbox.StatusEnqueued, p.row(t, fmt.Sprintf("evt_acme_%d", i)).Status, "reset before the send")
+		require.Equal(t, outbox.StatusEnqueued, p.row(t, fmt.Sprintf("evt_acme_%d", i)).Status, "marked enqueued once sent")
 	}
 	require.Equal(t, outbox.StatusDLQ, p.row(t, "evt_globex_0").Status)
 
@@ -136,7 +137,7 @@ func TestReplayRefusesWhatItShouldNotTouch(t *testing.T) {
 	p := setupPlatform(t)
 	resolved := p.seed(t, "evt_resolved", "acme", t0)
 	_, err := incident.Update(ctx, p.incidents, resolved.ID, func(i *incident.Incident) error {
-		if err := i.StartReplay("ops", "", t0, false); err != nil {
+		if err := i.StartReplay("ops", "", "", t0, false); err != nil {
 			return err
 		}
 		return i.Move(incident.StatusResolved, "replay", "", t0)
@@ -145,7 +146,7 @@ func TestReplayRefusesWhatItShouldNotTouch(t *testing.T) {
 	busy := p.seed(t, "evt_busy", "acme", t0)
 	// A consumer is processing the busy dispatch under a live lease.
 	r := p.row(t, "evt_busy")
-	require.NoError(t, p.events.ResetForReplay(ctx, r, true, time.Now(), time.Hour))
+	require.NoError(t, p.events.ResetForReplay(ctx, r, time.Now()))
 	_, err = p.events.BeginProcessing(ctx, consumeProcessing("evt_busy"))
 	require.NoError(t, err)
 	missing := incident.ID("evt_nope", topic)
@@ -237,6 +238,6 @@ func TestSelectPagesUpToTheLimit(t *testing.T) {
 
 func consumeProcessing(eventID string) consume.Processing {
 	now := time.Now()
-	return consume.Processing{EventID: eventID, Topic: topic, TenantID: "acme", Type: "stripe.invoice.paid",
-		Owner: "msg-1", Until: now.Add(time.Minute), Now: now, ExpiresAt: now.Add(time.Hour)}
+	return consume.Processing{Row: outbox.RowRef{Key: eventID, Topic: topic}, EventID: eventID, TenantID: "acme", Type: "stripe.invoice.paid",
+		Owner: "msg-1", Until: now.Add(time.Minute), Now: now}
 }

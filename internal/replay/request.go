@@ -37,7 +37,14 @@ type Request struct {
 	// "replay"), Note why.
 	Actor string `json:"actor,omitempty"`
 	Note  string `json:"note,omitempty"`
+	// Token identifies the request (the state machine passes its execution
+	// id): replaying an incident again under the same token never starts a
+	// second replay, so a retried step cannot deliver twice.
+	Token string `json:"requestToken,omitempty"`
 }
+
+// MaxTokenLen bounds a request token (a Step Functions execution ARN fits).
+const MaxTokenLen = 512
 
 // Selection limits.
 const (
@@ -120,13 +127,27 @@ func (r Request) validate(now time.Time) (selection, error) {
 	if !sel.since.IsZero() && !sel.until.IsZero() && !sel.since.Before(sel.until) {
 		return sel, badRequest("since must be before until")
 	}
-	if len(r.Note) > incident.MaxNoteLen {
-		return sel, badRequest("note is longer than %d bytes", incident.MaxNoteLen)
+	if _, err := r.validateOptions(); err != nil {
+		return sel, err
 	}
 	if sel.Actor == "" {
 		sel.Actor = incident.ActorReplay
 	}
 	return sel, nil
+}
+
+// validateOptions checks what applies to every incident of a request.
+func (r Request) validateOptions() (Request, error) {
+	if len(r.Note) > incident.MaxNoteLen {
+		return r, badRequest("note is longer than %d bytes", incident.MaxNoteLen)
+	}
+	if len(r.Actor) > incident.MaxNoteLen {
+		return r, badRequest("actor is longer than %d bytes", incident.MaxNoteLen)
+	}
+	if len(r.Token) > MaxTokenLen || strings.IndexFunc(r.Token, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
+		return r, badRequest("requestToken must be at most %d printable ASCII characters", MaxTokenLen)
+	}
+	return r, nil
 }
 
 var ageRE = regexp.MustCompile(`^(\d+)d$`)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	pagecursor "github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/identity"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -125,8 +127,18 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 }
 
 // ReplayOne replays one incident under the request's options (force, dry
-// run, actor, note) and constraints (a tenant or topic the incident must
-// belong to). Problems with the incident are outcomes, not errors.
+// run, actor, note, token) and constraints (a tenant or topic the incident
+// must belong to). Problems with the incident are outcomes, not errors.
+//
+// Order matters so that a replay that dies midway never hides the event:
+// the incident moves to retrying first (a stuck replay is reopened by the
+// sweeper after incident.DefaultStuckAfter), the dispatch row is reset
+// before the send only when the consumer would otherwise skip the message
+// (a completed row, forced) and after it otherwise, and an event past its
+// retention gets its ledger record and row back before the send. A request
+// token already recorded on the incident marks a retried request: it never
+// starts a second replay (a forced retry would otherwise run a side effect
+// twice), it only completes the first.
 func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	now := s.now()
 	out := Outcome{IncidentID: id}
@@ -160,8 +172,11 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	case inc.Raw:
 		return skip(SkipUnparseable, "the dead letter's body is not a platform envelope; it cannot be replayed (ignore it once handled)")
 	}
-	if reason, detail := replayable(inc, r.Force); reason != "" {
-		return skip(reason, detail)
+	retried := r.Token != "" && inc.ReplayToken == r.Token && inc.Status == incident.StatusRetrying
+	if !retried {
+		if reason, detail := replayable(inc, r.Force); reason != "" {
+			return skip(reason, detail)
+		}
 	}
 	if _, ok := s.Topology.Topic(inc.Topic); !ok {
 		return skip(SkipUnknownTopic, fmt.Sprintf("topic %q is not in the topology", inc.Topic))
@@ -170,17 +185,18 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	if err != nil {
 		return fail(err)
 	}
-	row, exists, err := s.Events.Row(ctx, inc.EventID, inc.Topic)
+	ref := outbox.RowRef{Key: inc.Key(), Topic: inc.Topic}
+	row, exists, err := s.Events.Row(ctx, ref)
 	if err != nil {
 		return fail(err)
-	}
-	if !exists {
-		tp, _ := s.Topology.Topic(inc.Topic)
-		row = outbox.Row{EventID: inc.EventID, Topic: inc.Topic, TenantID: inc.TenantID, Type: ev.Type, MaxAttempts: tp.MaxOutboxAttempts}
 	}
 	switch {
 	case exists && row.Status == outbox.StatusProcessing && row.Leased(now):
 		return skip(SkipInProgress, "a consumer is processing this dispatch right now; retry after it finishes")
+	case retried && exists && row.Status == outbox.StatusCompleted:
+		// This request's replay was delivered already.
+		out.Result = ResultReplayed
+		return out
 	case exists && row.Status == outbox.StatusCompleted && !r.Force:
 		return skip(SkipCompleted, "the consumer already completed this dispatch; use force to run it again")
 	}
@@ -188,23 +204,41 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		out.Result = ResultWouldReplay
 		return out
 	}
-
-	// 1. open|triaged → retrying, conditional on the incident being
-	// unchanged since read (optimistic version).
-	moved, err := incident.UpdateFrom(ctx, s.Incidents, inc, func(cur *incident.Incident) error {
-		return cur.StartReplay(actor, r.Note, now, r.Force)
-	})
-	if errors.Is(err, incident.ErrTransition) {
-		return skip(SkipStatus, err.Error())
-	}
+	ev, err = s.withPayload(ctx, ev)
 	if err != nil {
 		return fail(err)
 	}
-	out.Incident = brief(moved)
-	// 2. Reset the dispatch row before sending, so the consumer's claim
-	// lets the replayed message through.
-	if err := s.Events.ResetForReplay(ctx, row, exists, now, s.retention()); err != nil {
-		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("reset dispatch row: %w", err)))
+
+	moved := inc
+	if !retried {
+		// 1. → retrying, conditional on the incident being unchanged since
+		// read (optimistic version).
+		moved, err = incident.UpdateFrom(ctx, s.Incidents, inc, func(cur *incident.Incident) error {
+			return cur.StartReplay(actor, r.Note, r.Token, now, r.Force)
+		})
+		if errors.Is(err, incident.ErrTransition) {
+			return skip(SkipStatus, err.Error())
+		}
+		if err != nil {
+			return fail(err)
+		}
+		out.Incident = brief(moved)
+	}
+	// 2. Make the dispatch row take the message: restored when it is gone
+	// (with its ledger record when that is gone too), reset from
+	// completed.
+	resetAfter := false
+	switch {
+	case !exists:
+		if err := s.restore(ctx, ev, inc, now); err != nil {
+			return fail(s.revert(ctx, log, id, actor, fmt.Errorf("restore the event past its retention: %w", err)))
+		}
+	case row.Status == outbox.StatusCompleted:
+		if err := s.Events.ResetForReplay(ctx, row, now); err != nil {
+			return fail(s.revert(ctx, log, id, actor, fmt.Errorf("reset dispatch row: %w", err)))
+		}
+	default:
+		resetAfter = true
 	}
 	// 3. Re-send the canonical envelope with replayOf.
 	msg, err := s.message(ctx, ev, moved)
@@ -214,9 +248,44 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	if err != nil {
 		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("send: %w", err)))
 	}
-	log.InfoContext(ctx, "replay: incident re-sent", "actor", actor, "force", r.Force, "replayCount", moved.ReplayCount)
+	// 4. Show the replay in flight. A consumer that took the row already
+	// moved it on, which is what the condition is for.
+	if resetAfter {
+		if err := s.Events.ResetForReplay(ctx, row, now); err != nil && !errors.Is(err, outbox.ErrRowChanged) {
+			log.WarnContext(ctx, "replay: sent; the dispatch row could not be marked enqueued (views lag until the consumer claims it)", "error", err)
+		}
+	}
+	log.InfoContext(ctx, "replay: incident re-sent", "actor", actor, "force", r.Force, "replayCount", moved.ReplayCount, "retriedRequest", retried)
 	out.Result = ResultReplayed
 	return out
+}
+
+// restore writes back an event's missing dispatch row, and its ledger
+// record when that expired too, from the incident's canonical envelope.
+func (s *Service) restore(ctx context.Context, ev envelope.Event, inc incident.Incident, now time.Time) error {
+	key := inc.Key()
+	rec, _, err := s.Events.Load(ctx, key)
+	ledgerExists := err == nil
+	if err != nil && !errors.Is(err, ledger.ErrNotFound) {
+		return err
+	}
+	if !ledgerExists {
+		producer, _ := s.Topology.Producer(ev.Source)
+		stored, err := s.claimChecked(ctx, ev)
+		if err != nil {
+			return err
+		}
+		rec = ledger.Record{
+			Key: key, Event: stored, Topics: s.Topology.Route(ev.Type), PayloadHash: identity.Of(producer, ev),
+			Status: ledger.StatusReceived, CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+		}
+	}
+	tp, _ := s.Topology.Topic(inc.Topic)
+	row := outbox.Row{
+		Key: key, EventID: inc.EventID, Topic: inc.Topic, TenantID: inc.TenantID, Type: ev.Type,
+		Status: outbox.StatusEnqueued, MaxAttempts: tp.MaxOutboxAttempts, NextRetryAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	return s.Events.Restore(ctx, rec, row, ledgerExists)
 }
 
 // replayable checks the incident's status against the request's force.
@@ -265,34 +334,50 @@ func (s *Service) canonical(ctx context.Context, inc incident.Incident) (envelop
 	return ev, nil
 }
 
-// message builds the replayed queue message: the canonical envelope with
-// the exact payload bytes, claim-checked again above the threshold exactly as
-// ingest does (the deterministic key makes it the object ingest wrote,
-// recreated if its lifecycle removed it; consumers only ever read claim-check
-// keys), with replayOf set.
-func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.Incident) (outbox.Message, error) {
-	if ev.PayloadRef != nil {
-		// The incident's copy (or, if the archiver could not copy it, the
-		// original claim-check object).
-		data, err := claimcheck.Load(ctx, s.ClaimCheck.Store, *ev.PayloadRef)
-		if err != nil {
-			return outbox.Message{}, fmt.Errorf("replay: the claim-checked payload is gone: %w", err)
-		}
-		ev.Payload, ev.PayloadRef = data, nil
+// withPayload returns the envelope with its payload inline: a
+// claim-checked one is loaded (the incident's copy or, if the archiver
+// could not copy it, the original claim-check object).
+func (s *Service) withPayload(ctx context.Context, ev envelope.Event) (envelope.Event, error) {
+	if ev.PayloadRef == nil {
+		return ev, nil
 	}
-	if s.ClaimCheck.Needed(len(ev.Payload)) {
-		ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
-		if err != nil {
-			return outbox.Message{}, err
-		}
-		ev.Payload, ev.PayloadRef = nil, ref
+	data, err := claimcheck.Load(ctx, s.ClaimCheck.Store, *ev.PayloadRef)
+	if err != nil {
+		return ev, fmt.Errorf("replay: the claim-checked payload is gone: %w", err)
+	}
+	ev.Payload, ev.PayloadRef = data, nil
+	return ev, nil
+}
+
+// claimChecked applies the claim-check threshold exactly as ingest does
+// (the deterministic key makes it the object ingest wrote, recreated if its
+// lifecycle removed it; consumers only ever read claim-check keys).
+func (s *Service) claimChecked(ctx context.Context, ev envelope.Event) (envelope.Event, error) {
+	if !s.ClaimCheck.Needed(len(ev.Payload)) {
+		return ev, nil
+	}
+	ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
+	if err != nil {
+		return ev, err
+	}
+	ev.Payload, ev.PayloadRef = nil, ref
+	return ev, nil
+}
+
+// message builds the replayed queue message: the canonical envelope with
+// the exact payload bytes (claim-checked again above the threshold), with
+// replayOf set.
+func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.Incident) (outbox.Message, error) {
+	ev, err := s.claimChecked(ctx, ev)
+	if err != nil {
+		return outbox.Message{}, err
 	}
 	body, err := ev.Marshal()
 	if err != nil {
 		return outbox.Message{}, err
 	}
 	m := outbox.Message{
-		Topic: inc.Topic, EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Subject: ev.Subject,
+		Topic: inc.Topic, Key: inc.Key(), EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Subject: ev.Subject,
 		Body: body, ReplayOf: inc.ID,
 		// One dedup id per replay started: a FIFO queue drops a repeated
 		// send of the same replay, never the next replay.

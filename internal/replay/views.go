@@ -11,7 +11,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -20,6 +19,9 @@ import (
 // admin API.
 type IncidentView struct {
 	incident.Incident
+	// Stuck marks a replay that stayed retrying longer than
+	// incident.DefaultStuckAfter (the sweeper reopens it on its next run).
+	Stuck bool `json:"stuck,omitempty"`
 	// Message is the stored envelope when the body parses (its payload may
 	// be a reference to the incident's copy); Payload is the event payload,
 	// fetched from S3 when claim-checked. RawBody is an unparseable body.
@@ -37,7 +39,7 @@ func (s *Service) ViewIncident(ctx context.Context, id string) (IncidentView, er
 	if err != nil {
 		return IncidentView{}, err
 	}
-	v := IncidentView{Incident: inc}
+	v := IncidentView{Incident: inc, Stuck: inc.Stuck(s.now(), incident.DefaultStuckAfter)}
 	v.Body.Inline = nil // shown as Message / RawBody instead
 	body, err := s.bodies().Load(ctx, inc.Body)
 	switch {
@@ -87,7 +89,10 @@ func (s *Service) Transition(ctx context.Context, id string, to incident.Status,
 
 // EventView is an event's ledger item and its per-topic dispatch timeline.
 type EventView struct {
-	EventID   string    `json:"eventId"`
+	EventID string `json:"eventId"`
+	// EventKey is the storage key ("<tenant>/<id>" for internal
+	// producers' events, the id for provider events).
+	EventKey  string    `json:"eventKey"`
 	TenantID  string    `json:"tenantId"`
 	Type      string    `json:"type"`
 	Source    string    `json:"source"`
@@ -120,15 +125,54 @@ type DispatchView struct {
 	History     []incident.Change `json:"history,omitempty"`
 }
 
+// EventQuery names an event: its id and, for an internal producer's event
+// (their ids are scoped by tenant), its tenant.
+type EventQuery struct {
+	TenantID string
+	EventID  string
+	// Payload includes the payload in the view.
+	Payload bool
+}
+
+// FindEvent loads an event's ledger record and rows. With a tenant it
+// looks the scoped key up first, then the bare id (a provider's event, or
+// one stored before ids were scoped), which must be that tenant's; without
+// one only the bare id. Not found is an error wrapping ledger.ErrNotFound.
+func (s *Service) FindEvent(ctx context.Context, q EventQuery) (ledger.Record, []outbox.Row, error) {
+	var keys []string
+	if q.TenantID != "" {
+		keys = append(keys, q.TenantID+"/"+q.EventID)
+	}
+	keys = append(keys, ledger.LegacyKey(q.EventID))
+	for _, key := range keys {
+		rec, rows, err := s.Events.Load(ctx, key)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+			continue
+		case err != nil:
+			return rec, nil, err
+		case q.TenantID != "" && rec.Event.TenantID != q.TenantID:
+			// Another tenant's event under the bare id: not this tenant's
+			// to see.
+			continue
+		}
+		return rec, rows, nil
+	}
+	if q.TenantID == "" {
+		return ledger.Record{}, nil, fmt.Errorf("event %q: %w (an internal producer's event is found by its tenant and id)", q.EventID, ledger.ErrNotFound)
+	}
+	return ledger.Record{}, nil, fmt.Errorf("event %q of tenant %q: %w", q.EventID, q.TenantID, ledger.ErrNotFound)
+}
+
 // ViewEvent loads an event's ledger item, its rows and the incident of each
 // topic that has one (the id is deterministic, so no index is needed).
-func (s *Service) ViewEvent(ctx context.Context, eventID string, withPayload bool) (EventView, error) {
-	rec, rows, err := s.Events.Load(ctx, eventID)
+func (s *Service) ViewEvent(ctx context.Context, q EventQuery) (EventView, error) {
+	rec, rows, err := s.FindEvent(ctx, q)
 	if err != nil {
 		return EventView{}, err
 	}
 	v := EventView{
-		EventID: rec.Event.ID, TenantID: rec.Event.TenantID, Type: rec.Event.Type, Source: rec.Event.Source,
+		EventID: rec.Event.ID, EventKey: rec.Key, TenantID: rec.Event.TenantID, Type: rec.Event.Type, Source: rec.Event.Source,
 		Subject: rec.Event.Subject, Timestamp: rec.Event.Timestamp, CreatedAt: rec.CreatedAt,
 		Status: ledger.Summarize(rows), PayloadHash: rec.PayloadHash, PayloadRef: rec.Event.PayloadRef,
 		Topics: rec.Topics, Dispatches: []DispatchView{}, ExpiresAt: rec.ExpiresAt,
@@ -137,7 +181,7 @@ func (s *Service) ViewEvent(ctx context.Context, eventID string, withPayload boo
 	if rec.Event.PayloadRef != nil {
 		v.PayloadSize = rec.Event.PayloadRef.Size
 	}
-	if withPayload {
+	if q.Payload {
 		v.Payload = rec.Event.Payload
 	}
 	byTopic := map[string]outbox.Row{}
@@ -162,7 +206,7 @@ func (s *Service) ViewEvent(ctx context.Context, eventID string, withPayload boo
 					d.LeaseUntil = r.LeaseUntil
 				}
 			}
-			inc, err := s.Incidents.Get(ctx, incident.ID(eventID, topic))
+			inc, err := s.Incidents.Get(ctx, incident.ID(rec.Key, topic))
 			switch {
 			case err == nil:
 				d.Incident, d.History = brief(inc), inc.History
@@ -215,7 +259,7 @@ func (s *Service) ListEvents(ctx context.Context, tenantID string, since, until 
 	if limit > MaxEventPage {
 		return EventPage{}, badRequest("limit %d out of range (1..%d)", limit, MaxEventPage)
 	}
-	recs, next, err := s.Events.ListTenant(ctx, tenantID, since, until, limit, cursor)
+	recs, next, err := s.Events.ListTenant(ctx, TenantQuery{TenantID: tenantID, Since: since, Until: until, Limit: limit, Cursor: cursor})
 	if err != nil {
 		return EventPage{}, err
 	}
@@ -231,7 +275,7 @@ func (s *Service) ListEvents(ctx context.Context, tenantID string, since, until 
 				CreatedAt: rec.CreatedAt, Topics: rec.Topics}
 			_, rows, err := s.Events.Load(ctx, rec.Event.ID)
 			switch {
-			case errors.Is(err, ingest.ErrNotFound):
+			case errors.Is(err, ledger.ErrNotFound):
 				b.Status = "expired"
 			case err != nil:
 				errs[i] = err

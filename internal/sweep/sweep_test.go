@@ -18,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
@@ -90,13 +91,14 @@ func (w syncWriter) Write(p []byte) (int, error) {
 func (b *bundle) strand(t testing.TB, id string, leaseUntil time.Time) {
 	t.Helper()
 	rec := ledger.Record{
+		Key: id,
 		Event: envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 			Timestamp: t0, Payload: json.RawMessage(`{"invoice":"` + id + `"}`)},
 		Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(14 * 24 * time.Hour),
 	}
-	row := outbox.Row{EventID: id, Topic: topic, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
 		NextRetryAt: leaseUntil, LeaseUntil: leaseUntil, LeaseOwner: "ingest-died", CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, b.events.Commit(context.Background(), rec, []outbox.Row{row}))
+	require.NoError(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
 }
 
 func (b *bundle) row(t *testing.T, id string) outbox.Row {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +19,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/table"
 )
 
 // Defaults of a Sweeper.
@@ -51,6 +52,9 @@ func Backoff(attempts int) time.Duration {
 type Sweeper struct {
 	Rows      Rows
 	Abandoner Abandoner
+	// Incidents tells a settled row's outcome (dead-lettered or not) and
+	// holds the replays the sweeper reopens when they are stuck.
+	Incidents incident.Store
 	Sender    outbox.Sender
 	// Bodies keeps abandoned dispatches' messages on their incidents
 	// (claim-checked payloads copied under the incident).
@@ -69,7 +73,19 @@ type Sweeper struct {
 	Margin time.Duration
 	// TraceHeader returns the trace header to carry into SQS (nil: none).
 	TraceHeader func(context.Context) string
+	// SettleAfter is how long after its consumer lease ended a processing
+	// row is settled (its message is gone by then: a retried message comes
+	// back within the queue's visibility timeout and the consumer backoff
+	// cap, and claims the row again).
+	SettleAfter time.Duration
+	// StuckAfter is how long a replay may stay retrying before it is
+	// reopened (incident.DefaultStuckAfter).
+	StuckAfter time.Duration
 }
+
+// DefaultSettleAfter exceeds every topic's visibility timeout plus the
+// consumer backoff cap (15 minutes) with room to spare.
+const DefaultSettleAfter = 45 * time.Minute
 
 // Report is the outcome of one run.
 type Report struct {
@@ -91,6 +107,15 @@ type Report struct {
 	// Drained is true when the run found no more due rows before its
 	// budget ran out.
 	Drained bool `json:"drained"`
+	// Settled are processing rows whose consumer outcome write was lost,
+	// moved to completed or dlq.
+	Settled int `json:"settled"`
+	// StuckReplays are replays reopened because they were not confirmed
+	// within StuckAfter.
+	StuckReplays int `json:"stuckReplays"`
+	// FailedPartitions are sweeper index partitions that could not be read
+	// this run (the others were swept).
+	FailedPartitions []string `json:"failedPartitions,omitempty"`
 }
 
 // Handle is the Lambda handler for the EventBridge schedule.
@@ -102,10 +127,13 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Report
 	return s.Run(ctx, deadline.Add(-s.margin()))
 }
 
-// Run sweeps until no due row is left or the wall clock passes stopAt.
+// Run sweeps until no due row is left or the wall clock passes stopAt:
+// due sends first, then processing rows to settle, then stuck replays. A
+// partition that cannot be read is reported and the rest still swept;
+// Run's error is for a run that could do nothing at all.
 func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	now := s.now()
-	m := newMerger(s.Rows, now, s.pageSize())
+	m := newMerger(s.Rows, outbox.Sendable, now, s.pageSize())
 	var (
 		rep    Report
 		oldest time.Time
@@ -114,11 +142,7 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 		if time.Now().After(stopAt) || ctx.Err() != nil {
 			break
 		}
-		batch, err := m.take(ctx, s.batchSize())
-		if err != nil {
-			s.emit(rep, now, oldest)
-			return rep, err
-		}
+		batch := m.take(ctx, s.batchSize())
 		if len(batch) == 0 {
 			rep.Drained = true
 			break
@@ -132,11 +156,97 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	if !oldest.IsZero() {
 		rep.OldestDueSeconds = now.Sub(oldest).Seconds()
 	}
+	sendFailed := len(m.failed)
+	failed := maps.Clone(m.failed)
+	if s.Incidents != nil {
+		maps.Copy(failed, s.settle(ctx, now, stopAt, &rep))
+		s.reopenStuck(ctx, now, stopAt, &rep)
+	}
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		rep.FailedPartitions = append(rep.FailedPartitions, name)
+		s.log().ErrorContext(ctx, "sweep: partition could not be read; the others were swept", "partition", name, "error", failed[name])
+	}
 	s.emit(rep, now, oldest)
 	s.log().InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
 		"abandoned", rep.Abandoned, "skipped", rep.Skipped, "errors", rep.Errors, "drained", rep.Drained,
-		"oldestDueSeconds", rep.OldestDueSeconds)
+		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "stuckReplays", rep.StuckReplays,
+		"failedPartitions", len(rep.FailedPartitions))
+	if sendFailed == len(m.streams) {
+		return rep, fmt.Errorf("sweep: no partition could be read (%d failed)", sendFailed)
+	}
 	return rep, nil
+}
+
+// settle moves processing rows whose consumer lease ended more than
+// SettleAfter ago to their outcome: the consumer acknowledged the message
+// but could not record it (its write failed, or it died between the two).
+// The message left the queue either after its side effect or into the
+// DLQ; an incident newer than the claim tells the second.
+func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report) map[string]error {
+	m := newMerger(s.Rows, []outbox.Status{outbox.StatusProcessing}, now.Add(-s.settleAfter()), s.pageSize())
+	for !time.Now().After(stopAt) && ctx.Err() == nil {
+		batch := m.take(ctx, s.batchSize())
+		if len(batch) == 0 {
+			break
+		}
+		for _, row := range batch {
+			log := s.log().With("eventKey", row.Key, "tenantId", row.TenantID, "topic", row.Topic)
+			to := outbox.StatusCompleted
+			note := fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome and its message is gone, so it completed", row.LeaseUntil.UTC().Format(time.RFC3339))
+			inc, err := s.Incidents.Get(ctx, incident.ID(row.Key, row.Topic))
+			switch {
+			case err == nil && !inc.LastFailedAt.Before(row.UpdatedAt):
+				to = outbox.StatusDLQ
+				note = fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome; the message was dead-lettered (incident %s)", row.LeaseUntil.UTC().Format(time.RFC3339), inc.ID)
+			case err != nil && !errors.Is(err, incident.ErrNotFound):
+				log.WarnContext(ctx, "sweep: cannot settle a processing row yet", "error", err)
+				rep.Errors++
+				continue
+			}
+			ok, err := s.Rows.Settle(ctx, Settlement{Seen: row, Status: to, Note: note, Now: now})
+			switch {
+			case err != nil:
+				log.WarnContext(ctx, "sweep: settle failed", "error", err)
+				rep.Errors++
+			case ok:
+				rep.Settled++
+				log.WarnContext(ctx, "sweep: processing row settled", "status", to, "leaseUntil", row.LeaseUntil)
+			}
+		}
+	}
+	return m.failed
+}
+
+// reopenStuck reopens replays that stayed retrying longer than StuckAfter.
+func (s *Sweeper) reopenStuck(ctx context.Context, now, stopAt time.Time, rep *Report) {
+	cursor := ""
+	for !time.Now().After(stopAt) && ctx.Err() == nil {
+		page, err := s.Incidents.List(ctx, incident.Filter{Status: incident.StatusRetrying, Limit: incident.MaxPageSize, Cursor: cursor})
+		if err != nil {
+			s.log().ErrorContext(ctx, "sweep: cannot list retrying incidents", "error", err)
+			rep.Errors++
+			return
+		}
+		for _, inc := range page.Incidents {
+			if !inc.Stuck(now, s.stuckAfter()) {
+				continue
+			}
+			_, changed, err := incident.ReopenStuck(ctx, s.Incidents, inc.ID, now, s.stuckAfter())
+			switch {
+			case err != nil:
+				s.log().ErrorContext(ctx, "sweep: cannot reopen a stuck replay", "incidentId", inc.ID, "error", err)
+				rep.Errors++
+			case changed:
+				rep.StuckReplays++
+				s.log().WarnContext(ctx, "sweep: replay not confirmed in time; incident reopened", "incidentId", inc.ID,
+					"eventId", inc.EventID, "tenantId", inc.TenantID, "topic", inc.Topic, "replayedAt", inc.ReplayedAt)
+			}
+		}
+		if page.Cursor == "" {
+			return
+		}
+		cursor = page.Cursor
+	}
 }
 
 // outcome of one row.
@@ -151,11 +261,11 @@ const (
 )
 
 func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
-	ids := make([]string, len(batch))
+	keys := make([]string, len(batch))
 	for i, r := range batch {
-		ids[i] = r.EventID
+		keys[i] = r.Key
 	}
-	records, err := s.Rows.Ledgers(ctx, ids)
+	records, err := s.Rows.Ledgers(ctx, keys)
 	if err != nil {
 		s.log().ErrorContext(ctx, "sweep: load ledger items", "error", err)
 		rep.Errors += len(batch)
@@ -165,7 +275,7 @@ func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
 	sem := make(chan struct{}, s.concurrency())
 	var wg sync.WaitGroup
 	for i, row := range batch {
-		rec, ok := records[row.EventID]
+		rec, ok := records[row.Key]
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -193,7 +303,7 @@ func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
 func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, haveLedger bool) outcome {
 	log := s.log().With("eventId", row.EventID, "tenantId", row.TenantID, "topic", row.Topic)
 	owner := newOwner()
-	claimed, err := s.Rows.ClaimDue(ctx, row, owner, s.now(), s.lease())
+	claimed, err := s.Rows.ClaimDue(ctx, DueClaim{Seen: row, Owner: owner, Now: s.now(), Lease: s.lease()})
 	if err != nil {
 		log.WarnContext(ctx, "sweep: claim failed", "error", err)
 		return outError
@@ -204,7 +314,7 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 	if row.MaxAttempts > 0 && row.Attempts >= row.MaxAttempts {
 		// Exhausted already (for example maxAttempts was lowered):
 		// abandon without another send.
-		f := outbox.Failure{EventID: row.EventID, Topic: row.Topic, Owner: owner, Attempts: row.Attempts, Err: row.LastError, Now: s.now()}
+		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts, Err: row.LastError, Now: s.now()}
 		return s.abandon(ctx, log, f, row, rec, haveLedger)
 	}
 	if !haveLedger {
@@ -213,7 +323,7 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 		// failure is recorded like a failed send so the row still ends in
 		// an incident rather than being retried forever.
 		now := s.now()
-		f := outbox.Failure{EventID: row.EventID, Topic: row.Topic, Owner: owner, Attempts: row.Attempts + 1,
+		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts + 1,
 			Err: "ledger item missing: cannot rebuild the message", NextRetryAt: now.Add(Backoff(row.Attempts + 1)), Now: now}
 		if row.MaxAttempts > 0 && f.Attempts >= row.MaxAttempts {
 			return s.abandon(ctx, log, f, row, rec, false)
@@ -258,14 +368,14 @@ type rowStore struct {
 	abandoned bool
 }
 
-func (r *rowStore) Claim(context.Context, string, string, string, time.Time, time.Duration) (bool, error) {
+func (r *rowStore) Claim(context.Context, outbox.ClaimParams) (bool, error) {
 	return false, errors.New("sweep: the dispatcher never claims")
 }
 
 func (r *rowStore) MarkFailed(ctx context.Context, f outbox.Failure) error {
 	if r.row.MaxAttempts > 0 && f.Attempts >= r.row.MaxAttempts {
 		if r.s.abandon(ctx, r.log, f, r.row, r.rec, true) != outAbandoned {
-			return fmt.Errorf("sweep: abandon %s failed", outbox.RowKey(f.EventID, f.Topic))
+			return fmt.Errorf("sweep: abandon %s failed", f.Row)
 		}
 		r.abandoned = true
 		return nil
@@ -274,9 +384,9 @@ func (r *rowStore) MarkFailed(ctx context.Context, f outbox.Failure) error {
 }
 
 func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failure, row outbox.Row, rec ledger.Record, haveLedger bool) outcome {
-	id := incident.ID(row.EventID, row.Topic)
+	id := incident.ID(row.Key, row.Topic)
 	dl := incident.DeadLetter{
-		EventID: row.EventID, TenantID: row.TenantID, Topic: row.Topic, Type: row.Type,
+		EventKey: row.Key, EventID: row.EventID, TenantID: row.TenantID, Topic: row.Topic, Type: row.Type,
 		SourceQueue: incident.SourceOutbox, ErrorCode: incident.CodeOutboxExhausted,
 		ErrorMessage: incident.MessageOutboxExhausted, ErrorDetail: f.Err,
 		FailedAt: f.Now, By: incident.ActorSweeper,
@@ -332,6 +442,9 @@ func (s *Sweeper) emit(rep Report, now, oldest time.Time) {
 		metric.Metric{Name: MetricFailed, Unit: metric.Count, Value: float64(rep.Failed)},
 		metric.Metric{Name: MetricAbandoned, Unit: metric.Count, Value: float64(rep.Abandoned)},
 		metric.Metric{Name: MetricLag, Unit: metric.Seconds, Value: lag},
+		metric.Metric{Name: MetricSettled, Unit: metric.Count, Value: float64(rep.Settled)},
+		metric.Metric{Name: MetricStuckReplays, Unit: metric.Count, Value: float64(rep.StuckReplays)},
+		metric.Metric{Name: MetricPartitionErrors, Unit: metric.Count, Value: float64(len(rep.FailedPartitions))},
 	)
 }
 
@@ -344,6 +457,13 @@ const (
 	MetricAbandoned = "OutboxAbandoned"
 	// MetricLag is the age of the oldest due row in seconds: alarm on it.
 	MetricLag = "OutboxLagSeconds"
+	// MetricSettled counts processing rows settled (a consumer's outcome
+	// write was lost).
+	MetricSettled = "OutboxRowsSettled"
+	// MetricStuckReplays counts replays reopened as stuck: alarm on it.
+	MetricStuckReplays = "ReplaysStuck"
+	// MetricPartitionErrors counts index partitions a run could not read.
+	MetricPartitionErrors = "SweepPartitionErrors"
 )
 
 func (s *Sweeper) now() time.Time {
@@ -367,7 +487,13 @@ func (s *Sweeper) bodies() *incident.Bodies {
 	return &incident.Bodies{}
 }
 
-func (s *Sweeper) lease() time.Duration  { return orDefault(s.Lease, DefaultLease) }
+func (s *Sweeper) lease() time.Duration { return orDefault(s.Lease, DefaultLease) }
+func (s *Sweeper) settleAfter() time.Duration {
+	return orDefault(s.SettleAfter, DefaultSettleAfter)
+}
+func (s *Sweeper) stuckAfter() time.Duration {
+	return orDefault(s.StuckAfter, incident.DefaultStuckAfter)
+}
 func (s *Sweeper) margin() time.Duration { return orDefault(s.Margin, DefaultMargin) }
 func (s *Sweeper) pageSize() int         { return orDefault(s.PageSize, DefaultPageSize) }
 func (s *Sweeper) batchSize() int        { return orDefault(s.BatchSize, DefaultBatchSize) }
@@ -384,21 +510,4 @@ func newOwner() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "sweep-" + hex.EncodeToString(b[:])
-}
-
-// partitions are the sweeper index partitions a run reads: every sendable
-// status on every shard.
-func partitions() (out []struct {
-	status outbox.Status
-	shard  int
-}) {
-	for _, st := range outbox.Sendable {
-		for shard := range table.SweepShards {
-			out = append(out, struct {
-				status outbox.Status
-				shard  int
-			}{st, shard})
-		}
-	}
-	return out
 }

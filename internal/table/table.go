@@ -75,18 +75,19 @@ const (
 	AttrTenantID = "tenantId"
 	AttrTenantSK = "tenantSk"
 
-	// Incidents table.
-	AttrIncidentID = "incidentId"
-	AttrStatus     = "status"
-	AttrCreatedAt  = "createdAt"
+	// Incidents table: listed newest failure first (a re-failure of an old
+	// incident moves it up), by status or by tenant.
+	AttrIncidentID   = "incidentId"
+	AttrStatus       = "status"
+	AttrLastFailedAt = "lastFailedAt"
 )
 
 // Index names.
 const (
 	IndexSweep          = "sweep"
 	IndexTenant         = "tenant"
-	IndexIncidentStatus = "status-createdAt"
-	IndexIncidentTenant = "tenant-createdAt"
+	IndexIncidentStatus = "status-lastFailedAt"
+	IndexIncidentTenant = "tenant-lastFailedAt"
 )
 
 // SweepShards is how many partitions each outbox status is spread over in
@@ -140,13 +141,13 @@ var Incidents = Def{
 		{
 			Name:       IndexIncidentStatus,
 			PK:         Key{AttrStatus, String},
-			SK:         &Key{AttrCreatedAt, String},
+			SK:         &Key{AttrLastFailedAt, String},
 			Projection: ProjectAll,
 		},
 		{
 			Name:       IndexIncidentTenant,
 			PK:         Key{AttrTenantID, String},
-			SK:         &Key{AttrCreatedAt, String},
+			SK:         &Key{AttrLastFailedAt, String},
 			Projection: ProjectAll,
 		},
 	},

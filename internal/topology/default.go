@@ -53,7 +53,7 @@ func Default() Topology {
 			},
 		},
 		Producers: []Producer{
-			{Source: "stripe", Types: []string{"stripe.*"}},
+			{Source: "stripe", Types: []string{"stripe.*"}, Provider: ProviderStripe},
 			{Source: "cms", Types: []string{"content.*"}},
 			{Source: "storefront", Types: []string{"inquiry.*"}},
 			{Source: "purge-api", Types: []string{"cache.purge.requested"}},

@@ -50,7 +50,19 @@ type Topic struct {
 type Producer struct {
 	Source string
 	Types  []string
+	// Provider names the external provider whose verified events this
+	// source forwards ("" for internal services). A provider's event ids
+	// are unique by construction, so they are global rather than scoped
+	// by tenant, and its events are identified by the provider's immutable
+	// fields rather than by the re-serialized body (see internal/identity).
+	Provider string
 }
+
+// Providers known to the platform.
+const (
+	// ProviderStripe: Stripe webhook events (webhook-stripe).
+	ProviderStripe = "stripe"
+)
 
 // Route sends every event type that matches Pattern to Topics.
 type Route struct {
@@ -196,6 +208,11 @@ func (t Topology) Validate() error {
 		sources[p.Source] = true
 		if len(p.Types) == 0 {
 			errs = append(errs, fmt.Errorf("producer %q: no event types", p.Source))
+		}
+		switch p.Provider {
+		case "", ProviderStripe:
+		default:
+			errs = append(errs, fmt.Errorf("producer %q: unknown provider %q", p.Source, p.Provider))
 		}
 		for _, pat := range p.Types {
 			if !typePattern.MatchString(pat) {

@@ -31,6 +31,10 @@ const (
 	// CodeTenantUnresolved: the event maps to no tenant. Answered with 422
 	// so the provider keeps retrying while an operator fixes the mapping.
 	CodeTenantUnresolved envelope.Code = "tenant_unresolved"
+	// CodeUnknownAccount: a Connect event from an account the tenant map
+	// does not name (422, retried by the provider; counted and alarmed).
+	// Such an event never falls back to metadata or the default tenant.
+	CodeUnknownAccount envelope.Code = "unknown_account"
 	// CodeDispatchPending: ingest stored the event but some topic dispatch
 	// is still pending (result "accepted", 503): the retry re-drives it.
 	CodeDispatchPending envelope.Code = "dispatch_pending"

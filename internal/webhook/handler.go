@@ -12,6 +12,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/metric"
 )
 
 // Ingester publishes one envelope to the ingestion core and returns its
@@ -31,10 +32,27 @@ type Handler struct {
 	// RetryAfter is sent with every 503 (default DefaultRetryAfter).
 	RetryAfter time.Duration
 	Log        *slog.Logger
+	// Metrics counts refusals (WebhookRefused by Provider and Code); nil
+	// counts nothing.
+	Metrics *metric.Emitter
 }
+
+// MetricRefused counts deliveries refused before ingest, per Provider and
+// Code (unknown_account has its own alarm).
+const MetricRefused = "WebhookRefused"
 
 // Handle serves one request.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	resp, refused := h.handle(ctx, req)
+	if refused != "" && h.Metrics != nil {
+		h.Metrics.Emit(map[string]string{"Provider": h.Provider.Name(), "Code": string(refused)}, metric.Metric{Name: MetricRefused, Unit: metric.Count, Value: 1})
+	}
+	return resp, nil
+}
+
+// handle serves one request; refused is the error code of an answer that
+// is not a success.
+func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, refused envelope.Code) {
 	start := time.Now()
 	reqID := req.RequestContext.RequestID
 	if reqID == "" {
@@ -50,12 +68,12 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 
 	if m := req.RequestContext.HTTP.Method; m != http.MethodPost {
 		log.InfoContext(ctx, "webhook: method not allowed", "method", m)
-		return h.refuse(&Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: "only POST is accepted"}, reqID), nil
+		return h.refuse(&Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: "only POST is accepted"}, reqID)
 	}
 	body, berr := decodeBody(req.Body, req.IsBase64Encoded, MaxBodyBytes)
 	if berr != nil {
 		log.WarnContext(ctx, "webhook: body refused", "code", berr.Code, "error", berr)
-		return h.refuse(berr, reqID), nil
+		return h.refuse(berr, reqID)
 	}
 	d := Delivery{Body: body, Headers: req.Headers, RequestID: reqID}
 
@@ -63,7 +81,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		// Fail closed: whatever went wrong, an unverified delivery is a 401.
 		e := asError(err, Unauthorized(CodeSignatureMismatch, "the signature could not be verified"))
 		log.WarnContext(ctx, "webhook: signature rejected", "code", e.Code, "reason", e.Message, "bytes", len(body), "sourceIp", req.RequestContext.HTTP.SourceIP)
-		return h.refuse(e, reqID), nil
+		return h.refuse(e, reqID)
 	}
 	ev, err := h.Provider.Canonicalize(ctx, d)
 	if err != nil {
@@ -75,14 +93,14 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		} else {
 			log.WarnContext(ctx, "webhook: event refused", "eventId", e.EventID, "code", e.Code, "reason", e.Message, "error", e.Cause)
 		}
-		return h.refuse(e, reqID), nil
+		return h.refuse(e, reqID)
 	}
 	ctx = logging.With(ctx, "eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type)
 
 	raw, err := Encode(ev)
 	if err != nil {
 		log.ErrorContext(ctx, "webhook: canonical envelope could not be encoded", "error", err)
-		return h.refuse(&Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}, reqID), nil
+		return h.refuse(&Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}, reqID)
 	}
 	res, err := h.Ingest.Publish(ctx, raw)
 	if err != nil {
@@ -92,7 +110,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			code, msg = CodeIngestUnavailable, "ingest is busy or timed out; retry later"
 		}
 		log.ErrorContext(ctx, "webhook: ingest call failed", "status", status, "error", err, "durationMs", time.Since(start).Milliseconds())
-		return h.refuse(&Error{Status: status, Code: code, Message: msg, EventID: ev.ID}, reqID), nil
+		return h.refuse(&Error{Status: status, Code: code, Message: msg, EventID: ev.ID}, reqID)
 	}
 	if res.EventID == "" {
 		res.EventID = ev.ID
@@ -113,13 +131,16 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.InfoContext(ctx, "webhook: event delivered", attrs...)
 	}
 	if status == http.StatusBadGateway {
-		return h.refuse(&Error{Status: status, Code: CodeIngestFailed, Message: "ingest answered with an unknown status", EventID: ev.ID}, reqID), nil
+		return h.refuse(&Error{Status: status, Code: CodeIngestFailed, Message: "ingest answered with an unknown status", EventID: ev.ID}, reqID)
 	}
 	if res.Status == envelope.StatusAccepted && res.Error == nil {
 		// Every non-2xx answer carries an error code, this one too.
 		res.Error = &envelope.Error{Code: CodeDispatchPending, Message: "the event is stored but not yet on every topic; retry to re-drive the pending topics"}
 	}
-	return h.reply(status, res, reqID, res.EventID), nil
+	if status >= 400 && res.Error != nil {
+		refused = res.Error.Code
+	}
+	return h.reply(status, res, reqID, res.EventID), refused
 }
 
 // asError returns err's *Error, or fallback carrying err as its cause.

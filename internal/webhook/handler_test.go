@@ -19,8 +19,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -40,7 +43,10 @@ type bundle struct {
 	svc      *ingest.Service
 	ingest   wire.IngestConfig
 	settings map[string]string
+	metrics  *testkit.Buffer
 }
+
+func (b *bundle) metricLines() string { return b.metrics.String() }
 
 type option func(settings map[string]string)
 
@@ -78,7 +84,9 @@ func setup(t testing.TB, opts ...option) *bundle {
 	require.NoError(t, err)
 	h, err := wire.NewStripeWebhook(ctx, cfg, wire.Clients{Lambda: lambdaClient}, logging.Discard())
 	require.NoError(t, err)
-	return &bundle{env: env, h: h, fns: fns, svc: svc, ingest: icfg, settings: settings}
+	metrics := &testkit.Buffer{}
+	h.Metrics = &metric.Emitter{W: metrics}
+	return &bundle{env: env, h: h, fns: fns, svc: svc, ingest: icfg, settings: settings, metrics: metrics}
 }
 
 func sample(t testing.TB, name string) []byte {
@@ -197,7 +205,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 			if tc.topic == "" {
 				require.Equal(t, envelope.StatusUnrouted, a.Status)
 				_, _, err := b.svc.Ledger.Load(context.Background(), tc.id)
-				require.ErrorIs(t, err, ingest.ErrNotFound, "an unrouted event stores nothing")
+				require.ErrorIs(t, err, ledger.ErrNotFound, "an unrouted event stores nothing")
 				for _, tp := range b.env.Topology.TopicNames() {
 					require.Zero(t, b.depth(t, tp), tp)
 				}
@@ -316,7 +324,7 @@ func TestBadSignatureIs401AndNeverReachesIngest(t *testing.T) {
 func TestUnresolvedTenantIs422(t *testing.T) {
 	t.Parallel()
 	b := setup(t) // no default tenant
-	body := []byte(`{"id":"evt_no_tenant","object":"event","type":"invoice.paid","created":1764676800,"account":"acct_unmapped","data":{"object":{"id":"in_1","object":"invoice","metadata":{}}}}`)
+	body := []byte(`{"id":"evt_no_tenant","object":"event","type":"invoice.paid","created":1764676800,"data":{"object":{"id":"in_1","object":"invoice","metadata":{}}}}`)
 	resp, a := b.do(t, signed(body))
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, resp.Body)
 	require.Equal(t, webhook.CodeTenantUnresolved, a.Error.Code)
@@ -330,6 +338,29 @@ func TestUnresolvedTenantIs422(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 	require.Equal(t, envelope.StatusEnqueued, a.Status)
 	require.Equal(t, "acme", fixed.messages(t, topology.Billing, "evt_no_tenant")[0].TenantID)
+}
+
+// Tenant spoofing through Stripe Connect, reproduced: a connected account
+// the tenant map does not name sets metadata.tenant_id to another tenant.
+// It is refused with 422 unknown_account (Stripe retries while an operator
+// maps the account), counted, and never reaches ingest; once mapped, the
+// retry lands in the mapped tenant, whatever the metadata says.
+func TestConnectAccountCannotPickItsTenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"globex"}`))
+	body := []byte(`{"id":"evt_spoof","object":"event","type":"invoice.paid","created":1764676800,"account":"acct_attacker","data":{"object":{"id":"in_1","object":"invoice","metadata":{"tenant_id":"acme"}}}}`)
+	resp, a := b.do(t, signed(body))
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, resp.Body)
+	require.Equal(t, webhook.CodeUnknownAccount, a.Error.Code)
+	require.Contains(t, a.Error.Message, "acct_attacker")
+	require.Zero(t, b.invokes(), "nothing reaches ingest")
+	require.Contains(t, b.metricLines(), `"Code":"unknown_account"`, "counted")
+
+	mapped := setup(t, withSetting(wire.EnvStripeTenantMap, `{"accounts":{"acct_attacker":"initech"},"default":"globex"}`))
+	resp, a = mapped.do(t, signed(body))
+	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
+	require.Equal(t, envelope.StatusEnqueued, a.Status)
+	require.Equal(t, "initech", mapped.messages(t, topology.Billing, "evt_spoof")[0].TenantID)
 }
 
 // TestAcceptedIs503UntilTheRetryDrivesThePendingTopic: the event is stored
@@ -466,4 +497,28 @@ func TestConcurrentDeliveriesStoreOnce(t *testing.T) {
 	}
 	require.Equal(t, 1, count[envelope.StatusEnqueued], fmt.Sprint(count))
 	require.Len(t, b.messages(t, topology.Billing, "evt_1PzB7sLkdIwHu7ixQm3nT0aX"), 1)
+}
+
+// Stripe re-serializes an event on every delivery attempt: pending_webhooks
+// changes as other endpoints succeed and key order is not promised. A real
+// retry is an acknowledged duplicate (before, it was a 409 until Stripe gave
+// up); a genuinely different body under the same id is still a conflict.
+func TestStripeRetryWithReserializedBodyIsADuplicate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	first := []byte(`{"id":"evt_retry","object":"event","api_version":"2024-06-20","created":1764676800,"livemode":false,"pending_webhooks":1,"request":{"id":"req_1","idempotency_key":null},"type":"invoice.paid","data":{"object":{"id":"in_9","object":"invoice","amount_paid":4900}}}`)
+	resp, a := b.do(t, signed(first))
+	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
+	require.Equal(t, envelope.StatusEnqueued, a.Status)
+
+	retry := []byte(`{"pending_webhooks":0,"type":"invoice.paid","livemode":false,"id":"evt_retry","request":{"idempotency_key":null,"id":"req_1"},"created":1764676800,"object":"event","data":{"object":{"amount_paid":4900,"object":"invoice","id":"in_9"}},"api_version":"2024-06-20"}`)
+	resp, a = b.do(t, signed(retry))
+	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
+	require.Equal(t, envelope.StatusDuplicate, a.Status)
+
+	changed := []byte(`{"id":"evt_retry","object":"event","api_version":"2024-06-20","created":1764676800,"pending_webhooks":0,"type":"invoice.paid","data":{"object":{"id":"in_9","object":"invoice","amount_paid":1}}}`)
+	resp, a = b.do(t, signed(changed))
+	require.Equal(t, http.StatusConflict, resp.StatusCode, resp.Body)
+	require.Equal(t, envelope.CodeIdempotencyConflict, a.Error.Code)
+	require.Len(t, b.messages(t, topology.Billing, "evt_retry"), 1, "delivered once")
 }

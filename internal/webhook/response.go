@@ -89,8 +89,8 @@ func (h *Handler) reply(status int, body any, requestID, eventID string) events.
 	return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: hdr, Body: string(b)}
 }
 
-func (h *Handler) refuse(e *Error, requestID string) events.APIGatewayV2HTTPResponse {
-	return h.reply(e.Status, errorBody{EventID: e.EventID, Error: &envelope.Error{Code: e.Code, Message: e.Message}}, requestID, e.EventID)
+func (h *Handler) refuse(e *Error, requestID string) (events.APIGatewayV2HTTPResponse, envelope.Code) {
+	return h.reply(e.Status, errorBody{EventID: e.EventID, Error: &envelope.Error{Code: e.Code, Message: e.Message}}, requestID, e.EventID), e.Code
 }
 
 func (h *Handler) retryAfter() time.Duration {

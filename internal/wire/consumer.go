@@ -265,7 +265,6 @@ func newConsumer(c ConsumerConfig, top topology.Topology, cl Clients, log *slog.
 		Now:         time.Now,
 		Backoff:     consume.Backoff{Base: c.BackoffBase, Cap: c.BackoffCap},
 		Concurrency: c.Concurrency,
-		Retention:   c.Retention,
 		Trace:       trace.Continue,
 	}
 }

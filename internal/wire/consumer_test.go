@@ -202,7 +202,7 @@ func TestHTTPConsumerHonoursRetryAfterOnTheQueue(t *testing.T) {
 	require.Len(t, seen, 2)
 	require.Equal(t, seen[0].Get("webhook-id"), seen[1].Get("webhook-id"))
 	require.NoError(t, deliver.Verify(testSecret, seen[1], body[1], deliver.DefaultTolerance, time.Now()))
-	_, rows, err := (&dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable}).Load(ctx, "evt_ra")
+	_, rows, err := (&dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable}).Load(ctx, "acme/evt_ra")
 	require.NoError(t, err)
 	require.Equal(t, outbox.StatusCompleted, rows[0].Status)
 	require.Contains(t, rows[0].LastError, "subscriber answered 503")

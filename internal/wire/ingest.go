@@ -36,6 +36,11 @@ const (
 	EnvRetention       = "LEDGER_RETENTION"
 	EnvDispatchLease   = "DISPATCH_LEASE"
 	EnvRetryDelay      = "DISPATCH_RETRY_DELAY"
+	// EnvLegacyKeysUntil (RFC 3339): until then ingest also checks an
+	// event's legacy, unscoped ledger key, for stages that stored events
+	// before ids were scoped by tenant. Set it to the upgrade's deploy
+	// time plus the ledger retention; leave it unset on new stages.
+	EnvLegacyKeysUntil = "LEDGER_LEGACY_KEYS_UNTIL"
 )
 
 // IngestConfig configures the ingest function.
@@ -49,6 +54,7 @@ type IngestConfig struct {
 	Retention       time.Duration
 	Lease           time.Duration
 	RetryDelay      time.Duration
+	LegacyKeysUntil time.Time
 }
 
 // LoadIngestConfig reads the ingest config from the environment, applies
@@ -66,6 +72,13 @@ func LoadIngestConfig(r *envconf.Reader, top topology.Topology) (IngestConfig, e
 		RetryDelay:      r.Duration(EnvRetryDelay, ingest.DefaultRetryDelay),
 	}
 	r.JSON(EnvQueueURLs, &c.QueueURLs)
+	if v := r.String(EnvLegacyKeysUntil, ""); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return c, fmt.Errorf("%s=%q: not an RFC 3339 time", EnvLegacyKeysUntil, v)
+		}
+		c.LegacyKeysUntil = t
+	}
 	if err := r.Err(); err != nil {
 		return c, err
 	}
@@ -115,17 +128,18 @@ func NewIngest(c IngestConfig, top topology.Topology, cl Clients, log *slog.Logg
 		fifo[tp.Name] = tp.FIFO
 	}
 	return &ingest.Service{
-		Topology:   top,
-		Ledger:     events,
-		Outbox:     events,
-		Sender:     &queue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: fifo},
-		ClaimCheck: claimcheck.Checker{Store: &blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
-		Limits:     envelope.Limits{MaxPayloadBytes: c.MaxPayloadBytes, MaxFutureSkew: c.MaxFutureSkew},
-		Retention:  c.Retention,
-		Lease:      c.Lease,
-		RetryDelay: c.RetryDelay,
-		Now:        time.Now,
-		Log:        log,
+		Topology:        top,
+		Ledger:          events,
+		Outbox:          events,
+		Sender:          &queue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: fifo},
+		ClaimCheck:      claimcheck.Checker{Store: &blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
+		Limits:          envelope.Limits{MaxPayloadBytes: c.MaxPayloadBytes, MaxFutureSkew: c.MaxFutureSkew},
+		Retention:       c.Retention,
+		Lease:           c.Lease,
+		RetryDelay:      c.RetryDelay,
+		LegacyKeysUntil: c.LegacyKeysUntil,
+		Now:             time.Now,
+		Log:             log,
 		// The caller's trace continues into SQS (AWSTraceHeader); a no-op
 		// unless tracing is on.
 		TraceHeader: trace.Header,

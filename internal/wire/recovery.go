@@ -132,6 +132,7 @@ func NewSweeper(c SweeperConfig, top topology.Topology, cl Clients, log *slog.Lo
 	return &sweep.Sweeper{
 		Rows:        events,
 		Abandoner:   &dynamo.Recovery{Events: events, Incidents: incidents},
+		Incidents:   incidents,
 		Sender:      topicSender(cl, c.QueueURLs, top),
 		Bodies:      &incident.Bodies{Store: blobs, Bucket: c.Bucket, Threshold: c.InlineBytes},
 		Metrics:     metrics,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/invoke"
+	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -62,6 +63,8 @@ type StripeWebhookConfig struct {
 	Secrets       []string
 	SecretRefresh time.Duration
 	Tenants       webhook.TenantMap
+	// Stage is the metric dimension of a deployed webhook function.
+	Stage string
 }
 
 // LoadStripeWebhookConfig reads the webhook-stripe config from the
@@ -74,6 +77,7 @@ func LoadStripeWebhookConfig(r *envconf.Reader) (StripeWebhookConfig, error) {
 		SecretARN:      r.String(EnvStripeSecretARN, ""),
 		Secrets:        r.List(EnvStripeWebhookSecret),
 		SecretRefresh:  r.Duration(EnvStripeSecretRefresh, secret.DefaultRefresh),
+		Stage:          r.String(EnvStage, ""),
 	}
 	r.JSON(EnvStripeTenantMap, &c.Tenants)
 	if err := r.Err(); err != nil {
@@ -151,5 +155,6 @@ func NewStripeWebhook(ctx context.Context, c StripeWebhookConfig, cl Clients, lo
 		Ingest:     &invoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction, Timeout: c.IngestTimeout},
 		RetryAfter: c.RetryAfter,
 		Log:        log,
+		Metrics:    metric.ForStage(c.Stage),
 	}, nil
 }

@@ -67,6 +67,9 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"action":       replay.ActionReplayOne,
 			"request.$":    "$.request",
 			"incidentId.$": "$.incidentId",
+			// A retried step is the same request: it never starts a
+			// second replay of an incident (replay.Request.Token).
+			"requestToken.$": "$$.Execution.Id",
 		}, "$")
 	each := awsstepfunctions.NewMap(s, jsii.String("ReplayPage"), &awsstepfunctions.MapProps{
 		StateName:      jsii.String("Replay page"),

@@ -36,9 +36,15 @@ type event struct {
 // the Stripe event id, type = "stripe." + the Stripe type, source =
 // "stripe", timestamp = created, subject = data.object.id (the invoice,
 // subscription, … the event is about), payload = the body bytes as
-// received. Tenant resolution, in order: the Connect account through
-// Tenants.Accounts, data.object.metadata.tenant_id, Tenants.Default; none
-// is a 422 so Stripe keeps retrying while an operator fixes the mapping.
+// received.
+//
+// Tenant resolution: a Connect event (one with an account) belongs to the
+// tenant its account maps to in Tenants.Accounts, and to nobody else: the
+// connected account controls its objects' metadata, so metadata never
+// picks a tenant for it, and an unmapped account is a 422 unknown_account
+// (Stripe keeps retrying while an operator adds the mapping). A platform
+// event (no account) takes data.object.metadata.tenant_id, then
+// Tenants.Default; none is a 422 tenant_unresolved.
 func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelope.Event, error) {
 	var ev event
 	if err := json.Unmarshal(d.Body, &ev); err != nil {
@@ -59,13 +65,27 @@ func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelo
 	}
 
 	metaTenant := metadataTenant(ev.Data.Object.Metadata)
-	tenant, rule := p.tenant(ev.Account, metaTenant)
-	if tenant == "" {
-		return envelope.Event{}, webhook.Unresolved(ev.ID, "event %s (%s, account %q) has no tenant: map its account, set data.object.metadata.%s, or configure a default tenant", ev.ID, ev.Type, ev.Account, TenantMetadataKey)
+	var tenant string
+	switch {
+	case ev.Account != "":
+		t, ok := p.Tenants.Account(ev.Account)
+		if !ok {
+			e := webhook.Unresolved(ev.ID, "connected account %q is not mapped to a tenant: add it to the tenant map (Stripe retries meanwhile); object metadata never picks the tenant of a Connect event", ev.Account)
+			e.Code = webhook.CodeUnknownAccount
+			return envelope.Event{}, e
+		}
+		tenant = t
+		if metaTenant != "" && metaTenant != tenant {
+			p.log().WarnContext(ctx, "stripe: a Connect event's object metadata names another tenant; ignored (the account mapping decides)",
+				"eventId", ev.ID, "account", ev.Account, "tenantId", tenant, "metadataTenantId", metaTenant)
+		}
+	case metaTenant != "":
+		tenant = metaTenant
+	default:
+		tenant = p.Tenants.Default
 	}
-	if rule == "account" && metaTenant != "" && metaTenant != tenant {
-		p.log().WarnContext(ctx, "stripe: account mapping and object metadata name different tenants; the account mapping wins",
-			"eventId", ev.ID, "account", ev.Account, "tenantId", tenant, "metadataTenantId", metaTenant)
+	if tenant == "" {
+		return envelope.Event{}, webhook.Unresolved(ev.ID, "event %s (%s) has no tenant: set data.object.metadata.%s or configure a default tenant", ev.ID, ev.Type, TenantMetadataKey)
 	}
 
 	out := envelope.Event{
@@ -82,20 +102,6 @@ func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelo
 		out.Subject = subject
 	}
 	return out, nil
-}
-
-// tenant applies the resolution order and names the rule that matched.
-func (p *Provider) tenant(account, metaTenant string) (tenant, rule string) {
-	if t, ok := p.Tenants.Account(account); ok {
-		return t, "account"
-	}
-	if metaTenant != "" {
-		return metaTenant, "metadata"
-	}
-	if p.Tenants.Default != "" {
-		return p.Tenants.Default, "default"
-	}
-	return "", ""
 }
 
 // metadataTenant reads metadata.tenant_id when it is a string (Stripe

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -33,24 +34,28 @@ func TestCanonicalizeMapsTheEvent(t *testing.T) {
 func TestCanonicalizeTenantResolution(t *testing.T) {
 	t.Parallel()
 	mapped := webhook.TenantMap{Accounts: map[string]string{"acct_connected": "initech"}, Default: "fallback"}
+	unknown := webhook.CodeUnknownAccount
 	cases := []struct {
 		name    string
 		tenants webhook.TenantMap
 		account string
 		meta    any // metadata.tenant_id; nil = absent
 		want    string
+		code    envelope.Code // when want is ""
 	}{
-		{"connect account through the map", mapped, "acct_connected", nil, "initech"},
-		{"the account mapping wins over metadata", mapped, "acct_connected", "acme", "initech"},
-		{"unmapped account falls through to metadata", mapped, "acct_unknown", "acme", "acme"},
-		{"metadata without an account", mapped, "", "acme", "acme"},
-		{"default when nothing else", mapped, "", nil, "fallback"},
-		{"unmapped account, no metadata: default", mapped, "acct_unknown", nil, "fallback"},
-		{"non-string metadata is ignored", mapped, "", 42, "fallback"},
-		{"empty metadata value is ignored", mapped, "", "", "fallback"},
-		{"no default: metadata still works", webhook.TenantMap{}, "", "acme", "acme"},
-		{"nothing resolves", webhook.TenantMap{}, "", nil, ""},
-		{"unmapped account and no default", webhook.TenantMap{Accounts: map[string]string{"acct_x": "x"}}, "acct_unknown", nil, ""},
+		{"connect account through the map", mapped, "acct_connected", nil, "initech", ""},
+		{"the account mapping wins over metadata", mapped, "acct_connected", "acme", "initech", ""},
+		// The connected account controls its objects' metadata: it must
+		// never pick the tenant (tenant spoofing through Connect).
+		{"unmapped account cannot pick a tenant by metadata", mapped, "acct_attacker", "acme", "", unknown},
+		{"unmapped account never falls back to the default", mapped, "acct_unknown", nil, "", unknown},
+		{"unmapped account and no default", webhook.TenantMap{Accounts: map[string]string{"acct_x": "x"}}, "acct_unknown", nil, "", unknown},
+		{"metadata without an account", mapped, "", "acme", "acme", ""},
+		{"default when nothing else", mapped, "", nil, "fallback", ""},
+		{"non-string metadata is ignored", mapped, "", 42, "fallback", ""},
+		{"empty metadata value is ignored", mapped, "", "", "fallback", ""},
+		{"no default: metadata still works", webhook.TenantMap{}, "", "acme", "acme", ""},
+		{"nothing resolves", webhook.TenantMap{}, "", nil, "", webhook.CodeTenantUnresolved},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +80,7 @@ func TestCanonicalizeTenantResolution(t *testing.T) {
 			var e *webhook.Error
 			require.True(t, errors.As(err, &e), "got %v", err)
 			require.Equal(t, 422, e.Status)
-			require.Equal(t, webhook.CodeTenantUnresolved, e.Code)
+			require.Equal(t, tc.code, e.Code)
 			require.Equal(t, "evt_tenant", e.EventID, "the operator needs the event id to fix the mapping")
 		})
 	}

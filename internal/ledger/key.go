@@ -1,0 +1,29 @@
+package ledger
+
+import (
+	"strings"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Key is the storage identity of an event's item collection (its ledger
+// record and outbox rows). An internal producer's ids are its own choice,
+// so they are scoped by tenant ("<tenant>/<id>"): tenant B reusing tenant
+// A's id is a new event, and learns nothing about A's. A provider's ids
+// are unique by construction (a Stripe evt_…) and stay global, so a
+// provider retry lands on the same record whatever tenant it resolves to.
+// Neither tenant ids nor event ids contain "/", so keys never collide.
+func Key(p topology.Producer, tenantID, eventID string) string {
+	if p.Provider != "" {
+		return eventID
+	}
+	return tenantID + "/" + eventID
+}
+
+// LegacyKey is where an event was stored before ids were scoped by tenant:
+// under its bare id. Reads fall back to it, so events (and their incidents
+// and in-flight messages) from before the change keep working.
+func LegacyKey(eventID string) string { return eventID }
+
+// Scoped reports whether a key is tenant-scoped.
+func Scoped(key string) bool { return strings.Contains(key, "/") }

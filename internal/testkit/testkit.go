@@ -1,0 +1,104 @@
+package testkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/identity"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// T0 is the tests' reference instant.
+var T0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// Clock is a settable time source, safe for concurrent use.
+type Clock struct{ ns atomic.Int64 }
+
+// NewClock returns a clock reading t.
+func NewClock(t time.Time) *Clock {
+	c := &Clock{}
+	c.Set(t)
+	return c
+}
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
+// MustJSON encodes v, panicking on error (fixtures only).
+func MustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// Key is the storage key ingest gives ev under the default topology.
+func Key(ev envelope.Event) string {
+	p, _ := topology.Default().Producer(ev.Source)
+	return ledger.Key(p, ev.TenantID, ev.ID)
+}
+
+// Stored is the ledger record and outbox rows ingest commits for ev routed
+// to topics at `at`, the rows in status (leased to "fixture" while
+// pending, as ingest leaves them before its send), retained for a day.
+func Stored(ev envelope.Event, topics []string, at time.Time, status outbox.Status) (ledger.Record, []outbox.Row) {
+	p, _ := topology.Default().Producer(ev.Source)
+	key := ledger.Key(p, ev.TenantID, ev.ID)
+	rec := ledger.Record{
+		Key: key, Event: ev, Topics: topics, PayloadHash: identity.Of(p, ev), Status: ledger.StatusReceived,
+		CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+	}
+	rows := make([]outbox.Row, len(topics))
+	for i, tp := range topics {
+		rows[i] = outbox.Row{
+			Key: key, EventID: ev.ID, Topic: tp, TenantID: ev.TenantID, Type: ev.Type, Status: status, MaxAttempts: 5,
+			NextRetryAt: at, CreatedAt: at, UpdatedAt: at,
+		}
+		if status == outbox.StatusPending {
+			rows[i].LeaseUntil, rows[i].LeaseOwner = at, "fixture"
+		}
+	}
+	return rec, rows
+}
+
+// Event is a minimal valid envelope of tenant acme.
+func Event(id, typ, source string, payload string) envelope.Event {
+	return envelope.Event{
+		SchemaVersion: envelope.SchemaVersion, ID: id, TenantID: "acme", Type: typ, Source: source,
+		Timestamp: T0, Payload: json.RawMessage(payload),
+	}
+}
+
+// Buffer is a bytes buffer safe for concurrent writers (log and EMF
+// lines from handlers running in parallel).
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
