@@ -55,7 +55,7 @@ type Rows interface {
 
 // Processing is a claim request.
 type Processing struct {
-	Row                      outbox.RowRef
+	Row                     outbox.RowRef
 	EventID, TenantID, Type string
 	// Owner is the SQS message id.
 	Owner string

@@ -87,7 +87,7 @@ type Incident struct {
 	// replay, so a retried request (a Step Functions retry of replay-one)
 	// never starts a second one.
 	ReplayToken string `json:"replayToken,omitempty"`
-	Body        Body `json:"body"`
+	Body        Body   `json:"body"`
 	// Raw marks a body that is not a platform envelope: kept verbatim,
 	// never replayed.
 	Raw        bool      `json:"raw,omitempty"`

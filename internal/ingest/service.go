@@ -50,7 +50,7 @@ type Service struct {
 	// for stages that never did.
 	LegacyKeysUntil time.Time
 	Now             func() time.Time
-	Log        *slog.Logger
+	Log             *slog.Logger
 	// TraceHeader returns the X-Ray trace header to carry into SQS for the
 	// current request (nil: none).
 	TraceHeader func(context.Context) string
