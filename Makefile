@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 GO    ?= go
 STAGE ?= dev
+FUZZTIME ?= 30s
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 1
 # Lambda functions built by `make build` (one bootstrap binary each).
@@ -31,6 +32,10 @@ test: deps ## Run every test: runtime (against the emulators) and the CDK app
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) test -count=1 -timeout 30m ./...; fi
+
+.PHONY: fuzz
+fuzz: deps ## Run every fuzz target for FUZZTIME each (default 30s); `make test` runs their committed corpora
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 .PHONY: bench
 bench: deps ## Run the benchmarks and write docs/benchmarks.md

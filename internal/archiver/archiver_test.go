@@ -238,3 +238,42 @@ func TestDeadLetterIsNotAckedUntilItsIncidentIsWritten(t *testing.T) {
 	_, err = b.incidents.Get(ctx, incident.ID("evt_bad", topic))
 	require.NoError(t, err)
 }
+
+// The DLQ a dead letter was read from decides its topic. A message whose
+// topic attribute names another topic (misrouted by hand) must not mark
+// that topic's row dlq, which would stop its sweep: the incident is on the
+// source queue's topic and records the mismatch.
+func TestTheSourceQueueDecidesTheTopic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	body := b.commit(t, "evt_misrouted", "")
+	// A crm.sync row for the same event, still pending.
+	rec, rows, err := b.events.Load(ctx, "evt_misrouted")
+	require.NoError(t, err)
+	crm := rows[0]
+	crm.Topic = topology.CRM
+	require.NoError(t, b.events.Restore(ctx, rec, crm, true))
+
+	msg := events.SQSMessage{
+		MessageId: "m-misrouted", Body: string(body),
+		MessageAttributes: attrs(queue.AttrEventID, "evt_misrouted", queue.AttrTenantID, "acme", queue.AttrTopic, topic),
+		EventSourceARN:    b.env.Queue(topology.CRM).DLQARN,
+	}
+	resp := b.handle(t, msg)
+	require.Empty(t, resp.BatchItemFailures)
+
+	inc, err := b.incidents.Get(ctx, incident.ID("evt_misrouted", topology.CRM))
+	require.NoError(t, err)
+	require.Equal(t, topology.CRM, inc.Topic)
+	require.Contains(t, inc.ErrorDetail, "misrouted")
+	_, err = b.incidents.Get(ctx, incident.ID("evt_misrouted", topic))
+	require.ErrorIs(t, err, incident.ErrNotFound, "no incident on the topic the attribute names")
+	billing, ok, err := b.events.Row(ctx, outbox.RowRef{Key: "evt_misrouted", Topic: topic})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, outbox.StatusPending, billing.Status, "the other topic's row is untouched: its sweep goes on")
+	crmRow, _, err := b.events.Row(ctx, outbox.RowRef{Key: "evt_misrouted", Topic: topology.CRM})
+	require.NoError(t, err)
+	require.Equal(t, outbox.StatusDLQ, crmRow.Status)
+}

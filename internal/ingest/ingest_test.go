@@ -22,9 +22,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
@@ -477,4 +479,34 @@ func TestTextSQSRefusesIsStillDelivered(t *testing.T) {
 	rec, _, err := b.events.Load(context.Background(), key("evt_text"))
 	require.NoError(t, err)
 	require.Equal(t, string(orig.Payload), string(rec.Event.Payload))
+}
+
+// A stage that stored events before ids were scoped by tenant keeps
+// deduplicating them while LegacyKeysUntil is ahead: a retry of an event
+// stored under its bare id is a duplicate of it, for its own tenant only.
+func TestLegacyKeysStillDeduplicate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	// The event as the previous version stored it: under its bare id.
+	ev, perr := envelope.Parse(inquiry("evt_legacy"), b.clock.Now(), envelope.DefaultLimits())
+	require.Nil(t, perr)
+	rec, rows := testkit.Stored(ev, []string{topology.Notifications, topology.CRM}, b.clock.Now(), outbox.StatusEnqueued)
+	rec.Key = ledger.LegacyKey(ev.ID)
+	for i := range rows {
+		rows[i].Key = rec.Key
+	}
+	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: rows}))
+
+	b.svc.LegacyKeysUntil = b.clock.Now().Add(14 * 24 * time.Hour)
+	res := b.publish(t, inquiry("evt_legacy"))
+	require.Equal(t, envelope.StatusDuplicate, res.Status, "the legacy event is found")
+	_, _, err := b.events.Load(ctx, key("evt_legacy"))
+	require.ErrorIs(t, err, ledger.ErrNotFound, "nothing written under the new key")
+
+	globex := []byte(strings.Replace(string(inquiry("evt_legacy")), `"tenantId":"acme"`, `"tenantId":"globex"`, 1))
+	require.Equal(t, envelope.StatusEnqueued, b.publish(t, globex).Status, "another tenant's legacy id is not this tenant's event")
+
+	b.svc.LegacyKeysUntil = time.Time{}
+	require.Equal(t, envelope.StatusEnqueued, b.publish(t, inquiry("evt_legacy")).Status, "past the window the legacy key is not checked")
 }

@@ -19,6 +19,10 @@ type Fault struct {
 	Service string
 	// Operation is the API name, e.g. "SendMessage". Empty matches any.
 	Operation string
+	// Match, when set, restricts the fault to calls whose input (the
+	// operation's *Input struct) it accepts: one sweeper index partition,
+	// one kind of UpdateItem, … .
+	Match func(input any) bool
 	// Resource restricts the fault to calls on one queue (URL or name),
 	// table, bucket, function (name or ARN) or topic (ARN or name). A
 	// TransactWriteItems, BatchWriteItem or BatchGetItem call matches if any
@@ -145,6 +149,9 @@ func (f *Faults) inject(service, op string, params any) error {
 			if !matchesResource(resources, a.Resource) {
 				continue
 			}
+		}
+		if a.Match != nil && !a.Match(params) {
+			continue
 		}
 		if a.Probability > 0 && rand.Float64() >= a.Probability {
 			continue

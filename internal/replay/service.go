@@ -172,7 +172,13 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	case inc.Raw:
 		return skip(SkipUnparseable, "the dead letter's body is not a platform envelope; it cannot be replayed (ignore it once handled)")
 	}
-	retried := r.Token != "" && inc.ReplayToken == r.Token && inc.Status == incident.StatusRetrying
+	retried := r.Token != "" && inc.ReplayToken == r.Token
+	if retried && inc.Status != incident.StatusRetrying {
+		// This request's replay ran its course already (resolved, or
+		// dead-lettered again): a retried step must not start another.
+		out.Result = ResultReplayed
+		return out
+	}
 	if !retried {
 		if reason, detail := replayable(inc, r.Force); reason != "" {
 			return skip(reason, detail)

@@ -1,12 +1,11 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,24 +25,18 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
-func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 type bundle struct {
 	env       *localaws.Env
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
-	clock     *clock
-	metrics   *bytes.Buffer
-	mu        sync.Mutex
+	clock     *testkit.Clock
+	metrics   *testkit.Buffer
 }
 
 const topic = topology.Billing
@@ -55,8 +48,8 @@ func setup(t testing.TB) *bundle {
 		env:       env,
 		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()},
 		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
-		clock:     &clock{},
-		metrics:   &bytes.Buffer{},
+		clock:     &testkit.Clock{},
+		metrics:   &testkit.Buffer{},
 	}
 	b.clock.Set(t0)
 	return b
@@ -68,22 +61,15 @@ func (b *bundle) sweeper(page, batch int) *sweep.Sweeper {
 	return &sweep.Sweeper{
 		Rows:      b.events,
 		Abandoner: &dynamo.Recovery{Events: b.events, Incidents: b.incidents},
+		Incidents: b.incidents,
 		Sender:    &queue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs()},
 		Bodies:    &incident.Bodies{Store: store, Bucket: b.env.Resources.Bucket},
-		Metrics:   &metric.Emitter{W: syncWriter{b}},
+		Metrics:   &metric.Emitter{W: b.metrics},
 		Log:       logging.Discard(),
 		Now:       b.clock.Now,
 		PageSize:  page,
 		BatchSize: batch,
 	}
-}
-
-type syncWriter struct{ b *bundle }
-
-func (w syncWriter) Write(p []byte) (int, error) {
-	w.b.mu.Lock()
-	defer w.b.mu.Unlock()
-	return w.b.metrics.Write(p)
 }
 
 // strand commits an event whose dispatch rows are pending with the given
@@ -144,7 +130,7 @@ func TestSweeperSendsStrandedRowAndLeavesLeasedRowAlone(t *testing.T) {
 	require.Equal(t, "ingest-died", leased.LeaseOwner, "the lease holder keeps its row")
 
 	var line map[string]any
-	require.NoError(t, json.Unmarshal(bytes.TrimSpace(b.metrics.Bytes()), &line))
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(b.metrics.String())), &line))
 	require.EqualValues(t, 1, line[sweep.MetricDue])
 	require.EqualValues(t, 1, line[sweep.MetricSent])
 	require.EqualValues(t, 60, line[sweep.MetricLag], "the oldest due row was due a minute ago")
