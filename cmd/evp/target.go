@@ -144,6 +144,10 @@ func (i invoker) call(ctx context.Context, c replay.Call, out any) error {
 		}
 		return fe
 	}
+	var refusal replay.Refusal
+	if json.Unmarshal(res.Payload, &refusal) == nil && refusal.Error != nil {
+		return refusal.Error
+	}
 	if out == nil {
 		return nil
 	}

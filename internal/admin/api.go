@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -159,12 +162,28 @@ func errNotFound(err error) bool {
 	return errors.Is(err, ledger.ErrNotFound) || errors.Is(err, incident.ErrNotFound)
 }
 
-// decodeBody decodes an optional JSON body strictly.
+// maxBody bounds an action's JSON body (a note is at most 1 KiB).
+const maxBody = 16 << 10
+
+// decodeBody decodes an optional JSON body strictly: one object, no
+// duplicate or unknown members, valid UTF-8, at most maxBody bytes.
 func decodeBody(body []byte, dst any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	if len(body) > maxBody {
+		return fmt.Errorf("body is %d bytes; the limit is %d", len(body), maxBody)
+	}
+	if err := canonjson.Check(body, 8); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	return dec.Decode(dst)
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("one JSON object, please")
+	}
+	return nil
 }

@@ -77,8 +77,8 @@ func (a *API) queues(ctx context.Context) events.APIGatewayV2HTTPResponse {
 }
 
 func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGatewayV2HTTPResponse {
-	if id == "" || len(id) > envelope.MaxIDLen {
-		return problem(http.StatusBadRequest, "invalid_id", "event ids are 1 to "+strconv.Itoa(envelope.MaxIDLen)+" characters")
+	if !envelope.ValidID(id) {
+		return problem(http.StatusBadRequest, "invalid_id", "event ids are 1 to "+strconv.Itoa(envelope.MaxIDLen)+" characters of letters, digits and . _ : -")
 	}
 	tenant := firstOf(q, "tenant", "tenantId")
 	if tenant != "" && !envelope.ValidTenant(tenant) {

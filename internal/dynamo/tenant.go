@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	pagecursor "github.com/siteswarm/eventplatform/internal/cursor"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -49,6 +51,12 @@ func (e *Events) ListTenant(ctx context.Context, q replay.TenantQuery) (records 
 	}
 	if cursor != "" {
 		start, err := decodeKey(cursor)
+		if err == nil {
+			// A cursor only continues the listing it came from.
+			if t, _ := start[table.AttrTenantID].(*ddbtypes.AttributeValueMemberS); t == nil || t.Value != tenantID {
+				err = pagecursor.ErrInvalid
+			}
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("dynamo: list events: invalid cursor: %w", err)
 		}

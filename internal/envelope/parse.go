@@ -58,6 +58,9 @@ var (
 // tenant from provider data check it before building an envelope).
 func ValidTenant(s string) bool { return tenantPattern.MatchString(s) }
 
+// ValidID reports whether s is a valid event id.
+func ValidID(s string) bool { return len(s) <= MaxIDLen && idPattern.MatchString(s) }
+
 // wire mirrors Event with every field loosely typed, so a bad value produces
 // a field-specific rejection instead of a generic decode error.
 type wire struct {

@@ -1,10 +1,13 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 
+	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/cursor"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 )
@@ -68,18 +71,53 @@ type Query struct {
 	Cursor   string          `json:"cursor,omitempty"`
 }
 
-// Handle is the replay Lambda's handler. Bad input is a *RequestError
-// (a function error with a code), never a partial write.
+// Refusal is the replay Lambda's answer to a call it cannot serve: bad
+// input or an unknown incident or event. It is an answer, never a function
+// error (those are infrastructure failures the caller retries); the state
+// machine fails its execution with the code, the CLI prints it.
+type Refusal struct {
+	Error *RequestError `json:"error"`
+}
+
+// Handle is the replay Lambda's handler. Bad input is a Refusal with a
+// machine-readable code, never a function error and never a partial
+// write.
 func (s *Service) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	c, err := decodeCall(raw)
+	if err == nil {
+		var out any
+		if out, err = s.Do(ctx, c); err == nil {
+			return out, nil
+		}
+	}
+	var re *RequestError
+	switch {
+	case errors.Is(err, cursor.ErrInvalid):
+		return Refusal{Error: &RequestError{Code: CodeInvalidRequest, Message: "the cursor is not one this function returned"}}, nil
+	case errors.As(err, &re):
+		return Refusal{Error: re}, nil
+	case errors.Is(err, incident.ErrNotFound) || errors.Is(err, ledger.ErrNotFound):
+		return Refusal{Error: &RequestError{Code: CodeNotFound, Message: err.Error()}}, nil
+	}
+	return nil, err
+}
+
+// CodeNotFound: the call names an incident or event that does not exist.
+const CodeNotFound = "not_found"
+
+// decodeCall reads a call strictly: one JSON object, no duplicate or
+// unknown members.
+func decodeCall(raw []byte) (Call, error) {
 	var c Call
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, badRequest("input is not a replay call: %v", err)
+	if err := canonjson.Check(raw, 32); err != nil {
+		return c, badRequest("input is not a replay call: %v", err)
 	}
-	out, err := s.Do(ctx, c)
-	if errors.Is(err, incident.ErrNotFound) || errors.Is(err, ledger.ErrNotFound) {
-		return nil, &RequestError{Code: "not_found", Message: err.Error()}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, badRequest("input is not a replay call: %v", err)
 	}
-	return out, err
+	return c, nil
 }
 
 // Do performs one call.

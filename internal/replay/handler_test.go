@@ -17,8 +17,11 @@ import (
 func call(t *testing.T, p *platform, input string) (map[string]any, error) {
 	t.Helper()
 	out, err := p.replay.Handle(context.Background(), json.RawMessage(input))
-	if err != nil {
-		return nil, err
+	require.NoError(t, err, "bad input is an answer, never a function error")
+	if r, ok := out.(replay.Refusal); ok {
+		require.NotEmpty(t, r.Error.Code)
+		require.NotEmpty(t, r.Error.Message)
+		return nil, r.Error
 	}
 	b, err := json.Marshal(out)
 	require.NoError(t, err)
@@ -116,7 +119,8 @@ func TestOperatorActions(t *testing.T) {
 	require.Len(t, evs["events"], 1)
 
 	for _, bad := range []string{`{}`, `{"action":"nope"}`, `[1]`, `{"action":"get","incidentId":"inc_00000000000000000000000000000000"}`,
-		`{"action":"replay-one","incidentId":"x"}`, `{"action":"list","query":{"since":"yesterday"}}`} {
+		`{"action":"replay-one","incidentId":"x"}`, `{"action":"list","query":{"since":"yesterday"}}`,
+		`{"action":"get","action":"list"}`, `{"action":"list","bogus":1}`, `{"action":"replay-one","incidentId":"` + inc.ID + `","requestToken":"a b"}`} {
 		_, err := call(t, p, bad)
 		require.ErrorAs(t, err, &re, bad)
 	}

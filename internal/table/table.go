@@ -153,6 +153,15 @@ var Incidents = Def{
 	},
 }
 
+// IncidentIndexesBefore are the incident indexes of stages created before
+// incidents were listed by their last failure (keyed on createdAt). The CDK
+// app keeps them during the upgrade steps (CloudFormation changes one index
+// per update); nothing else reads them.
+var IncidentIndexesBefore = []Index{
+	{Name: "status-createdAt", PK: Key{AttrStatus, String}, SK: &Key{"createdAt", String}, Projection: ProjectAll},
+	{Name: "tenant-createdAt", PK: Key{AttrTenantID, String}, SK: &Key{"createdAt", String}, Projection: ProjectAll},
+}
+
 // Purge holds the cache purge service's jobs, coalesce locks, daily stats and
 // DLQ mirror (spec 001), all under pk/sk with a TTL.
 var Purge = Def{

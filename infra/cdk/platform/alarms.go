@@ -9,8 +9,11 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/archiver"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
 
 // Alarm thresholds.
@@ -173,6 +176,28 @@ func (p *Platform) newMetricAlarms() {
 			Below:     true,
 		})
 	}
+	p.alarm(alarmSpec{
+		ID: "ReplaysStuck", Name: "replays-stuck",
+		Description: "Replays stayed retrying longer than " + incident.DefaultStuckAfter.String() + " without being confirmed (sweeper metric " +
+			sweep.MetricStuckReplays + "); the sweeper reopened them. A replay died midway or its messages are failing slowly: `evp dlq list --status open`, replay again.",
+		Metric:    emf(sweep.MetricStuckReplays, sweeper, "Sum"),
+		Threshold: 0,
+	})
+	p.alarm(alarmSpec{
+		ID: "SweepPartitionErrors", Name: "sweep-partition-errors",
+		Description: "The sweeper could not read some sweeper-index partitions (metric " + sweep.MetricPartitionErrors +
+			"); it swept the others. Rows in the failed partitions are not retried until it can: see the sweeper logs (failedPartitions).",
+		Metric:    emf(sweep.MetricPartitionErrors, sweeper, "Sum"),
+		Threshold: 0,
+		Periods:   2,
+	})
+	p.alarm(alarmSpec{
+		ID: "StripeUnknownAccount", Name: "stripe-unknown-account",
+		Description: "Stripe Connect events arrived from an account the tenant map does not name (answered 422 " + string(webhook.CodeUnknownAccount) +
+			"; Stripe keeps retrying for 3 days): map the account in stripeAccountTenants (cdk.json) and deploy, or investigate the account.",
+		Metric:    emf(webhook.MetricRefused, map[string]string{"Provider": stripe.Source, "Code": string(webhook.CodeUnknownAccount)}, "Sum"),
+		Threshold: 0,
+	})
 	for _, tp := range p.Topology.Topics {
 		p.alarm(alarmSpec{
 			ID: logicalName(tp.Name) + "IncidentsOpened", Name: slug(tp.Name) + "-incidents-opened",

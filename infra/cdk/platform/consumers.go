@@ -92,9 +92,10 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		Env:         env,
 	})
 	// Idempotency claim and outcome on the outbox row (UpdateItem, and a
-	// GetItem to tell completed from busy); replay attestation on the
-	// incident (read, conditional put).
-	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}, events.TableArn())
+	// GetItem to tell completed from busy; a missing row is created in a
+	// transaction with a check of its ledger item); replay attestation on
+	// the incident (read, conditional put).
+	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	// Backoff is a visibility change on its own queue; poison goes to its
 	// own DLQ.

@@ -44,7 +44,11 @@ func (p *Platform) newTables() {
 			props.TimeToLiveAttribute = jsii.String(def.TTLAttribute)
 		}
 		t := awsdynamodb.NewTable(p.Stack, jsii.String(logicalName(def.Name)+"Table"), props)
-		for _, ix := range def.Indexes {
+		indexes := def.Indexes
+		if def.Name == table.Incidents.Name {
+			indexes = incidentIndexes(p.Stage.IncidentIndexStep)
+		}
+		for _, ix := range indexes {
 			gsi := &awsdynamodb.GlobalSecondaryIndexProps{
 				IndexName:      jsii.String(ix.Name),
 				PartitionKey:   attr(ix.PK),
@@ -60,6 +64,22 @@ func (p *Platform) newTables() {
 		}
 		p.Tables[def.Name] = t
 	}
+}
+
+// incidentIndexes are the incident table's indexes at an upgrade step:
+// each step creates or deletes one index, as CloudFormation requires.
+// Listings do not work until step 3 (status) and the final deploy (tenant).
+func incidentIndexes(step int) []table.Index {
+	before, now := table.IncidentIndexesBefore, table.Incidents.Indexes
+	switch step {
+	case 1:
+		return before[1:] // status-createdAt deleted
+	case 2:
+		return nil // tenant-createdAt deleted
+	case 3:
+		return now[:1] // status-lastFailedAt created
+	}
+	return now
 }
 
 func attr(k table.Key) *awsdynamodb.Attribute {

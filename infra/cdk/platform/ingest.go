@@ -35,11 +35,15 @@ func (p *Platform) newIngest() *Function {
 			wire.EnvRetention:   p.retention(),
 		},
 	})
+	if p.Stage.LegacyLedgerKeysUntil != "" {
+		f.Fn.AddEnvironment(jsii.String(wire.EnvLegacyKeysUntil), jsii.String(p.Stage.LegacyLedgerKeysUntil), nil)
+	}
 	events := p.Tables[table.Events.Name]
-	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item),
-	// Load is a Query of the event's item collection, Claim/Mark* are
-	// conditional UpdateItems. Nothing is ever deleted.
-	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}, events.TableArn())
+	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item)
+	// and, while legacy keys are checked, a ConditionCheck; Load is a
+	// Query of the event's item collection, Claim/Mark* are conditional
+	// UpdateItems. Nothing is ever deleted.
+	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`,
 		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json; the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")

@@ -54,10 +54,12 @@ func (p *Platform) newSweeper() {
 			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 		},
 	})
-	// Due rows through the sweeper index; ledgers by BatchGetItem; claims
-	// and outcomes by conditional UpdateItem; abandonment is one
-	// transaction (row update + incident put) after reading the incident.
-	allow(f.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexSweep))
+	// Due rows through the sweeper index; ledgers by BatchGetItem; claims,
+	// outcomes and settlements by conditional UpdateItem; abandonment is
+	// one transaction (row update + incident put) after reading the
+	// incident; stuck replays are listed through the status index and
+	// reopened (read, conditional put).
+	allow(f.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexSweep), indexArn(incidents, table.IndexIncidentStatus))
 	allow(f.Role, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
@@ -110,10 +112,10 @@ func (p *Platform) newArchiver() {
 			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 		},
 	})
-	// Incident upsert (read, conditional put); outbox row → dlq and the
-	// event's rows for the last error.
+	// Incident upsert (read, conditional put); outbox row → dlq, and the
+	// row read for its last error.
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
-	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:Query"}, events.TableArn())
+	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}, events.TableArn())
 	p.allowBodies(f, true)
 	p.grantPublishAlerts(f)
 	for _, tp := range p.Topology.Topics {
@@ -140,14 +142,15 @@ func (p *Platform) replayEnv() map[string]*string {
 
 // allowReplay grants what the replay service calls: incidents (read, list
 // through both indexes, conditional transitions), events (load, row read,
-// reset for replay, tenant listing), bodies and payloads (read; payloads
+// reset for replay, restore of an expired event's ledger item and row in
+// one transaction, tenant listing), bodies and payloads (read; payloads
 // over the claim-check threshold are re-stored), topic queues (send).
 func (p *Platform) allowReplay(f *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, incidents.TableArn())
 	allow(f.Role, []string{"dynamodb:Query"},
 		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant), indexArn(events, table.IndexTenant))
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixIncidents), p.objectsArn(PrefixPayloads))
 	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(incidents|payloads)/\*$`,

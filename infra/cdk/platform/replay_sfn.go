@@ -104,7 +104,18 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 	more := awsstepfunctions.NewChoice(s, jsii.String("ReplayMore"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("More pages?")}).
 		When(awsstepfunctions.Condition_BooleanEquals(jsii.String("$.page.done"), jsii.Bool(true)), done, nil).
 		Otherwise(next.Next(selectPage))
-	definition := start.Next(selectPage).Next(each).Next(summarize).Next(more)
+	// A request the replay function refuses (bad input) is an answer with
+	// an error code, not a function error: fail the execution with it.
+	refused := awsstepfunctions.NewFail(s, jsii.String("ReplayRefused"), &awsstepfunctions.FailProps{
+		StateName: jsii.String("Request refused"),
+		Comment:   jsii.String("The replay request was refused; the cause is the replay function's error code and message"),
+		ErrorPath: jsii.String("$.page.error.code"),
+		CausePath: jsii.String("$.page.error.message"),
+	})
+	checked := awsstepfunctions.NewChoice(s, jsii.String("ReplayChecked"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("Refused?")}).
+		When(awsstepfunctions.Condition_IsPresent(jsii.String("$.page.error")), refused, nil).
+		Otherwise(each.Next(summarize).Next(more))
+	definition := start.Next(selectPage).Next(checked)
 
 	logs := awslogs.NewLogGroup(s, jsii.String("ReplayStateMachineLogs"), &awslogs.LogGroupProps{
 		// The vendedlogs prefix keeps CloudWatch Logs' resource policy

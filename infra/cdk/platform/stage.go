@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -72,6 +73,16 @@ type Stage struct {
 	StripeDefaultTenant string `json:"stripeDefaultTenant"`
 	// StripeAccountTenants maps Stripe Connect account ids to tenants.
 	StripeAccountTenants map[string]string `json:"stripeAccountTenants"`
+	// LegacyLedgerKeysUntil (RFC 3339), for a stage that stored events
+	// before ids were scoped by tenant: until then ingest also checks an
+	// event's legacy key, so a retry of such an event stays a duplicate.
+	// Set it to the upgrade's deploy time plus the ledger retention.
+	LegacyLedgerKeysUntil string `json:"legacyLedgerKeysUntil"`
+	// IncidentIndexStep walks a stage created with the earlier incident
+	// indexes (status-createdAt, tenant-createdAt) to the current ones:
+	// CloudFormation creates or deletes one index per update, so deploy
+	// with 1, 2, 3 and then without it (docs/deploy.md#upgrading).
+	IncidentIndexStep int `json:"incidentIndexStep"`
 }
 
 var (
@@ -209,6 +220,8 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("subscribers", mapVal(&s.Subscribers))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
+	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
+	set("incidentIndexStep", intVal(&s.IncidentIndexStep))
 	return errors.Join(errs...)
 }
 
@@ -259,6 +272,14 @@ func (s Stage) Validate() error {
 	}
 	if s.LedgerRetentionDays < 7 {
 		errs = append(errs, fmt.Errorf("stage %s: ledgerRetentionDays %d must be at least 7 so provider retries still dedupe", s.Name, s.LedgerRetentionDays))
+	}
+	if s.LegacyLedgerKeysUntil != "" {
+		if _, err := time.Parse(time.RFC3339, s.LegacyLedgerKeysUntil); err != nil {
+			errs = append(errs, fmt.Errorf("stage %s: legacyLedgerKeysUntil %q is not an RFC 3339 time", s.Name, s.LegacyLedgerKeysUntil))
+		}
+	}
+	if s.IncidentIndexStep < 0 || s.IncidentIndexStep > 3 {
+		errs = append(errs, fmt.Errorf("stage %s: incidentIndexStep %d must be 1, 2 or 3 during an upgrade, else unset", s.Name, s.IncidentIndexStep))
 	}
 	if s.APIRateLimit < 1 || s.APIBurstLimit < 1 {
 		errs = append(errs, fmt.Errorf("stage %s: apiRateLimit and apiBurstLimit must be positive", s.Name))

@@ -49,6 +49,7 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 			wire.EnvIngestFunction:  ingest.Fn.FunctionArn(),
 			wire.EnvStripeSecretARN: secret.SecretArn(),
 			wire.EnvStripeTenantMap: jsii.String(string(tenants)),
+			wire.EnvStage:           jsii.String(p.Stage.Prefix()),
 		},
 	})
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())

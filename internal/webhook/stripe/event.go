@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/webhook"
@@ -46,6 +47,11 @@ type event struct {
 // event (no account) takes data.object.metadata.tenant_id, then
 // Tenants.Default; none is a 422 tenant_unresolved.
 func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelope.Event, error) {
+	if !utf8.Valid(d.Body) {
+		// JSON is UTF-8; Stripe never sends anything else. Refused here,
+		// with a 400, rather than handed to ingest.
+		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "the body is not valid UTF-8")
+	}
 	var ev event
 	if err := json.Unmarshal(d.Body, &ev); err != nil {
 		e := webhook.Invalid(webhook.CodeInvalidEvent, "the body is not a Stripe event JSON object")

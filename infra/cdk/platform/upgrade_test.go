@@ -1,0 +1,64 @@
+package platform
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/table"
+)
+
+// CloudFormation creates or deletes one global secondary index per
+// update: each incidentIndexStep must differ from the one before by one
+// index, from the earlier indexes to the current ones.
+func TestIncidentIndexUpgradeChangesOneIndexPerStep(t *testing.T) {
+	t.Parallel()
+	names := func(ixs []table.Index) map[string]string {
+		out := map[string]string{}
+		for _, ix := range ixs {
+			out[ix.Name] = fmt.Sprintf("%v %v", ix.PK, ix.SK)
+		}
+		return out
+	}
+	prev := names(table.IncidentIndexesBefore)
+	for _, step := range []int{1, 2, 3, 0} {
+		cur := names(incidentIndexes(step))
+		changes := 0
+		for n, k := range prev {
+			if cur[n] != k {
+				changes++
+			}
+		}
+		for n := range cur {
+			if _, ok := prev[n]; !ok {
+				changes++
+			}
+		}
+		require.Equal(t, 1, changes, "step %d changes %v → %v", step, prev, cur)
+		prev = cur
+	}
+	require.Equal(t, names(table.Incidents.Indexes), prev, "the last step is the current definition")
+}
+
+func TestIssueNineAlarmsAndRefusalState(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		alarms := map[string]bool{}
+		for _, r := range s.tpl.ofType("AWS::CloudWatch::Alarm") {
+			alarms[fmt.Sprint(r.Properties["AlarmName"])] = true
+		}
+		for _, name := range []string{"replays-stuck", "sweep-partition-errors", "stripe-unknown-account"} {
+			require.True(t, alarms[s.p.Stage.Prefix()+"-"+name], name)
+		}
+		for _, r := range s.tpl.ofType("AWS::StepFunctions::StateMachine") {
+			def := fmt.Sprint(r.Properties["DefinitionString"])
+			require.True(t, strings.Contains(def, "Request refused"), "a refused request fails the execution with its code")
+			require.True(t, strings.Contains(def, "$$.Execution.Id"), "replay-one carries the execution id as its request token")
+		}
+		_, hook := s.function(t, "webhook-stripe")
+		env := hook.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		require.Equal(t, s.p.Stage.Prefix(), env["STAGE_NAME"], "webhook metrics carry the stage")
+	})
+}
