@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
@@ -521,4 +522,33 @@ func TestStripeRetryWithReserializedBodyIsADuplicate(t *testing.T) {
 	require.Equal(t, http.StatusConflict, resp.StatusCode, resp.Body)
 	require.Equal(t, envelope.CodeIdempotencyConflict, a.Error.Code)
 	require.Len(t, b.messages(t, topology.Billing, "evt_retry"), 1, "delivered once")
+}
+
+// A signed Stripe body carrying text SQS or its local emulator refuse is
+// stored and delivered (before: answered 503 "accepted", then never
+// delivered), and its consumer reads the same value; a body that is not
+// UTF-8 at all is refused with 400 before anything is stored.
+func TestStripeTextSQSRefusesIsDelivered(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	body := []byte("{\"id\":\"evt_text\",\"object\":\"event\",\"type\":\"invoice.paid\",\"created\":1764676800,\"data\":{\"object\":{\"id\":\"in_Zoë😀\"," +
+		"\"customer_name\":\"Zoë 😀 \U0010FFFF\",\"memo\":\"a\uFFFEb\uFFFFc\",\"ctl\":\"\\u0000\\u0007\\u001f\\u007f\",\"lone\":\"\\ud800\\udfff\"}}}")
+	resp, a := b.do(t, signed(body))
+	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
+	require.Equal(t, envelope.StatusEnqueued, a.Status)
+	msgs := b.messages(t, topology.Billing, "evt_text")
+	require.Len(t, msgs, 1)
+	want, err := canonjson.Canonical(body)
+	require.NoError(t, err)
+	got, err := canonjson.Canonical(msgs[0].Payload)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "the consumer reads the same Stripe event")
+	require.Equal(t, "in_Zoë😀", msgs[0].Subject)
+
+	invokes := b.invokes()
+	notUTF8 := []byte("{\"id\":\"evt_bytes\",\"object\":\"event\",\"type\":\"invoice.paid\",\"created\":1764676800,\"data\":{\"object\":{\"id\":\"in_1\",\"memo\":\"\xff\xfe\"}}}")
+	resp, a = b.do(t, signed(notUTF8))
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, resp.Body)
+	require.Equal(t, webhook.CodeInvalidEvent, a.Error.Code)
+	require.Equal(t, invokes, b.invokes(), "refused before ingest: nothing stored")
 }
