@@ -60,7 +60,7 @@ func FuzzRequest(f *testing.F) {
 
 type staticKeys []string
 
-func (k staticKeys) Active(context.Context) []string          { return k }
+func (k staticKeys) Active(context.Context) []string         { return k }
 func (k staticKeys) Reload(context.Context) ([]string, bool) { return k, false }
 
 // notFound is an operations stand-in that knows no event or incident.
