@@ -20,8 +20,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -48,7 +49,7 @@ var g0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // clock) over the Lambda Invoke API on a fresh Env, seeded with events and
 // incidents at fixed times, so CLI output is deterministic.
 type operatorFixture struct {
-	env       *localaws.Env
+	env       *localawstest.Env
 	url       string
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
@@ -56,7 +57,7 @@ type operatorFixture struct {
 
 func newOperatorFixture(t *testing.T) *operatorFixture {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	settings := map[string]string{
 		wire.EnvEventsTable:    env.Resources.EventsTable,
 		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
@@ -69,7 +70,7 @@ func newOperatorFixture(t *testing.T) *operatorFixture {
 	require.NoError(t, err)
 	svc := wire.NewReplay(cfg, env.Topology, wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, logging.Discard())
 	svc.Now = func() time.Time { return g0.Add(6 * time.Hour) }
-	fns := localaws.NewFunctions()
+	fns := lambdalocal.NewFunctions()
 	fns.Register("replay", svc.Handle)
 	srv := httptest.NewServer(fns)
 	t.Cleanup(srv.Close)

@@ -18,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/invoke"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
@@ -136,7 +137,7 @@ func readJSONArg(stdin io.Reader, arg string) ([]byte, error) {
 	var err error
 	switch {
 	case arg == "-":
-		raw, err = io.ReadAll(io.LimitReader(stdin, localaws.MaxInvokePayload+1))
+		raw, err = io.ReadAll(io.LimitReader(stdin, lambdalocal.MaxInvokePayload+1))
 	case strings.HasPrefix(arg, "@"):
 		raw, err = os.ReadFile(arg[1:])
 	default:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/secret"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,7 +32,7 @@ import (
 const key = "test-admin-key-1"
 
 type bundle struct {
-	env       *localaws.Env
+	env       *localawstest.Env
 	api       *admin.API
 	ingest    *ingest.Service
 	incidents *dynamo.Incidents
@@ -49,7 +50,7 @@ func mustJSON(v any) string {
 // a fresh set of emulated tables and queues.
 func setup(t testing.TB) *bundle {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	settings := map[string]string{
 		wire.EnvEventsTable:    env.Resources.EventsTable,
 		wire.EnvIncidentsTable: env.Resources.IncidentsTable,

@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 )
 
 func msg(id, tenant string, ts time.Time) consume.Message {
@@ -28,7 +29,7 @@ func msg(id, tenant string, ts time.Time) consume.Message {
 	}}
 }
 
-func keys(t *testing.T, env *localaws.Env, prefix string) []string {
+func keys(t *testing.T, env *localawstest.Env, prefix string) []string {
 	t.Helper()
 	out, err := env.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(env.Resources.Bucket), Prefix: aws.String(prefix)})
 	require.NoError(t, err)
@@ -41,7 +42,7 @@ func keys(t *testing.T, env *localaws.Env, prefix string) []string {
 
 func TestBatchIsArchivedAsNDJSONPerTenantAndDay(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	store := &blob.S3{Client: env.S3}
 	a := &archive.Archiver{Store: store, Bucket: env.Resources.Bucket}
@@ -89,7 +90,7 @@ func TestBatchIsArchivedAsNDJSONPerTenantAndDay(t *testing.T) {
 
 func TestFailedObjectFailsOnlyItsEvents(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	a := &archive.Archiver{Store: &blob.S3{Client: env.S3}, Bucket: env.Resources.Bucket, Prefix: "bulk"}
 	ts := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)

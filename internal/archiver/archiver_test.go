@@ -21,6 +21,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -33,7 +34,7 @@ const topic = topology.Billing
 var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 type bundle struct {
-	env       *localaws.Env
+	env       *localawstest.Env
 	arch      *archiver.Archiver
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
@@ -58,7 +59,7 @@ func (r *recorder) Alert(_ context.Context, a archiver.Alert) error {
 
 func setup(t testing.TB) *bundle {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	b := &bundle{
 		env:       env,
 		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable},

@@ -10,12 +10,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 )
 
 func TestPutLoadAndIntegrity(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	store := &blob.S3{Client: env.S3}
 	c := claimcheck.Checker{Store: store, Bucket: env.Resources.Bucket, Threshold: 10}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -21,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/queue"
@@ -91,7 +90,7 @@ func BenchmarkConsume(b *testing.B) {
 func (b *bundle) tryHandle(ctx context.Context, msgs []sqstypes.Message) ([]string, error) {
 	lctx, cancel := context.WithTimeout(ctx, b.topic.ConsumerTimeout)
 	defer cancel()
-	resp, err := b.consumer.Handle(lctx, devstack.SQSEvent(b.q.ARN, msgs))
+	resp, err := b.consumer.Handle(lctx, lambdalocal.SQSEvent(b.q.ARN, msgs))
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)

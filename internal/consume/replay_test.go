@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
@@ -56,7 +55,7 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	}
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, 2*time.Second)
 	require.Len(t, dead, 1)
-	resp, err := arch.Handle(ctx, devstack.SQSEvent(b.q.DLQARN, dead))
+	resp, err := arch.Handle(ctx, lambdalocal.SQSEvent(b.q.DLQARN, dead))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	id := incident.ID(key("evt_replay"), topicName)

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,7 +25,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -54,7 +54,7 @@ func testTopic() topology.Topic {
 }
 
 type bundle struct {
-	env      *localaws.Env
+	env      *localawstest.Env
 	topic    topology.Topic
 	q        localaws.Queue
 	events   *dynamo.Events
@@ -77,7 +77,7 @@ func setup(t testing.TB, opts ...option) *bundle {
 		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{topicName}}},
 	}
-	env := localaws.NewEnv(t, localaws.WithTopology(top))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(top))
 	cfg, err := wire.LoadIngestConfig(envconf.FromMap(map[string]string{
 		wire.EnvEventsTable: env.Resources.EventsTable,
 		wire.EnvBucket:      env.Resources.Bucket,
@@ -163,11 +163,11 @@ func (b *bundle) invoke(t testing.TB, msgs []sqstypes.Message) map[string]bool {
 func (b *bundle) tryInvoke(msgs []sqstypes.Message) (map[string]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.topic.ConsumerTimeout)
 	defer cancel()
-	resp, err := b.consumer.Handle(ctx, devstack.SQSEvent(b.q.ARN, msgs))
+	resp, err := b.consumer.Handle(ctx, lambdalocal.SQSEvent(b.q.ARN, msgs))
 	if err != nil {
 		return nil, err
 	}
-	failed, err := devstack.FailedItems(msgs, resp)
+	failed, err := lambdalocal.FailedItems(msgs, resp)
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 func init() { register("admin-api", adminFunction) }
 
 // AdminRoute is the admin API's route: one greedy ANY route, as deployed.
-var AdminRoute = HTTPRoute{Method: "ANY", Path: "/admin/{proxy+}"}
+var AdminRoute = lambdalocal.HTTPRoute{Method: "ANY", Path: "/admin/{proxy+}"}
 
 // AdminSettings are the admin-api settings of the local stack: the replay
 // function's (its routes run the replay service in-process), the DLQ URLs
@@ -49,5 +50,5 @@ func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Function{{Name: "admin-api", Handler: api.Handle, Timeout: wire.AdminFunctionTimeout, Triggers: []Trigger{AdminRoute}}}, nil
+	return []Function{{Name: "admin-api", Handler: api.Handle, Timeout: wire.AdminFunctionTimeout, Triggers: []lambdalocal.Trigger{AdminRoute}}}, nil
 }

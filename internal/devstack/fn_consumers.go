@@ -7,6 +7,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -136,7 +137,7 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			Name:    name,
 			Handler: c.Handle,
 			Timeout: tp.ConsumerTimeout,
-			Triggers: []Trigger{QueueSource{
+			Triggers: []lambdalocal.Trigger{lambdalocal.QueueSource{
 				QueueURL: q.URL, QueueARN: q.ARN,
 				BatchSize: tp.BatchSize, BatchWindow: tp.BatchWindow, MaxConcurrency: tp.MaxConcurrency,
 			}},

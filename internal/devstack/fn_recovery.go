@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
@@ -105,10 +106,10 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		return nil, fmt.Errorf("dlq-archiver config: %w", err)
 	}
 	arch := wire.NewArchiver(archCfg, s.Clients, s.Log.With("function", FunctionArchiver), metrics)
-	var dlqs []Trigger
+	var dlqs []lambdalocal.Trigger
 	for _, name := range s.Topology.TopicNames() {
 		q := s.Resources.Queues[name]
-		dlqs = append(dlqs, QueueSource{QueueURL: q.DLQURL, QueueARN: q.DLQARN, BatchSize: 10, MaxConcurrency: 2})
+		dlqs = append(dlqs, lambdalocal.QueueSource{QueueURL: q.DLQURL, QueueARN: q.DLQARN, BatchSize: 10, MaxConcurrency: 2})
 	}
 
 	replayCfg, err := wire.LoadReplayConfig(envconf.FromMap(settings), s.Topology)
@@ -118,7 +119,7 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	svc := wire.NewReplay(replayCfg, s.Topology, s.Clients, s.Log.With("function", FunctionReplay))
 
 	return []Function{
-		{Name: FunctionSweeper, Handler: sweeper.Handle, Timeout: wire.SweeperFunctionTimeout, Triggers: []Trigger{Schedule{Every: every}}},
+		{Name: FunctionSweeper, Handler: sweeper.Handle, Timeout: wire.SweeperFunctionTimeout, Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: every}}},
 		{Name: FunctionArchiver, Handler: arch.Handle, Timeout: wire.ArchiverFunctionTimeout, Triggers: dlqs},
 		{Name: FunctionReplay, Handler: svc.Handle, Timeout: wire.ReplayFunctionTimeout},
 	}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/sweep"
@@ -43,7 +44,7 @@ func TestRecoveryFunctionsRunInTheLocalStack(t *testing.T) {
 
 	// The sweeper answers its schedule (and is invocable by hand).
 	var rep sweep.Report
-	invoke(devstack.FunctionSweeper, devstack.ScheduledEvent("sweeper", time.Now()), &rep)
+	invoke(devstack.FunctionSweeper, lambdalocal.ScheduledEvent("sweeper", time.Now()), &rep)
 	require.True(t, rep.Drained)
 
 	// A dead letter on a topic's DLQ is drained by the archiver's event

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -54,6 +55,6 @@ func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
 		Timeout: wire.WebhookFunctionTimeout,
 		// ANY, as the API Gateway route: the handler itself answers a
 		// non-POST with 405 and an error body.
-		Triggers: []Trigger{HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},
 	}}, nil
 }

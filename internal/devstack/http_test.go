@@ -14,6 +14,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/logging"
 )
 
@@ -33,7 +34,7 @@ func TestHTTPRouteBehavesLikeAPIGateway(t *testing.T) {
 			}
 			return events.APIGatewayV2HTTPResponse{StatusCode: 201, Headers: map[string]string{"X-Echo": ev.PathParameters["id"]}, Body: ev.Body}, nil
 		},
-		Triggers: []devstack.Trigger{devstack.HTTPRoute{Method: "POST", Path: "/echo/{id}"}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "POST", Path: "/echo/{id}"}},
 	}))
 
 	resp, err := http.Post(st.URL()+"/echo/abc?x=1&x=2", "application/json", bytes.NewReader([]byte(`{"hello":"world"}`)))
@@ -86,7 +87,7 @@ func TestHTTPRouteAnyMethodGreedyPath(t *testing.T) {
 			seen <- ev
 			return events.APIGatewayV2HTTPResponse{StatusCode: 204}, nil
 		},
-		Triggers: []devstack.Trigger{devstack.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}},
 	}))
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		req, err := http.NewRequest(method, st.URL()+"/things/a/b%2Fc", nil)
@@ -102,6 +103,6 @@ func TestHTTPRouteAnyMethodGreedyPath(t *testing.T) {
 		require.Equal(t, "/things/a/b%2Fc", ev.RawPath)
 	}
 	err := st.Register(devstack.Function{Name: "dup", Handler: func(context.Context) error { return nil },
-		Triggers: []devstack.Trigger{devstack.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}}})
+		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: "/things/{proxy+}"}}})
 	require.ErrorContains(t, err, "route", "a conflicting route is an error, not a panic")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 )
 
 // SinkPath is where the local HTTP subscriber sink receives deliveries:
@@ -190,7 +191,7 @@ func checkSignature(secrets []string, h http.Header, body []byte, now time.Time)
 // routes mounts the sink's API on mux.
 func (k *Sink) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+SinkPath+"/{topic}", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxHTTPBody))
+		body, err := io.ReadAll(io.LimitReader(r.Body, lambdalocal.MaxHTTPBody))
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return

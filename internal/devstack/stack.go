@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
@@ -58,7 +58,7 @@ type Stack struct {
 	Resources localaws.Resources
 	Clients   wire.Clients
 	Topology  topology.Topology
-	Functions *localaws.Functions
+	Functions *lambdalocal.Functions
 	Log       *slog.Logger
 	// Settings are the stack's settings: Options.Settings, then the
 	// environment, then Defaults().
@@ -72,7 +72,7 @@ type Stack struct {
 	listener     net.Listener
 	ready        atomic.Bool
 	done         chan error
-	bg           background
+	triggers     *lambdalocal.Triggers
 	closeOnce    sync.Once
 	closeErr     error
 	namesMu      sync.Mutex
@@ -102,7 +102,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Topology:  o.Topology,
 		Log:       o.Log,
 		Settings:  layered(o.Settings, o.Env, Defaults()),
-		Functions: localaws.NewFunctions(),
+		Functions: lambdalocal.NewFunctions(),
 		Sink:      NewSink(),
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
@@ -130,6 +130,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if err := s.connect(ctx, o); err != nil {
 		return nil, err
 	}
+	s.triggers = &lambdalocal.Triggers{Functions: s.Functions, SQS: s.Clients.SQS, Log: s.Log}
 	if o.Prefix == "" {
 		o.Prefix = defaultPrefix(s.Target)
 	}
@@ -154,11 +155,11 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 // Register adds a function to the Lambda Invoke API and wires its
 // triggers.
 func (s *Stack) Register(fn Function) error {
-	var opts []localaws.FunctionOption
+	var opts []lambdalocal.FunctionOption
 	if fn.Timeout > 0 {
-		opts = append(opts, localaws.FunctionTimeout(fn.Timeout))
+		opts = append(opts, lambdalocal.FunctionTimeout(fn.Timeout))
 	}
-	s.Functions.Register(fn.Name, withTracing(fn.Name, fn.Handler), opts...)
+	s.Functions.Register(fn.Name, lambdalocal.WithTracing(fn.Name, fn.Handler), opts...)
 	s.namesMu.Lock()
 	if !slices.Contains(s.names, fn.Name) {
 		s.names = append(s.names, fn.Name)
@@ -172,16 +173,22 @@ func (s *Stack) Register(fn Function) error {
 	return nil
 }
 
-func (s *Stack) wire(fn Function, tr Trigger) error {
+func (s *Stack) wire(fn Function, tr lambdalocal.Trigger) error {
 	switch tr := tr.(type) {
-	case HTTPRoute:
-		return s.handle(tr.muxPattern(), s.httpTrigger(fn.Name, tr))
-	case QueueSource:
-		return s.startPoller(fn.Name, tr)
-	case Schedule:
-		return s.startSchedule(fn.Name, tr)
+	case lambdalocal.HTTPRoute:
+		return s.handle(tr.MuxPattern(), s.triggers.HTTPHandler(fn.Name, tr))
+	case lambdalocal.QueueSource:
+		return s.triggers.StartQueueSource(fn.Name, tr)
+	case lambdalocal.Schedule:
+		return s.triggers.StartSchedule(fn.Name, tr)
 	}
 	return fmt.Errorf("unsupported trigger %T", tr)
+}
+
+// Invoke calls a registered function synchronously, as Lambda's Invoke API
+// does.
+func (s *Stack) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	return s.Functions.Invoke(ctx, name, payload)
 }
 
 // handle mounts h, reporting a pattern that conflicts with an existing
@@ -194,17 +201,6 @@ func (s *Stack) handle(pattern string, h http.Handler) (err error) {
 	}()
 	s.mux.Handle(pattern, h)
 	return nil
-}
-
-// muxPattern is the ServeMux pattern of a route: "ANY" (API Gateway's
-// any-method route) matches every method, and API Gateway's greedy
-// "{proxy+}" is ServeMux's "{proxy...}".
-func (r HTTPRoute) muxPattern() string {
-	path := greedy.ReplaceAllString(r.Path, "{$1...}")
-	if r.Method == "" || strings.EqualFold(r.Method, "ANY") {
-		return path
-	}
-	return strings.ToUpper(r.Method) + " " + path
 }
 
 func (s *Stack) routes() {
@@ -242,7 +238,9 @@ func (s *Stack) Wait(ctx context.Context) error {
 func (s *Stack) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		s.bg.stop()
+		if s.triggers != nil {
+			s.triggers.Stop()
+		}
 		if s.server != nil {
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			errs = append(errs, s.server.Shutdown(shutdownCtx))

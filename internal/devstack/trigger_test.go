@@ -15,6 +15,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 )
@@ -85,7 +86,7 @@ func TestQueueSourceReportsPartialBatchFailures(t *testing.T) {
 			}
 			return resp, nil
 		},
-		Triggers: []devstack.Trigger{devstack.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: 5, BatchWindow: 300 * time.Millisecond, MaxConcurrency: 2}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: 5, BatchWindow: 300 * time.Millisecond, MaxConcurrency: 2}},
 	}))
 
 	require.Eventually(t, func() bool {
@@ -113,7 +114,7 @@ func TestQueueSourceFunctionErrorFailsWholeBatch(t *testing.T) {
 		Handler: func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 			return events.SQSEventResponse{}, fmt.Errorf("down")
 		},
-		Triggers: []devstack.Trigger{devstack.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: 10}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: 10}},
 	}))
 	_, err := st.Clients.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
 	require.NoError(t, err)
@@ -130,7 +131,7 @@ func TestScheduleInvokesPeriodically(t *testing.T) {
 	require.NoError(t, st.Register(devstack.Function{
 		Name:     "tick-" + localaws.NewPrefix(),
 		Handler:  func(_ context.Context, ev events.EventBridgeEvent) error { got <- ev; return nil },
-		Triggers: []devstack.Trigger{devstack.Schedule{Every: 50 * time.Millisecond}},
+		Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: 50 * time.Millisecond}},
 	}))
 	for range 2 {
 		select {

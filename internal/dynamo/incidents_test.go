@@ -12,13 +12,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 )
 
 var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
-func setupIncidents(t *testing.T) (*dynamo.Incidents, *localaws.Env) {
+func setupIncidents(t *testing.T) (*dynamo.Incidents, *localawstest.Env) {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	return &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable}, env
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -21,13 +21,13 @@ import (
 var leaseT0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 type leaseBundle struct {
-	env    *localaws.Env
+	env    *localawstest.Env
 	events *dynamo.Events
 }
 
 func setupLease(t *testing.T) *leaseBundle {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	return &leaseBundle{env: env, events: &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()}}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/sweep"
@@ -22,14 +22,14 @@ import (
 )
 
 type tables struct {
-	env       *localaws.Env
+	env       *localawstest.Env
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
 }
 
 func setupTables(t *testing.T) tables {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	return tables{
 		env:       env,
 		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable},

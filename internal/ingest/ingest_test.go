@@ -24,6 +24,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/testkit"
@@ -38,7 +39,7 @@ func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC(
 func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type bundle struct {
-	env    *localaws.Env
+	env    *localawstest.Env
 	svc    *ingest.Service
 	events *dynamo.Events
 	clock  *clock
@@ -47,7 +48,7 @@ type bundle struct {
 
 func setup(t testing.TB) *bundle {
 	t.Helper()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	top := env.Topology
 	r := envconf.FromMap(map[string]string{
 		wire.EnvEventsTable: env.Resources.EventsTable,

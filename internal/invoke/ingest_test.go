@@ -13,11 +13,12 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/invoke"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
 type bundle struct {
-	fns    *localaws.Functions
+	fns    *lambdalocal.Functions
 	faults *localaws.Faults
 	calls  *localaws.Calls
 	url    string
@@ -28,7 +29,7 @@ type bundle struct {
 // and call counting attached as SDK middleware.
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	fns := localaws.NewFunctions()
+	fns := lambdalocal.NewFunctions()
 	srv := httptest.NewServer(fns)
 	t.Cleanup(func() {
 		fns.Wait()
@@ -123,9 +124,9 @@ func TestPublishClassifiesFailures(t *testing.T) {
 					return envelope.Result{Status: envelope.StatusEnqueued}, nil
 				}
 			}
-			var opts []localaws.FunctionOption
+			var opts []lambdalocal.FunctionOption
 			if tc.fnTimeout > 0 {
-				opts = append(opts, localaws.FunctionTimeout(tc.fnTimeout))
+				opts = append(opts, lambdalocal.FunctionTimeout(tc.fnTimeout))
 			}
 			b.fns.Register("ingest", handler, opts...)
 			if tc.fault != nil {

@@ -1,6 +1,9 @@
 package localaws
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -71,4 +74,34 @@ func NewLambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Opt
 	return lambda.NewFromConfig(cfg, append([]func(*lambda.Options){func(o *lambda.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}}, optFns...)...)
+}
+
+// FunctionARN is the ARN the invoke server reports for a function name.
+func FunctionARN(name string) string {
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name)
+}
+
+// ParseFunctionName splits the forms Lambda accepts for FunctionName:
+// "name", "name:qualifier", "123456789012:function:name[:qualifier]" and
+// "arn:aws:lambda:region:account:function:name[:qualifier]".
+func ParseFunctionName(s string) (name, qualifier string) {
+	parts := strings.Split(s, ":")
+	switch {
+	case len(parts) >= 7 && parts[0] == "arn" && parts[5] == "function":
+		name = parts[6]
+		if len(parts) > 7 {
+			qualifier = parts[7]
+		}
+	case len(parts) >= 3 && parts[1] == "function":
+		name = parts[2]
+		if len(parts) > 3 {
+			qualifier = parts[3]
+		}
+	default:
+		name = parts[0]
+		if len(parts) > 1 {
+			qualifier = parts[1]
+		}
+	}
+	return name, qualifier
 }

@@ -11,13 +11,12 @@
 //     APIs, the 400 KB item limit, a loud rejection of REMOVE);
 //   - SQS and SNS: fauxqs, a node child process on a random port;
 //   - S3: gofakes3 with the in-memory backend, path-style addressing;
-//   - Lambda Invoke: Functions, an http.Handler serving the Invoke API path
-//     that calls Go handlers through lambda.NewHandler.
 //
 // Faults and Calls are SDK middlewares (APIOptions) for fault injection and
 // API call counting. Provision creates the tables, queues and bucket of a
 // topology under a prefix, against the emulators or real AWS alike.
 //
-// Tests use Shared (one process-wide set of emulators) and NewEnv (a fresh
-// prefix with its own provisioned resources, Faults and Calls).
+// It is the emulator runtime only (the local stack runs it): the test
+// helpers built on it are in localawstest, the way net/http/httptest sits
+// beside net/http, and the local Lambda service is internal/lambdalocal.
 package localaws

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
@@ -34,7 +35,7 @@ func requireAPIError(t *testing.T, err error, code string) smithy.APIError {
 
 func TestDynamoTablesAreActive(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 
 	name := env.Prefix + "-scratch"
@@ -82,7 +83,7 @@ func TestDynamoTablesAreActive(t *testing.T) {
 
 func TestDynamoTimeToLive(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 
 	out, err := env.DynamoDB.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(env.Resources.EventsTable)})
@@ -114,7 +115,7 @@ func TestDynamoTimeToLive(t *testing.T) {
 
 func TestDynamoItemSizeLimit(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	tbl := aws.String(env.Resources.PurgeTable)
 
@@ -196,7 +197,7 @@ func TestDynamoItemSizeLimit(t *testing.T) {
 
 func TestDynamoRemoveIsRejected(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	tbl := aws.String(env.Resources.EventsTable)
 
@@ -281,7 +282,7 @@ func values(expr string) map[string]ddbtypes.AttributeValue {
 
 func TestDynamoTransactionCancellationReasons(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	tbl := aws.String(env.Resources.EventsTable)
 

@@ -116,10 +116,12 @@ func (e *Emulators) S3(optFns ...func(*s3.Options)) *s3.Client {
 
 // Clients returns one client of each.
 func (e *Emulators) Clients() Clients {
-	return e.clients(e.Config())
+	return e.ClientsFor(e.Config())
 }
 
-func (e *Emulators) clients(cfg aws.Config) Clients {
+// ClientsFor returns one client of each built from cfg (its APIOptions
+// included).
+func (e *Emulators) ClientsFor(cfg aws.Config) Clients {
 	return Clients{
 		DynamoDB: NewDynamoDBClient(cfg, e.DynamoDBEndpoint),
 		SQS:      NewSQSClient(cfg, e.SQSEndpoint),

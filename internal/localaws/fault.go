@@ -210,7 +210,7 @@ func resourcesOf(params any) []string {
 		out = append(out, s)
 	}
 	if s := str("FunctionName"); s != "" {
-		name, _ := parseFunctionName(s)
+		name, _ := ParseFunctionName(s)
 		out = append(out, s, name, FunctionARN(name))
 	}
 	for _, field := range []string{"TopicArn", "TargetArn"} {

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -32,7 +34,7 @@ func (a *attempts) option(stack *middleware.Stack) error {
 
 func TestFaultsTimesAndResource(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	billing := env.Queue(topology.Billing)
 	crm := env.Queue(topology.CRM)
@@ -72,7 +74,7 @@ func TestFaultsTimesAndResource(t *testing.T) {
 
 func TestFaultsDynamoErrors(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(topology.Topology{}))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(topology.Topology{}))
 	ctx := context.Background()
 	events, purge := aws.String(env.Resources.EventsTable), aws.String(env.Resources.PurgeTable)
 	tx := func(tbl *string, sk string) error {
@@ -116,7 +118,7 @@ func TestFaultsDynamoErrors(t *testing.T) {
 
 func TestFaultsProbabilityConcurrent(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(topology.Topology{}))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(topology.Topology{}))
 	ctx := context.Background()
 	env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "DescribeTable", Probability: 0.5})
 
@@ -141,7 +143,7 @@ func TestFaultsProbabilityConcurrent(t *testing.T) {
 
 func TestCallsCounting(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("calls.test", 5, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("calls.test", 5, false)))
 	ctx := context.Background()
 	require.Zero(t, env.Calls.Total(), "provisioning is not counted")
 

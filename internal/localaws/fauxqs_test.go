@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 // TestFauxqsListensOnLoopbackOnly reads the kernel's socket table: the SQS
@@ -64,7 +66,7 @@ func listeners(t *testing.T, port int) []string {
 // redrive to the DLQ too.
 func TestSQSCarriesAWSTraceHeader(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("trace.test", 1, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("trace.test", 1, false)))
 	ctx := context.Background()
 	q := env.Queue("trace.test")
 	const h = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"

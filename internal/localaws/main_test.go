@@ -5,12 +5,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := localaws.StopShared(); err != nil {
+	if err := localawstest.StopShared(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
 			code = 1

@@ -2,6 +2,8 @@ package localaws
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -348,4 +350,12 @@ func deleteBucket(ctx context.Context, c *s3.Client, bucket string) error {
 		return fmt.Errorf("localaws: delete bucket %s: %w", bucket, err)
 	}
 	return nil
+}
+
+// NewPrefix returns a fresh resource prefix: "t" and 8 random hex digits
+// (valid in table, queue and bucket names alike).
+func NewPrefix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "t" + hex.EncodeToString(b[:])
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 func TestProvisionFromTopology(t *testing.T) {
 	t.Parallel()
-	emu := localaws.Shared(t)
+	emu := localawstest.Shared(t)
 	c := emu.Clients()
 	ctx := context.Background()
 	prefix := localaws.NewPrefix()
@@ -131,11 +133,11 @@ func TestProvisionFromTopology(t *testing.T) {
 
 func TestTeardownRemovesEverything(t *testing.T) {
 	t.Parallel()
-	emu := localaws.Shared(t)
+	emu := localawstest.Shared(t)
 	c := emu.Clients()
 	ctx := context.Background()
 	prefix := localaws.NewPrefix()
-	res, err := localaws.Provision(ctx, c, prefix, oneTopic("teardown.test", 3, false))
+	res, err := localaws.Provision(ctx, c, prefix, testkit.OneTopic("teardown.test", 3, false))
 	require.NoError(t, err)
 	_, err = c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(res.Bucket), Key: aws.String("k"), Body: nil})
 	require.NoError(t, err)

@@ -12,11 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 func TestS3RoundTrip(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("s3.test", 5, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("s3.test", 5, false)))
 	ctx := context.Background()
 
 	payload := make([]byte, 200*1024) // a claim-checked payload: bigger than 64 KiB

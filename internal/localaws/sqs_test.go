@@ -19,18 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
-func oneTopic(name string, maxReceive int, fifo bool) topology.Topology {
-	return topology.Topology{Topics: []topology.Topic{{
-		Name: name, Consumer: topology.ConsumerHTTP, BatchSize: 10,
-		ConsumerTimeout: 30 * time.Second, VisibilityTimeout: 30 * time.Second,
-		MaxReceiveCount: maxReceive, MaxOutboxAttempts: 5, FIFO: fifo,
-	}}}
-}
-
-func receiveOne(t *testing.T, env *localaws.Env, url string) sqstypes.Message {
+func receiveOne(t *testing.T, env *localawstest.Env, url string) sqstypes.Message {
 	t.Helper()
 	msgs := env.ReceiveAll(context.Background(), url, 1, 2*time.Second)
 	require.Len(t, msgs, 1)
@@ -39,7 +32,7 @@ func receiveOne(t *testing.T, env *localaws.Env, url string) sqstypes.Message {
 
 func TestSQSRedriveToDLQ(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("redrive.test", 2, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("redrive.test", 2, false)))
 	ctx := context.Background()
 	q := env.Queue("redrive.test")
 
@@ -86,7 +79,7 @@ func TestSQSRedriveToDLQ(t *testing.T) {
 
 func TestSQSFIFOOrderAndDeduplication(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("fifo.test", 3, true)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("fifo.test", 3, true)))
 	ctx := context.Background()
 	q := env.Queue("fifo.test")
 	require.Contains(t, q.URL, ".fifo")
@@ -137,7 +130,7 @@ func TestSQSFIFOOrderAndDeduplication(t *testing.T) {
 
 func TestSQSLongPollAndVisibility(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("poll.test", 5, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("poll.test", 5, false)))
 	ctx := context.Background()
 	q := env.Queue("poll.test")
 
@@ -187,7 +180,7 @@ func TestSQSLongPollAndVisibility(t *testing.T) {
 
 func TestSNSPublishToQueue(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("alerts.test", 5, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("alerts.test", 5, false)))
 	ctx := context.Background()
 	q := env.Queue("alerts.test")
 
@@ -242,7 +235,7 @@ func TestFauxqsLocation(t *testing.T) {
 // coming up short.
 func TestReceiveAllWaitsOutMessagesALostResponseLeftInFlight(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("lost.events", 5, false)))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("lost.events", 5, false)))
 	ctx := context.Background()
 	q := env.Queue("lost.events")
 	_, err := env.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -36,7 +36,7 @@ func str(v string) events.SQSMessageAttribute {
 // reason, and fits SQS's ten-attribute limit by dropping foreign ones.
 func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	src := &queue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
@@ -78,7 +78,7 @@ func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 // Delay reports the entries SQS refused, by message id.
 func TestDelayReportsRefusedEntries(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	src := &queue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}

@@ -11,7 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -26,7 +26,7 @@ func fifoTopology() topology.Topology {
 
 func TestSendFIFOGroupsAndDedupes(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(fifoTopology()))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(fifoTopology()))
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	require.True(t, strings.HasSuffix(q.URL, ".fifo"))
@@ -87,7 +87,7 @@ func TestSendUnknownTopic(t *testing.T) {
 // characters of any script. Before, such a subject made every send fail.
 func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(fifoTopology()))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(fifoTopology()))
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	s := &queue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: map[string]bool{topology.Billing: true}}

@@ -30,6 +30,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -47,7 +48,7 @@ const topic = topology.Billing
 // SNS topic a queue subscribes to) and the replay service, all built by the
 // wire constructors the Lambdas use.
 type platform struct {
-	env       *localaws.Env
+	env       *localawstest.Env
 	ingest    *ingest.Service
 	consumer  *consume.Consumer
 	archiver  *archiver.Archiver
@@ -92,7 +93,7 @@ func mustJSON(v any) string {
 func setupPlatform(t testing.TB) *platform {
 	t.Helper()
 	ctx := context.Background()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	p := &platform{env: env, metrics: &lockedBuffer{}}
 	cl := wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3, SNS: env.SNS}
 	log := logging.Discard()

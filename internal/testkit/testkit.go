@@ -102,3 +102,12 @@ func (b *Buffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// OneTopic is a topology of one HTTP topic, for tests of queue mechanics.
+func OneTopic(name string, maxReceive int, fifo bool) topology.Topology {
+	return topology.Topology{Topics: []topology.Topic{{
+		Name: name, Consumer: topology.ConsumerHTTP, BatchSize: 10,
+		ConsumerTimeout: 30 * time.Second, VisibilityTimeout: 30 * time.Second,
+		MaxReceiveCount: maxReceive, MaxOutboxAttempts: 5, FIFO: fifo,
+	}}}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
@@ -16,7 +17,7 @@ import (
 // call, and the message's segment sent to a daemon at the end): the
 // overhead X-Ray instrumentation adds to every AWS call.
 func BenchmarkSDKCall(b *testing.B) {
-	emu := localaws.Shared(b)
+	emu := localawstest.Shared(b)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
@@ -73,7 +74,7 @@ func (d *daemon) next(t *testing.T, name string) segment {
 // behaviours are checked in order in one test.
 func TestTracing(t *testing.T) {
 	ctx := context.Background()
-	emu := localaws.Shared(t)
+	emu := localawstest.Shared(t)
 
 	t.Run("disabled is a no-op", func(t *testing.T) {
 		require.NoError(t, trace.Configure(trace.Options{}))

@@ -20,8 +20,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/testkit"
@@ -38,9 +40,9 @@ const testSecret = "whsec_handler_test_0123456789"
 const tenantMap = `{"accounts":{"acct_1PqRsTBq2Lw7Xa1k":"initech"}}`
 
 type bundle struct {
-	env      *localaws.Env
+	env      *localawstest.Env
 	h        *webhook.Handler
-	fns      *localaws.Functions
+	fns      *lambdalocal.Functions
 	svc      *ingest.Service
 	ingest   wire.IngestConfig
 	settings map[string]string
@@ -59,7 +61,7 @@ func withSetting(k, v string) option { return func(m map[string]string) { m[k] =
 func setup(t testing.TB, opts ...option) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	env := localaws.NewEnv(t)
+	env := localawstest.NewEnv(t)
 	queues, err := json.Marshal(env.Resources.QueueURLs())
 	require.NoError(t, err)
 	icfg, err := wire.LoadIngestConfig(envconf.FromMap(map[string]string{
@@ -69,8 +71,8 @@ func setup(t testing.TB, opts ...option) *bundle {
 	}), env.Topology)
 	require.NoError(t, err)
 	svc := wire.NewIngest(icfg, env.Topology, wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, logging.Discard())
-	fns := localaws.NewFunctions()
-	fns.Register("ingest", svc.Handle, localaws.FunctionTimeout(10*time.Second))
+	fns := lambdalocal.NewFunctions()
+	fns.Register("ingest", svc.Handle, lambdalocal.FunctionTimeout(10*time.Second))
 	lambdaClient := env.ServeFunctions(fns)
 
 	settings := map[string]string{
@@ -443,7 +445,7 @@ func TestIngestFailures(t *testing.T) {
 		b.fns.Register("ingest", func(ctx context.Context, _ json.RawMessage) (envelope.Result, error) {
 			<-release // stuck past its deadline, as a frozen dependency would leave it
 			return envelope.Result{}, ctx.Err()
-		}, localaws.FunctionTimeout(50*time.Millisecond))
+		}, lambdalocal.FunctionTimeout(50*time.Millisecond))
 		resp, a := b.do(t, signed(body))
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, resp.Body)
 		require.Equal(t, webhook.CodeIngestUnavailable, a.Error.Code)

@@ -19,7 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -130,7 +130,7 @@ func TestHTTPConsumerHonoursRetryAfterOnTheQueue(t *testing.T) {
 		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{tp.Name}}},
 	}
-	env := localaws.NewEnv(t, localaws.WithTopology(top))
+	env := localawstest.NewEnv(t, localawstest.WithTopology(top))
 	ctx := context.Background()
 	var (
 		mu   sync.Mutex

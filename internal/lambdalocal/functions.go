@@ -1,4 +1,4 @@
-package localaws
+package lambdalocal
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/google/uuid"
+	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
 // MaxInvokePayload is Lambda's synchronous request payload limit (6 MB).
@@ -68,11 +69,6 @@ func NewFunctions() *Functions {
 	return &Functions{fns: map[string]*function{}}
 }
 
-// FunctionARN is the ARN the invoke server reports for a function name.
-func FunctionARN(name string) string {
-	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, AccountID, name)
-}
-
 // Register adds (or replaces) a function. handler is anything
 // lambda.NewHandler accepts: a func with one of the Lambda handler
 // signatures, or a lambda.Handler. A value that cannot be a handler at all
@@ -118,31 +114,6 @@ func (f *Functions) lookup(name string) (*function, bool) {
 	return fn, ok
 }
 
-// parseFunctionName splits the forms Lambda accepts for FunctionName:
-// "name", "name:qualifier", "123456789012:function:name[:qualifier]" and
-// "arn:aws:lambda:region:account:function:name[:qualifier]".
-func parseFunctionName(s string) (name, qualifier string) {
-	parts := strings.Split(s, ":")
-	switch {
-	case len(parts) >= 7 && parts[0] == "arn" && parts[5] == "function":
-		name = parts[6]
-		if len(parts) > 7 {
-			qualifier = parts[7]
-		}
-	case len(parts) >= 3 && parts[1] == "function":
-		name = parts[2]
-		if len(parts) > 3 {
-			qualifier = parts[3]
-		}
-	default:
-		name = parts[0]
-		if len(parts) > 1 {
-			qualifier = parts[1]
-		}
-	}
-	return name, qualifier
-}
-
 // lambdaError writes a Lambda service error the SDK decodes into its
 // modelled type (restjson: the code comes from X-Amzn-ErrorType).
 func lambdaError(w http.ResponseWriter, status int, typ, msg string) {
@@ -165,11 +136,11 @@ func (f *Functions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", err.Error())
 		return
 	}
-	name, qualifier := parseFunctionName(raw)
+	name, qualifier := localaws.ParseFunctionName(raw)
 	if q := r.URL.Query().Get("Qualifier"); q != "" {
 		qualifier = q
 	}
-	arn := FunctionARN(name)
+	arn := localaws.FunctionARN(name)
 	if qualifier != "" {
 		arn += ":" + qualifier
 	}

@@ -1,4 +1,4 @@
-package devstack
+package lambdalocal
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
-// startSchedule invokes the function every Every with an EventBridge
+// StartSchedule invokes the function every Every with an EventBridge
 // scheduled event. Like EventBridge, a slow run does not delay or skip the
 // next one: invocations may overlap, so scheduled functions must tolerate
 // that (the sweeper does, by claiming rows conditionally).
-func (s *Stack) startSchedule(name string, sch Schedule) error {
+func (s *Triggers) StartSchedule(name string, sch Schedule) error {
 	if sch.Every <= 0 {
 		return errors.New("schedule without a period")
 	}
@@ -35,13 +35,13 @@ func (s *Stack) startSchedule(name string, sch Schedule) error {
 	return nil
 }
 
-func (s *Stack) runScheduled(ctx context.Context, name string) {
+func (s *Triggers) runScheduled(ctx context.Context, name string) {
 	payload, err := json.Marshal(ScheduledEvent(name, time.Now()))
 	if err != nil {
 		return
 	}
-	if _, err := s.Invoke(ctx, name, payload); err != nil && ctx.Err() == nil {
-		s.Log.WarnContext(ctx, "devstack: scheduled run failed", "function", name, "error", err)
+	if _, err := s.Functions.Invoke(ctx, name, payload); err != nil && ctx.Err() == nil {
+		s.log().WarnContext(ctx, "lambdalocal: scheduled run failed", "function", name, "error", err)
 	}
 }
 

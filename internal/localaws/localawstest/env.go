@@ -1,9 +1,7 @@
-package localaws
+package localawstest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -20,12 +18,14 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 var shared struct {
 	mu  sync.Mutex
-	emu *Emulators
+	emu *localaws.Emulators
 	err error
 }
 
@@ -35,12 +35,12 @@ var shared struct {
 // test binary because its stdin closes; call StopShared from TestMain to
 // stop it explicitly. A failed start is remembered, so each later test
 // fails fast with the same error instead of retrying.
-func Shared(tb testing.TB) *Emulators {
+func Shared(tb testing.TB) *localaws.Emulators {
 	tb.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.emu == nil && shared.err == nil {
-		shared.emu, shared.err = Start(context.Background(), Options{})
+		shared.emu, shared.err = localaws.Start(context.Background(), localaws.Options{})
 	}
 	if shared.err != nil {
 		tb.Fatalf("localaws: starting the shared emulators: %v", shared.err)
@@ -65,12 +65,12 @@ func StopShared() error {
 // provisioned tables, queues and bucket, and clients carrying its own Calls
 // and Faults. Create it with NewEnv.
 type Env struct {
-	Emulators *Emulators
+	Emulators *localaws.Emulators
 	Prefix    string
 	Topology  topology.Topology
-	Resources Resources
-	Faults    *Faults
-	Calls     *Calls
+	Resources localaws.Resources
+	Faults    *localaws.Faults
+	Calls     *localaws.Calls
 	// Clients with Calls and Faults attached.
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
@@ -87,7 +87,7 @@ type Env struct {
 
 type envConfig struct {
 	top topology.Topology
-	emu *Emulators
+	emu *localaws.Emulators
 }
 
 // EnvOption configures NewEnv.
@@ -99,16 +99,8 @@ func WithTopology(t topology.Topology) EnvOption {
 }
 
 // WithEmulators uses e instead of Shared.
-func WithEmulators(e *Emulators) EnvOption {
+func WithEmulators(e *localaws.Emulators) EnvOption {
 	return func(c *envConfig) { c.emu = e }
-}
-
-// NewPrefix returns a fresh resource prefix: "t" and 8 random hex digits
-// (valid in table, queue and bucket names alike).
-func NewPrefix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "t" + hex.EncodeToString(b[:])
 }
 
 // NewEnv provisions a fresh environment and tears it down in tb.Cleanup.
@@ -125,21 +117,21 @@ func NewEnv(tb testing.TB, opts ...EnvOption) *Env {
 	}
 	e := &Env{
 		Emulators: c.emu,
-		Prefix:    NewPrefix(),
+		Prefix:    localaws.NewPrefix(),
 		Topology:  c.top,
-		Faults:    NewFaults(),
-		Calls:     NewCalls(),
+		Faults:    localaws.NewFaults(),
+		Calls:     localaws.NewCalls(),
 		tb:        tb,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	plain := c.emu.Clients()
 	e.plainSQS = plain.SQS
-	res, err := Provision(ctx, plain, e.Prefix, c.top)
+	res, err := localaws.Provision(ctx, plain, e.Prefix, c.top)
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := Teardown(ctx, plain, res); err != nil {
+		if err := localaws.Teardown(ctx, plain, res); err != nil {
 			tb.Errorf("localaws: teardown %s: %v", e.Prefix, err)
 		}
 	})
@@ -153,7 +145,7 @@ func NewEnv(tb testing.TB, opts ...EnvOption) *Env {
 	// Clipped so clients appending their own options never share (and
 	// overwrite) spare capacity of this slice.
 	e.cfg.APIOptions = slices.Clip(append(slices.Clone(e.cfg.APIOptions), e.Calls.APIOption, e.Faults.APIOption))
-	cl := c.emu.clients(e.cfg)
+	cl := c.emu.ClientsFor(e.cfg)
 	e.DynamoDB, e.SQS, e.S3, e.SNS = cl.DynamoDB, cl.SQS, cl.S3, cl.SNS
 	return e
 }
@@ -168,13 +160,13 @@ func (e *Env) Config() aws.Config {
 }
 
 // Clients returns the Env's clients.
-func (e *Env) Clients() Clients {
-	return Clients{DynamoDB: e.DynamoDB, SQS: e.SQS, S3: e.S3, SNS: e.SNS}
+func (e *Env) Clients() localaws.Clients {
+	return localaws.Clients{DynamoDB: e.DynamoDB, SQS: e.SQS, S3: e.S3, SNS: e.SNS}
 }
 
 // Queue returns the provisioned queue of a topic, failing the test if the
 // topology has no such topic.
-func (e *Env) Queue(topic string) Queue {
+func (e *Env) Queue(topic string) localaws.Queue {
 	e.tb.Helper()
 	q, ok := e.Resources.Queues[topic]
 	if !ok {
@@ -186,13 +178,13 @@ func (e *Env) Queue(topic string) Queue {
 // ServeFunctions serves fns on a fresh loopback port until the test ends
 // (waiting for Event invocations first) and returns a Lambda client for it
 // with the Env's Calls and Faults attached.
-func (e *Env) ServeFunctions(fns *Functions, optFns ...func(*lambda.Options)) *lambda.Client {
+func (e *Env) ServeFunctions(fns *lambdalocal.Functions, optFns ...func(*lambda.Options)) *lambda.Client {
 	srv := httptest.NewServer(fns)
 	e.tb.Cleanup(func() {
 		fns.Wait()
 		srv.Close()
 	})
-	return NewLambdaClient(e.cfg, srv.URL, optFns...)
+	return localaws.NewLambdaClient(e.cfg, srv.URL, optFns...)
 }
 
 // ReceiveAll receives messages from a queue, with all message attributes

@@ -1,4 +1,4 @@
-package devstack
+package lambdalocal
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 // returns promptly, long enough not to spin.
 const pollWait = 1
 
-// startPoller runs an SQS event source mapping for the function: like
+// StartQueueSource runs an SQS event source mapping for the function: like
 // Lambda's, it gathers a batch (up to BatchSize messages, waiting at most
 // BatchWindow), invokes the function, and deletes only the messages not
 // reported in batchItemFailures. A function error, or a response naming an
 // unknown item, fails the whole batch: the messages reappear after their
 // visibility timeout and SQS redrives them to the DLQ after maxReceiveCount,
 // exactly as in AWS.
-func (s *Stack) startPoller(name string, src QueueSource) error {
+func (s *Triggers) StartQueueSource(name string, src QueueSource) error {
 	if src.QueueURL == "" {
 		return errors.New("queue source without a queue URL")
 	}
@@ -43,13 +43,13 @@ func (s *Stack) startPoller(name string, src QueueSource) error {
 	return nil
 }
 
-func (s *Stack) poll(ctx context.Context, name string, src QueueSource) {
-	log := s.Log.With("function", name, "queue", src.QueueURL)
+func (s *Triggers) poll(ctx context.Context, name string, src QueueSource) {
+	log := s.log().With("function", name, "queue", src.QueueURL)
 	for ctx.Err() == nil {
 		msgs, err := s.receiveBatch(ctx, src)
 		if err != nil {
 			if ctx.Err() == nil {
-				log.WarnContext(ctx, "devstack: receive failed", "error", err)
+				log.WarnContext(ctx, "lambdalocal: receive failed", "error", err)
 				sleepCtx(ctx, time.Second)
 			}
 			continue
@@ -59,7 +59,7 @@ func (s *Stack) poll(ctx context.Context, name string, src QueueSource) {
 		}
 		failed, err := s.invokeBatch(ctx, name, src, msgs)
 		if err != nil {
-			log.WarnContext(ctx, "devstack: batch failed; messages return after their visibility timeout", "messages", len(msgs), "error", err)
+			log.WarnContext(ctx, "lambdalocal: batch failed; messages return after their visibility timeout", "messages", len(msgs), "error", err)
 			continue
 		}
 		s.deleteSucceeded(ctx, src.QueueURL, msgs, failed)
@@ -68,7 +68,7 @@ func (s *Stack) poll(ctx context.Context, name string, src QueueSource) {
 
 // receiveBatch long-polls until it has BatchSize messages, the batch window
 // has passed since the first message, or the queue is empty.
-func (s *Stack) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.Message, error) {
+func (s *Triggers) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.Message, error) {
 	var (
 		batch    []sqstypes.Message
 		deadline time.Time
@@ -82,7 +82,7 @@ func (s *Stack) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.M
 			}
 			wait = int32(min(left.Round(time.Second), time.Duration(pollWait)*time.Second) / time.Second)
 		}
-		out, err := s.Clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		out, err := s.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(src.QueueURL),
 			MaxNumberOfMessages:         int32(min(10, src.BatchSize-len(batch))),
 			WaitTimeSeconds:             wait,
@@ -106,13 +106,13 @@ func (s *Stack) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.M
 	return batch, nil
 }
 
-func (s *Stack) invokeBatch(ctx context.Context, name string, src QueueSource, msgs []sqstypes.Message) (map[string]bool, error) {
+func (s *Triggers) invokeBatch(ctx context.Context, name string, src QueueSource, msgs []sqstypes.Message) (map[string]bool, error) {
 	ev := SQSEvent(src.QueueARN, msgs)
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Invoke(ctx, name, payload)
+	out, err := s.Functions.Invoke(ctx, name, payload)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func FailedItems(msgs []sqstypes.Message, resp events.SQSEventResponse) (map[str
 	return failed, nil
 }
 
-func (s *Stack) deleteSucceeded(ctx context.Context, url string, msgs []sqstypes.Message, failed map[string]bool) {
+func (s *Triggers) deleteSucceeded(ctx context.Context, url string, msgs []sqstypes.Message, failed map[string]bool) {
 	var entries []sqstypes.DeleteMessageBatchRequestEntry
 	for _, m := range msgs {
 		if failed[aws.ToString(m.MessageId)] {
@@ -154,11 +154,11 @@ func (s *Stack) deleteSucceeded(ctx context.Context, url string, msgs []sqstypes
 	}
 	for len(entries) > 0 {
 		n := min(10, len(entries))
-		out, err := s.Clients.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries[:n]})
+		out, err := s.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries[:n]})
 		if err != nil {
-			s.Log.WarnContext(ctx, "devstack: delete failed; messages will be redelivered", "queue", url, "error", err)
+			s.log().WarnContext(ctx, "lambdalocal: delete failed; messages will be redelivered", "queue", url, "error", err)
 		} else if len(out.Failed) > 0 {
-			s.Log.WarnContext(ctx, "devstack: some deletes failed; messages will be redelivered", "queue", url, "failed", len(out.Failed))
+			s.log().WarnContext(ctx, "lambdalocal: some deletes failed; messages will be redelivered", "queue", url, "failed", len(out.Failed))
 		}
 		entries = entries[n:]
 	}

@@ -1,4 +1,4 @@
-package devstack
+package lambdalocal
 
 import (
 	"bytes"
@@ -22,13 +22,13 @@ func (e *FunctionError) Error() string {
 	return fmt.Sprintf("function %s failed: %s: %s", e.Function, e.Type, e.Message)
 }
 
-// Invoke calls a registered function synchronously through the same Lambda
+// Invoke calls a registered function synchronously through the Lambda
 // Invoke API path producers use, in-process. Triggers use it so every
 // invocation gets Lambda's context, deadline and JSON round trip.
-func (s *Stack) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+func (f *Functions) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/2015-03-31/functions/"+url.PathEscape(name)+"/invocations", bytes.NewReader(payload))
 	rec := httptest.NewRecorder()
-	s.Functions.ServeHTTP(rec, req)
+	f.ServeHTTP(rec, req)
 	body := rec.Body.Bytes()
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("invoke %s: HTTP %d: %s", name, rec.Code, body)

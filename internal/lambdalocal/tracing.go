@@ -1,4 +1,4 @@
-package devstack
+package lambdalocal
 
 import (
 	"context"
@@ -31,7 +31,10 @@ func (t traced) Invoke(ctx context.Context, payload []byte) (out []byte, err err
 	return t.h.Invoke(ctx, payload)
 }
 
-func withTracing(name string, handler any) any {
+// WithTracing wraps a handler so each invocation records a trace segment
+// named after the function (what Lambda's active tracing does), when
+// tracing is on.
+func WithTracing(name string, handler any) any {
 	if !trace.Enabled() {
 		return handler
 	}

@@ -1,4 +1,4 @@
-package localaws_test
+package lambdalocal_test
 
 import (
 	"bytes"
@@ -17,7 +17,10 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 type ingestReq struct {
@@ -31,7 +34,7 @@ type ingestResp struct {
 	Deadline  bool   `json:"deadline"`
 }
 
-func newInvokeClient(t *testing.T, fns *localaws.Functions) *lambda.Client {
+func newInvokeClient(t *testing.T, fns *lambdalocal.Functions) *lambda.Client {
 	t.Helper()
 	srv := httptest.NewServer(fns)
 	t.Cleanup(srv.Close)
@@ -49,7 +52,7 @@ func echo(ctx context.Context, in ingestReq) (ingestResp, error) {
 
 func TestInvokeRequestResponse(t *testing.T) {
 	t.Parallel()
-	fns := localaws.NewFunctions()
+	fns := lambdalocal.NewFunctions()
 	fns.Register("ingest", echo)
 	client := newInvokeClient(t, fns)
 	ctx := context.Background()
@@ -93,12 +96,12 @@ func TestInvokeRequestResponse(t *testing.T) {
 
 func TestInvokeErrors(t *testing.T) {
 	t.Parallel()
-	fns := localaws.NewFunctions()
+	fns := lambdalocal.NewFunctions()
 	fns.Register("ingest", echo)
 	fns.Register("slow", func(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
-	}, localaws.FunctionTimeout(100*time.Millisecond))
+	}, lambdalocal.FunctionTimeout(100*time.Millisecond))
 	fns.Register("panics", func(context.Context) error { panic("kaboom") })
 	client := newInvokeClient(t, fns)
 	ctx := context.Background()
@@ -108,7 +111,7 @@ func TestInvokeErrors(t *testing.T) {
 	require.ErrorAs(t, err, &rnf)
 	require.Contains(t, aws.ToString(rnf.Message), "Function not found: arn:aws:lambda:us-east-1:000000000000:function:nope")
 
-	_, err = client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: bytes.Repeat([]byte(" "), localaws.MaxInvokePayload+1)})
+	_, err = client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: bytes.Repeat([]byte(" "), lambdalocal.MaxInvokePayload+1)})
 	var tooLarge *lambdatypes.RequestTooLargeException
 	require.ErrorAs(t, err, &tooLarge)
 
@@ -131,7 +134,7 @@ func TestInvokeErrors(t *testing.T) {
 
 func TestInvokeEvent(t *testing.T) {
 	t.Parallel()
-	fns := localaws.NewFunctions()
+	fns := lambdalocal.NewFunctions()
 	var ran atomic.Int32
 	release := make(chan struct{})
 	var sawDeadline atomic.Bool
@@ -171,8 +174,8 @@ func TestInvokeEvent(t *testing.T) {
 
 func TestEnvServeFunctionsCountsAndFaults(t *testing.T) {
 	t.Parallel()
-	env := localaws.NewEnv(t, localaws.WithTopology(oneTopic("invoke.test", 5, false)))
-	fns := localaws.NewFunctions()
+	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("invoke.test", 5, false)))
+	fns := lambdalocal.NewFunctions()
 	fns.Register("ingest", echo)
 	client := env.ServeFunctions(fns)
 	ctx := context.Background()

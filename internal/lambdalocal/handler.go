@@ -1,4 +1,4 @@
-package localaws
+package lambdalocal
 
 import "github.com/aws/aws-lambda-go/lambda"
 

@@ -1,4 +1,4 @@
-package devstack
+package lambdalocal
 
 import (
 	"encoding/base64"
@@ -17,32 +17,29 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
-// maxHTTPBody is API Gateway's 10 MB payload limit.
-const maxHTTPBody = 10 << 20
+// MaxHTTPBody is API Gateway's 10 MB payload limit.
+const MaxHTTPBody = 10 << 20
 
 // wildcard matches a path parameter: ServeMux's {name} and {name...}, and
 // API Gateway's greedy {name+}.
 var wildcard = regexp.MustCompile(`\{([A-Za-z0-9_]+)(?:\.\.\.|\+)?\}`)
 
-// greedy matches API Gateway's greedy path parameter.
-var greedy = regexp.MustCompile(`\{([A-Za-z0-9_]+)\+\}`)
-
-// httpTrigger converts requests to API Gateway HTTP API (payload format 2.0)
+// HTTPHandler converts requests to API Gateway HTTP API (payload format 2.0)
 // events, invokes the function and converts its response back, as API
 // Gateway does.
-func (s *Stack) httpTrigger(name string, route HTTPRoute) http.Handler {
+func (s *Triggers) HTTPHandler(name string, route HTTPRoute) http.Handler {
 	params := wildcard.FindAllStringSubmatch(route.Path, -1)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxHTTPBody+1))
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxHTTPBody+1))
 		if err != nil {
 			writeGatewayError(w, http.StatusBadRequest, "Bad Request")
 			return
 		}
-		if len(body) > maxHTTPBody {
+		if len(body) > MaxHTTPBody {
 			writeGatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
 			return
 		}
-		ev := gatewayEvent(r, route, body)
+		ev := GatewayEvent(r, route, body)
 		if len(params) > 0 {
 			ev.PathParameters = map[string]string{}
 			for _, p := range params {
@@ -54,9 +51,9 @@ func (s *Stack) httpTrigger(name string, route HTTPRoute) http.Handler {
 			writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
-		out, err := s.Invoke(r.Context(), name, payload)
+		out, err := s.Functions.Invoke(r.Context(), name, payload)
 		if err != nil {
-			s.Log.ErrorContext(r.Context(), "devstack: function failed behind an HTTP route", "function", name, "route", ev.RouteKey, "error", err)
+			s.log().ErrorContext(r.Context(), "lambdalocal: function failed behind an HTTP route", "function", name, "route", ev.RouteKey, "error", err)
 			writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
@@ -64,7 +61,9 @@ func (s *Stack) httpTrigger(name string, route HTTPRoute) http.Handler {
 	})
 }
 
-func gatewayEvent(r *http.Request, route HTTPRoute, body []byte) events.APIGatewayV2HTTPRequest {
+// GatewayEvent is the API Gateway HTTP API (payload format 2.0) event of a
+// request on route.
+func GatewayEvent(r *http.Request, route HTTPRoute, body []byte) events.APIGatewayV2HTTPRequest {
 	now := time.Now().UTC()
 	headers := map[string]string{}
 	var cookies []string
