@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -27,14 +28,14 @@ func newDLQCmd() *cobra.Command {
 	}
 	t.flags(cmd)
 	cmd.AddCommand(newDLQListCmd(t), newDLQViewCmd(t), newDLQReplayCmd(t),
-		newDLQTransitionCmd(t, replay.ActionTriage, "Mark incidents triaged (someone is on it)"),
-		newDLQTransitionCmd(t, replay.ActionIgnore, "Mark incidents ignored (they will not be replayed)"))
+		newDLQTransitionCmd(t, operator.ActionTriage, "Mark incidents triaged (someone is on it)"),
+		newDLQTransitionCmd(t, operator.ActionIgnore, "Mark incidents ignored (they will not be replayed)"))
 	return cmd
 }
 
 func newDLQListCmd(t *target) *cobra.Command {
 	var (
-		q      replay.Query
+		q      operator.Query
 		status string
 		asJSON bool
 		all    bool
@@ -50,7 +51,7 @@ func newDLQListCmd(t *target) *cobra.Command {
 			if status != "any" {
 				q.Status = incident.Status(status)
 			}
-			op, err := t.operator(cmd.Context())
+			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func newDLQListCmd(t *target) *cobra.Command {
 			for {
 				q.Cursor = cursor
 				var page incident.Page
-				if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionList, Query: &q}, &page); err != nil {
+				if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionList, Query: &q}, &page); err != nil {
 					return err
 				}
 				incs = append(incs, page.Incidents...)
@@ -117,12 +118,12 @@ func newDLQViewCmd(t *target) *cobra.Command {
 		Short: "Show an incident: error, history and payload",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			op, err := t.operator(cmd.Context())
+			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var v replay.IncidentView
-			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionGet, IncidentID: args[0]}, &v); err != nil {
+			var v operator.IncidentView
+			if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionGet, IncidentID: args[0]}, &v); err != nil {
 				return err
 			}
 			if asJSON {
@@ -136,7 +137,7 @@ func newDLQViewCmd(t *target) *cobra.Command {
 	return cmd
 }
 
-func renderIncident(w io.Writer, v replay.IncidentView) {
+func renderIncident(w io.Writer, v operator.IncidentView) {
 	tw := table(w)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("Incident", v.ID)
@@ -240,14 +241,14 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 			if filter && r.TenantID == "" && r.Topic == "" && status == "" && r.Since == "" && r.Until == "" {
 				return errors.New("name incident ids, or select with --tenant, --topic, --status, --since or --until")
 			}
-			op, err := t.operator(ctx)
+			op, err := t.actions(ctx)
 			if err != nil {
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if !filter {
 				var sum replay.Summary
-				if err := op.call(ctx, replay.Call{Action: replay.ActionReplay, Request: &r}, &sum); err != nil {
+				if err := op.call(ctx, operator.Call{Action: operator.ActionReplay, Request: &r}, &sum); err != nil {
 					return err
 				}
 				return finishSummary(out, sum, asJSON)
@@ -257,7 +258,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 			preview := r
 			preview.DryRun = true
 			var dry replay.Summary
-			if err := op.call(ctx, replay.Call{Action: replay.ActionReplay, Request: &preview}, &dry); err != nil {
+			if err := op.call(ctx, operator.Call{Action: operator.ActionReplay, Request: &preview}, &dry); err != nil {
 				return err
 			}
 			if r.DryRun || dry.Selected == 0 {
@@ -375,14 +376,14 @@ func newDLQTransitionCmd(t *target, action, short string) *cobra.Command {
 			if actor == "" {
 				actor = defaultActor()
 			}
-			op, err := t.operator(cmd.Context())
+			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
 			failed := false
 			for _, id := range args {
 				var inc incident.Incident
-				err := op.call(cmd.Context(), replay.Call{Action: action, IncidentID: id, Actor: actor, Note: note}, &inc)
+				err := op.call(cmd.Context(), operator.Call{Action: action, IncidentID: id, Actor: actor, Note: note}, &inc)
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", id, err)
 					failed = true

@@ -15,7 +15,6 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/incident"
@@ -23,10 +22,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -58,26 +57,15 @@ type operatorFixture struct {
 func newOperatorFixture(t *testing.T) *operatorFixture {
 	t.Helper()
 	env := localawstest.NewEnv(t)
-	settings := map[string]string{
-		wire.EnvEventsTable:    env.Resources.EventsTable,
-		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
-		wire.EnvBucket:         env.Resources.Bucket,
-	}
-	urls, err := json.Marshal(env.Resources.QueueURLs())
-	require.NoError(t, err)
-	settings[wire.EnvQueueURLs] = string(urls)
-	cfg, err := wire.LoadReplayConfig(envconf.FromMap(settings), env.Topology)
-	require.NoError(t, err)
-	svc := wire.NewReplay(cfg, env.Topology, wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, logging.Discard())
-	svc.Now = func() time.Time { return g0.Add(6 * time.Hour) }
+	fn := wiretest.ReplayFunction(t, env, wiretest.Opts{Now: func() time.Time { return g0.Add(6 * time.Hour) }})
 	fns := lambdalocal.NewFunctions()
-	fns.Register("replay", svc.Handle)
+	fns.Register(replayfn.Name, fn.Handle)
 	srv := httptest.NewServer(fns)
 	t.Cleanup(srv.Close)
 	return &operatorFixture{
 		env: env, url: srv.URL,
-		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable},
-		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+		events:    env.Events(),
+		incidents: env.Incidents(),
 	}
 }
 

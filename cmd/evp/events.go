@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
 func init() { commands = append(commands, newEventsCmd) }
@@ -40,12 +40,12 @@ func newEventsViewCmd(t *target) *cobra.Command {
 		Example: "  evp events view evt_1PzB7sLkdIwHu7ixQm3nT0aX\n  evp events view inq_42 --tenant acme",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			op, err := t.operator(cmd.Context())
+			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var v replay.EventView
-			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvent, EventID: args[0], TenantID: tenant, Payload: payload}, &v); err != nil {
+			var v operator.EventView
+			if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionEvent, EventID: args[0], TenantID: tenant, Payload: payload}, &v); err != nil {
 				return err
 			}
 			if asJSON {
@@ -61,7 +61,7 @@ func newEventsViewCmd(t *target) *cobra.Command {
 	return cmd
 }
 
-func renderEvent(w io.Writer, v replay.EventView) {
+func renderEvent(w io.Writer, v operator.EventView) {
 	tw := table(w)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("Event", v.EventID)
@@ -108,7 +108,7 @@ type step struct {
 
 // timeline merges what the row records (created, last change, next retry,
 // last error) with the incident's history into one time-ordered list.
-func timeline(d replay.DispatchView) []step {
+func timeline(d operator.DispatchView) []step {
 	var steps []step
 	if d.Status == "missing" {
 		return []step{{what: "no dispatch row (expired?)"}}
@@ -143,7 +143,7 @@ func timeline(d replay.DispatchView) []step {
 	return steps
 }
 
-func lastError(d replay.DispatchView) string {
+func lastError(d operator.DispatchView) string {
 	if d.LastError == "" {
 		return ""
 	}
@@ -152,7 +152,7 @@ func lastError(d replay.DispatchView) string {
 
 func newEventsListCmd(t *target) *cobra.Command {
 	var (
-		q      replay.Query
+		q      operator.Query
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -164,12 +164,12 @@ func newEventsListCmd(t *target) *cobra.Command {
 			if q.TenantID == "" {
 				return fmt.Errorf("--tenant is required")
 			}
-			op, err := t.operator(cmd.Context())
+			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var page replay.EventPage
-			if err := op.call(cmd.Context(), replay.Call{Action: replay.ActionEvents, Query: &q}, &page); err != nil {
+			var page operator.EventPage
+			if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionEvents, Query: &q}, &page); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -193,7 +193,7 @@ func newEventsListCmd(t *target) *cobra.Command {
 	f.StringVar(&q.TenantID, "tenant", "", "the tenant (required)")
 	f.StringVar(&q.Since, "since", "", "accepted since: an age (1h, 7d) or RFC 3339")
 	f.StringVar(&q.Until, "until", "", "accepted before: an age or RFC 3339")
-	f.IntVar(&q.Limit, "limit", replay.DefaultEventPage, fmt.Sprintf("page size (max %d)", replay.MaxEventPage))
+	f.IntVar(&q.Limit, "limit", operator.DefaultEventPage, fmt.Sprintf("page size (max %d)", operator.MaxEventPage))
 	f.StringVar(&q.Cursor, "cursor", "", "continue a previous listing")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

@@ -17,7 +17,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/invoke"
+	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 )
@@ -84,7 +84,7 @@ func newPublishCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := (&invoke.Ingest{Client: client, Function: function}).Publish(cmd.Context(), raw)
+			res, err := (&lambdainvoke.Ingest{Client: client, Function: function}).Publish(cmd.Context(), raw)
 			if err != nil {
 				return fmt.Errorf("%w (is `make dev` running at %s?)", err, url)
 			}

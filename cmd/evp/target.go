@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -52,17 +53,17 @@ func (t *target) flags(cmd *cobra.Command) {
 	f.StringVar(&t.function, "function", "", "the replay function's name or ARN (default: local \"replay\", or the stage's SSM parameter)")
 }
 
-// operator is what the commands need from a target.
-type operator interface {
+// actions is what the commands need from a target.
+type actions interface {
 	// call invokes one replay-function action.
-	call(ctx context.Context, c replay.Call, out any) error
+	call(ctx context.Context, c operator.Call, out any) error
 	// bulk runs a replay request to the end, reporting progress.
 	bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error)
 	// describe names the target for messages.
 	describe() string
 }
 
-func (t *target) operator(ctx context.Context) (operator, error) {
+func (t *target) actions(ctx context.Context) (actions, error) {
 	if t.stage == "" {
 		if t.profile != "" || t.region != "" {
 			return nil, errors.New("--profile and --region need --stage")
@@ -126,7 +127,7 @@ type functionError struct {
 
 func (e *functionError) Error() string { return e.Message }
 
-func (i invoker) call(ctx context.Context, c replay.Call, out any) error {
+func (i invoker) call(ctx context.Context, c operator.Call, out any) error {
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ func (i invoker) call(ctx context.Context, c replay.Call, out any) error {
 		}
 		return fe
 	}
-	var refusal replay.Refusal
+	var refusal operator.Refusal
 	if json.Unmarshal(res.Payload, &refusal) == nil && refusal.Error != nil {
 		return refusal.Error
 	}
@@ -173,7 +174,7 @@ func (l *localOperator) bulk(ctx context.Context, r replay.Request, progress fun
 	var mu sync.Mutex
 	for {
 		var page replay.SelectPage
-		if err := l.call(ctx, replay.Call{Action: replay.ActionSelect, Request: &r, Cursor: cursor}, &page); err != nil {
+		if err := l.call(ctx, operator.Call{Action: operator.ActionSelect, Request: &r, Cursor: cursor}, &page); err != nil {
 			return sum, err
 		}
 		sem := make(chan struct{}, bulkConcurrency)
@@ -183,7 +184,7 @@ func (l *localOperator) bulk(ctx context.Context, r replay.Request, progress fun
 			wg.Go(func() {
 				defer func() { <-sem }()
 				var o replay.Outcome
-				if err := l.call(ctx, replay.Call{Action: replay.ActionReplayOne, Request: &r, IncidentID: id}, &o); err != nil {
+				if err := l.call(ctx, operator.Call{Action: operator.ActionReplayOne, Request: &r, IncidentID: id}, &o); err != nil {
 					o = replay.Outcome{IncidentID: id, Result: replay.ResultError, Error: err.Error()}
 				}
 				mu.Lock()

@@ -8,17 +8,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 )
 
 func main() {
-	b := wire.NewBoot("admin-api")
-	top := topology.Default()
-	cfg, err := wire.LoadAdminConfig(envconf.New(), top)
+	b := wire.NewBoot(adminfn.Name)
+	cfg, err := adminfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	api, err := wire.NewAdmin(b.Ctx, cfg, top, b.Clients(), b.Log)
-	b.Check("handler", err)
+	api, err := adminfn.New(b.Ctx, cfg, adminfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
 	lambda.Start(api.Handle)
 }

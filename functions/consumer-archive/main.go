@@ -6,17 +6,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 )
 
 func main() {
-	b := wire.NewBoot("consumer-archive")
-	top := topology.Default()
-	cfg, err := wire.LoadArchiveConsumerConfig(envconf.New(), top)
+	b := wire.NewBoot(archiveconsumerfn.Name)
+	cfg, err := archiveconsumerfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	consumer, err := wire.NewArchiveConsumer(cfg, top, b.Clients(), b.Log.With("topic", cfg.Topic))
-	b.Check("build consumer", err)
-	lambda.Start(consumer.Handle)
+	c, err := archiveconsumerfn.New(cfg, archiveconsumerfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
+	lambda.Start(c.Handle)
 }

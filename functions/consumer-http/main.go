@@ -7,17 +7,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
 func main() {
-	b := wire.NewBoot("consumer-http")
-	top := topology.Default()
-	cfg, err := wire.LoadHTTPConsumerConfig(envconf.New(), top)
+	b := wire.NewBoot(httpconsumerfn.Name)
+	cfg, err := httpconsumerfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	consumer, err := wire.NewHTTPConsumer(b.Ctx, cfg, top, b.Clients(), b.Log.With("topic", cfg.Topic))
-	b.Check("build consumer", err)
-	lambda.Start(consumer.Handle)
+	c, err := httpconsumerfn.New(b.Ctx, cfg, httpconsumerfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
+	lambda.Start(c.Handle)
 }

@@ -7,16 +7,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 )
 
 func main() {
-	b := wire.NewBoot("dlq-archiver")
-	cfg, err := wire.LoadArchiverConfig(envconf.New(), topology.Default())
+	b := wire.NewBoot(archiverfn.Name)
+	cfg, err := archiverfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	a := wire.NewArchiver(cfg, b.Clients(), b.Log, metric.ForStage(cfg.Stage))
+	a, err := archiverfn.New(cfg, archiverfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
 	lambda.Start(a.Handle)
 }

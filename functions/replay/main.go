@@ -7,16 +7,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
 func main() {
-	b := wire.NewBoot("replay")
-	top := topology.Default()
-	cfg, err := wire.LoadReplayConfig(envconf.New(), top)
+	b := wire.NewBoot(replayfn.Name)
+	cfg, err := replayfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	svc := wire.NewReplay(cfg, top, b.Clients(), b.Log)
-	lambda.Start(svc.Handle)
+	f, err := replayfn.New(cfg, replayfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
+	lambda.Start(f.Handle)
 }

@@ -7,17 +7,16 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
 
 func main() {
-	b := wire.NewBoot("sweeper")
-	top := topology.Default()
-	cfg, err := wire.LoadSweeperConfig(envconf.New(), top)
+	b := wire.NewBoot(sweeperfn.Name)
+	cfg, err := sweeperfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	s := wire.NewSweeper(cfg, top, b.Clients(), b.Log, metric.ForStage(cfg.Stage))
+	s, err := sweeperfn.New(cfg, sweeperfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
 	lambda.Start(s.Handle)
 }

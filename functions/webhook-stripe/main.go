@@ -8,15 +8,15 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 func main() {
-	b := wire.NewBoot("webhook-stripe")
-	cfg, err := wire.LoadStripeWebhookConfig(envconf.New())
+	b := wire.NewBoot(webhookfn.Name)
+	cfg, err := webhookfn.Load(b.Env)
 	b.Check("invalid config", err)
-	h, err := wire.NewStripeWebhook(b.Ctx, cfg, b.Clients(), b.Log)
-	b.Check("handler", err)
+	h, err := webhookfn.New(b.Ctx, cfg, webhookfn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
 	lambda.Start(h.Handle)
 }

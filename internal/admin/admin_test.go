@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/testkit"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,14 +22,10 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/queue"
-	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 const key = "test-admin-key-1"
@@ -38,38 +37,16 @@ type bundle struct {
 	incidents *dynamo.Incidents
 }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 // setup builds the admin API exactly as the admin-api Lambda does, against
 // a fresh set of emulated tables and queues.
 func setup(t testing.TB) *bundle {
 	t.Helper()
 	env := localawstest.NewEnv(t)
-	settings := map[string]string{
-		wire.EnvEventsTable:    env.Resources.EventsTable,
-		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
-		wire.EnvBucket:         env.Resources.Bucket,
-		wire.EnvQueueURLs:      mustJSON(env.Resources.QueueURLs()),
-		wire.EnvDLQURLs:        mustJSON(env.Resources.DLQURLs()),
-		wire.EnvAdminKey:       key + ",test-admin-key-2",
-	}
-	cfg, err := wire.LoadAdminConfig(envconf.FromMap(settings), env.Topology)
-	require.NoError(t, err)
-	cl := wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
-	api, err := wire.NewAdmin(context.Background(), cfg, env.Topology, cl, logging.Discard())
-	require.NoError(t, err)
-	icfg, err := wire.LoadIngestConfig(envconf.FromMap(settings), env.Topology)
-	require.NoError(t, err)
 	return &bundle{
-		env: env, api: api,
-		ingest:    wire.NewIngest(icfg, env.Topology, cl, logging.Discard()),
-		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+		env:       env,
+		api:       wiretest.Admin(t, env, key+",test-admin-key-2", wiretest.Opts{}),
+		ingest:    wiretest.Ingest(t, env, wiretest.Opts{}),
+		incidents: env.Incidents(),
 	}
 }
 
@@ -113,7 +90,7 @@ func errCode(a answer) string {
 
 func (b *bundle) publish(t testing.TB, id, typ, source, tenant string) envelope.Result {
 	t.Helper()
-	raw := mustJSON(map[string]any{"id": id, "tenantId": tenant, "type": typ, "source": source,
+	raw := testkit.MustJSON(map[string]any{"id": id, "tenantId": tenant, "type": typ, "source": source,
 		"timestamp": time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), "payload": map[string]any{"name": "Ada"}})
 	res, err := b.ingest.Publish(context.Background(), []byte(raw))
 	require.NoError(t, err)
@@ -126,7 +103,7 @@ func (b *bundle) publish(t testing.TB, id, typ, source, tenant string) envelope.
 func (b *bundle) deadLetter(t testing.TB, key, topic string) incident.Incident {
 	t.Helper()
 	ctx := context.Background()
-	rec, _, err := (&dynamo.Events{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}).Load(ctx, key)
+	rec, _, err := (b.env.Events()).Load(ctx, key)
 	require.NoError(t, err)
 	body, err := rec.Event.Marshal()
 	require.NoError(t, err)
@@ -174,7 +151,7 @@ func TestBearerKeyRotationReloads(t *testing.T) {
 		return current.Load().([]string), nil
 	}), secret.KeyringOptions{Now: func() time.Time { now = now.Add(time.Minute); return now }})
 	require.NoError(t, err)
-	b := &bundle{api: &admin.API{Keys: keys}}
+	b := &bundle{api: standIn(t, keys)}
 	require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "Bearer old-key-123456").Status)
 	current.Store([]string{"new-key-123456"})
 	require.Equal(t, http.StatusOK, b.call(t, http.MethodGet, "/admin/health", "", "Bearer new-key-123456").Status)
@@ -309,7 +286,7 @@ func TestIncidentsListViewTriageReplay(t *testing.T) {
 	require.Equal(t, "replayed", a.Body["result"])
 	msgs := b.env.ReceiveAll(ctx, b.env.Queue("crm.sync").URL, 10, time.Second)
 	require.Len(t, msgs, 1)
-	require.Equal(t, inc.ID, aws.ToString(msgs[0].MessageAttributes[queue.AttrReplayOf].StringValue))
+	require.Equal(t, inc.ID, aws.ToString(msgs[0].MessageAttributes[outbox.AttrReplayOf].StringValue))
 	stored, err := b.incidents.Get(ctx, inc.ID)
 	require.NoError(t, err)
 	require.Equal(t, incident.StatusRetrying, stored.Status)
@@ -325,7 +302,7 @@ func TestIncidentsListViewTriageReplay(t *testing.T) {
 
 func TestRouting(t *testing.T) {
 	t.Parallel()
-	b := &bundle{api: &admin.API{Keys: staticKeys{key}}}
+	b := &bundle{api: standIn(t, secret.List{key})}
 	a := b.get(t, "/admin/nope")
 	require.Equal(t, http.StatusNotFound, a.Status)
 	require.Equal(t, "not_found", errCode(a))
@@ -336,8 +313,3 @@ func TestRouting(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, a.Status)
 	require.Equal(t, "req-1", a.Headers["X-Request-Id"])
 }
-
-type staticKeys []string
-
-func (k staticKeys) Active(context.Context) []string         { return k }
-func (k staticKeys) Reload(context.Context) ([]string, bool) { return k, false }

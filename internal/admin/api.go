@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // Prefix is the path every admin route starts with.
@@ -29,14 +27,8 @@ const DefaultActor = "admin-api"
 
 // API is the admin API handler.
 type API struct {
-	Keys       Keys
-	Operations Operations
-	Incidents  Incidents
-	Queues     QueueStats
-	Checks     []Check
-	Topology   topology.Topology
-	Now        func() time.Time
-	Log        *slog.Logger
+	cfg Config
+	d   Deps
 }
 
 // Handle is the Lambda handler (API Gateway HTTP API, payload format 2.0).
@@ -49,7 +41,7 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 	}
 	resp := a.serve(ctx, method, path, req)
 	resp.Headers = withDefaultHeaders(resp.Headers, req.RequestContext.RequestID)
-	a.log().InfoContext(ctx, "admin: "+method+" "+path, "status", resp.StatusCode, "durationMs", time.Since(start).Milliseconds())
+	a.d.Log.InfoContext(ctx, "admin: "+method+" "+path, "status", resp.StatusCode, "durationMs", time.Since(start).Milliseconds())
 	return resp, nil
 }
 
@@ -141,20 +133,6 @@ func header(h map[string]string, name string) string {
 		}
 	}
 	return ""
-}
-
-func (a *API) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
-}
-
-func (a *API) log() *slog.Logger {
-	if a.Log != nil {
-		return a.Log
-	}
-	return slog.New(slog.DiscardHandler)
 }
 
 // errNotFound reports whether err is a missing event or incident.

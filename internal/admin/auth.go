@@ -18,13 +18,13 @@ func (a *API) authorized(ctx context.Context, authz string) bool {
 		return false
 	}
 	token = strings.TrimSpace(token)
-	if token == "" || a.Keys == nil {
+	if token == "" || a.d.Keys == nil {
 		return false
 	}
-	if matchAny(token, a.Keys.Active(ctx)) {
+	if matchAny(token, a.d.Keys.Active(ctx)) {
 		return true
 	}
-	if keys, changed := a.Keys.Reload(ctx); changed {
+	if keys, changed := a.d.Keys.Reload(ctx); changed {
 		return matchAny(token, keys)
 	}
 	return false

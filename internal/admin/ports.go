@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -16,17 +17,22 @@ type Keys interface {
 	Reload(ctx context.Context) (keys []string, changed bool)
 }
 
-// Operations are the operator views and actions, shared with the replay
-// Lambda and the CLI (implemented by *replay.Service), so the admin API,
-// `evp dlq` and the Step Functions replay behave the same.
-type Operations interface {
+// Views are the operator views and status changes (implemented by
+// *operator.Views), shared with the replay Lambda and the CLI, so the admin
+// API and `evp` show the same thing.
+type Views interface {
 	// ViewEvent is an event's ledger item, per-topic outbox rows and
 	// incidents (an error wrapping ledger.ErrNotFound for none).
-	ViewEvent(ctx context.Context, q replay.EventQuery) (replay.EventView, error)
+	ViewEvent(ctx context.Context, q operator.EventQuery) (operator.EventView, error)
 	// ViewIncident is an incident with its message (incident.ErrNotFound).
-	ViewIncident(ctx context.Context, id string) (replay.IncidentView, error)
+	ViewIncident(ctx context.Context, id string) (operator.IncidentView, error)
 	// Transition is an operator's status change (triage, ignore).
 	Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error)
+}
+
+// Replayer replays one incident (implemented by *replay.Service, as the
+// Step Functions replay and `evp dlq replay` do).
+type Replayer interface {
 	// ReplayOne replays one incident; problems are outcomes.
 	ReplayOne(ctx context.Context, r replay.Request, id string) replay.Outcome
 }

@@ -8,9 +8,9 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -23,16 +23,16 @@ import (
 // answer, 503 "degraded" (with the failing checks) otherwise, so a monitor
 // can alarm on the status code alone.
 func (a *API) health(ctx context.Context) events.APIGatewayV2HTTPResponse {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.HealthTimeout)
 	defer cancel()
-	results := make(map[string]string, len(a.Checks))
+	results := make(map[string]string, len(a.d.Checks))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, c := range a.Checks {
+	for _, c := range a.d.Checks {
 		wg.Go(func() {
 			res := "ok"
 			if err := c.Probe(ctx); err != nil {
-				a.log().WarnContext(ctx, "admin: health check failed", "check", c.Name, "error", err)
+				a.d.Log.WarnContext(ctx, "admin: health check failed", "check", c.Name, "error", err)
 				res = "failed"
 			}
 			mu.Lock()
@@ -47,7 +47,7 @@ func (a *API) health(ctx context.Context) events.APIGatewayV2HTTPResponse {
 			status, code = "degraded", http.StatusServiceUnavailable
 		}
 	}
-	return reply(code, map[string]any{"status": status, "checks": results, "time": a.now().UTC()})
+	return reply(code, map[string]any{"status": status, "checks": results, "time": a.d.Now().UTC()})
 }
 
 // topicView is a topic's configuration next to its live depth.
@@ -60,15 +60,15 @@ type topicView struct {
 }
 
 func (a *API) queues(ctx context.Context) events.APIGatewayV2HTTPResponse {
-	depths, err := a.Queues.Depths(ctx)
+	depths, err := a.d.Queues.Depths(ctx)
 	if err != nil {
-		a.log().ErrorContext(ctx, "admin: queue depths", "error", err)
+		a.d.Log.ErrorContext(ctx, "admin: queue depths", "error", err)
 		return internalError()
 	}
 	out := make([]topicView, 0, len(depths))
 	for _, d := range depths {
 		v := topicView{QueueDepth: d}
-		if tp, ok := a.Topology.Topic(d.Topic); ok {
+		if tp, ok := a.d.Topology.Topic(d.Topic); ok {
 			v.Consumer, v.FIFO, v.BatchSize, v.MaxReceiveCount = string(tp.Consumer), tp.FIFO, tp.BatchSize, tp.MaxReceiveCount
 		}
 		out = append(out, v)
@@ -85,7 +85,7 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 		return problem(http.StatusBadRequest, "invalid_tenant", "tenant must be a tenant id (lowercase letters, digits, _ and -)")
 	}
 	withPayload := q.Get("payload") != "false"
-	v, err := a.Operations.ViewEvent(ctx, replay.EventQuery{TenantID: tenant, EventID: id, Payload: withPayload})
+	v, err := a.d.Views.ViewEvent(ctx, operator.EventQuery{TenantID: tenant, EventID: id, Payload: withPayload})
 	if errNotFound(err) {
 		msg := fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id)
 		if tenant == "" {
@@ -94,7 +94,7 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 		return problem(http.StatusNotFound, "event_not_found", msg)
 	}
 	if err != nil {
-		a.log().ErrorContext(ctx, "admin: view event", "eventId", id, "error", err)
+		a.d.Log.ErrorContext(ctx, "admin: view event", "eventId", id, "error", err)
 		return internalError()
 	}
 	return reply(http.StatusOK, v)
@@ -108,12 +108,12 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 	if err != nil {
 		return problem(http.StatusBadRequest, "invalid_filter", err.Error())
 	}
-	page, err := a.Incidents.List(ctx, f)
+	page, err := a.d.Incidents.List(ctx, f)
 	if err != nil {
 		if badCursor(err) {
 			return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned")
 		}
-		a.log().ErrorContext(ctx, "admin: list incidents", "error", err)
+		a.d.Log.ErrorContext(ctx, "admin: list incidents", "error", err)
 		return internalError()
 	}
 	if page.Incidents == nil {
@@ -123,7 +123,7 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 }
 
 // badCursor recognises a cursor this API did not issue.
-func badCursor(err error) bool { return errors.Is(err, cursor.ErrInvalid) }
+func badCursor(err error) bool { return errors.Is(err, pagecursor.ErrInvalid) }
 
 // filterFrom reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=;
 // since and until take RFC 3339 or an age ("24h", "7d"), as the CLI does.
@@ -135,10 +135,10 @@ func (a *API) filterFrom(q url.Values) (incident.Filter, error) {
 		Cursor:   q.Get("cursor"),
 	}
 	var err error
-	if f.Since, err = replay.ParseWhen(q.Get("since"), a.now()); err != nil {
+	if f.Since, err = replay.ParseWhen(q.Get("since"), a.d.Now()); err != nil {
 		return f, fmt.Errorf("since: %w", err)
 	}
-	if f.Until, err = replay.ParseWhen(q.Get("until"), a.now()); err != nil {
+	if f.Until, err = replay.ParseWhen(q.Get("until"), a.d.Now()); err != nil {
 		return f, fmt.Errorf("until: %w", err)
 	}
 	if v := q.Get("limit"); v != "" {
@@ -162,12 +162,12 @@ func (a *API) getIncident(ctx context.Context, id string) events.APIGatewayV2HTT
 	if !incident.ValidID(id) {
 		return badIncidentID()
 	}
-	v, err := a.Operations.ViewIncident(ctx, id)
+	v, err := a.d.Views.ViewIncident(ctx, id)
 	if errNotFound(err) {
 		return problem(http.StatusNotFound, "incident_not_found", fmt.Sprintf("no incident %q", id))
 	}
 	if err != nil {
-		a.log().ErrorContext(ctx, "admin: view incident", "incidentId", id, "error", err)
+		a.d.Log.ErrorContext(ctx, "admin: view incident", "incidentId", id, "error", err)
 		return internalError()
 	}
 	return reply(http.StatusOK, v)
@@ -208,7 +208,7 @@ func (a *API) replay(ctx context.Context, id string, body []byte) events.APIGate
 	if len(in.Note) > incident.MaxNoteLen {
 		return problem(http.StatusBadRequest, "invalid_body", fmt.Sprintf("note is longer than %d bytes", incident.MaxNoteLen))
 	}
-	out := a.Operations.ReplayOne(ctx, replay.Request{Force: in.Force, DryRun: in.DryRun, Actor: a.actor(in), Note: in.Note}, id)
+	out := a.d.Replayer.ReplayOne(ctx, replay.Request{Force: in.Force, DryRun: in.DryRun, Actor: a.actor(in), Note: in.Note}, id)
 	switch {
 	case out.Result == replay.ResultReplayed || out.Result == replay.ResultWouldReplay:
 		return reply(http.StatusOK, out)
@@ -217,7 +217,7 @@ func (a *API) replay(ctx context.Context, id string, body []byte) events.APIGate
 	case out.Result == replay.ResultSkipped:
 		return reply(http.StatusConflict, out)
 	}
-	a.log().ErrorContext(ctx, "admin: replay failed", "incidentId", id, "error", out.Error)
+	a.d.Log.ErrorContext(ctx, "admin: replay failed", "incidentId", id, "error", out.Error)
 	return reply(http.StatusInternalServerError, out)
 }
 
@@ -236,7 +236,7 @@ func (a *API) transition(ctx context.Context, id string, body []byte) events.API
 	default:
 		return problem(http.StatusBadRequest, "invalid_status", fmt.Sprintf("status %q: an operator moves an incident to triaged or ignored", in.Status))
 	}
-	inc, err := a.Operations.Transition(ctx, id, in.Status, a.actor(in), in.Note)
+	inc, err := a.d.Views.Transition(ctx, id, in.Status, a.actor(in), in.Note)
 	var re *replay.RequestError
 	switch {
 	case errNotFound(err):
@@ -248,7 +248,7 @@ func (a *API) transition(ctx context.Context, id string, body []byte) events.API
 		}
 		return problem(status, re.Code, re.Message)
 	case err != nil:
-		a.log().ErrorContext(ctx, "admin: transition", "incidentId", id, "error", err)
+		a.d.Log.ErrorContext(ctx, "admin: transition", "incidentId", id, "error", err)
 		return internalError()
 	}
 	return reply(http.StatusOK, inc)

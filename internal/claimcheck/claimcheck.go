@@ -2,6 +2,7 @@ package claimcheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -70,5 +71,32 @@ func Rehydrate(ctx context.Context, s Store, ev *envelope.Event) error {
 	}
 	ev.Payload = body
 	ev.PayloadRef = nil
+	return nil
+}
+
+// MaxThreshold bounds the claim-check threshold: an inline payload must
+// leave room in a ledger item (400 KB) and a queue message (256 KiB).
+const MaxThreshold = 256 << 10
+
+// Validate checks the checker can work.
+func (c Checker) Validate() error {
+	var errs []error
+	if c.Store == nil {
+		errs = append(errs, errors.New("claimcheck: no store"))
+	}
+	if c.Bucket == "" {
+		errs = append(errs, errors.New("claimcheck: no bucket"))
+	}
+	if err := CheckThreshold(c.Threshold); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckThreshold refuses a threshold outside 1..MaxThreshold bytes.
+func CheckThreshold(n int) error {
+	if n < 1 || n > MaxThreshold {
+		return fmt.Errorf("claimcheck: threshold %d must be 1..%d bytes (ledger items and messages stay small)", n, MaxThreshold)
+	}
 	return nil
 }

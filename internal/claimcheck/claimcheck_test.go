@@ -7,17 +7,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
 )
 
 func TestPutLoadAndIntegrity(t *testing.T) {
 	t.Parallel()
 	env := localawstest.NewEnv(t)
 	ctx := context.Background()
-	store := &blob.S3{Client: env.S3}
+	store := &s3blob.S3{Client: env.S3}
 	c := claimcheck.Checker{Store: store, Bucket: env.Resources.Bucket, Threshold: 10}
 	require.False(t, c.Needed(10))
 	require.True(t, c.Needed(11))
@@ -41,5 +41,5 @@ func TestPutLoadAndIntegrity(t *testing.T) {
 	require.ErrorContains(t, err, "corrupt")
 
 	_, err = claimcheck.Load(ctx, store, envelope.PayloadRef{Bucket: ref.Bucket, Key: "payloads/missing.json", SHA256: ref.SHA256})
-	require.ErrorIs(t, err, blob.ErrNotFound)
+	require.ErrorIs(t, err, s3blob.ErrNotFound)
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -67,7 +67,7 @@ func TestPartialBatchFailureReportsExactlyTheFailedMessages(t *testing.T) {
 	visible, inflight := b.env.QueueDepth(context.Background(), b.q.URL)
 	require.Zero(t, visible+inflight)
 
-	lines := b.metrics.lines(t)
+	lines := b.metrics.JSONLines(t)
 	require.Equal(t, 10.0, sum(lines, consume.MetricProcessed))
 	require.Equal(t, 2.0, sum(lines, consume.MetricRetried))
 	require.Equal(t, 2.0, sum(lines, consume.MetricFailed))
@@ -150,10 +150,10 @@ func TestPoisonMessagesGoToTheDLQAtOnce(t *testing.T) {
 	// Two messages no retry can fix: a body that is not an envelope, and an
 	// envelope whose eventId attribute disagrees with it.
 	sq := b.env.Emulators.SQS()
-	garbage := queue.Attributes(outbox.Message{Topic: topicName, EventID: "evt_garbage", TenantID: "acme", Type: "order.created"})
+	garbage := sqsqueue.Attributes(outbox.Message{Topic: topicName, EventID: "evt_garbage", TenantID: "acme", Type: "order.created"})
 	_, err := sq.SendMessage(ctx, sendInput(b.q.URL, `{"id": "evt_garbage", "payload": "not an envelope"`, garbage))
 	require.NoError(t, err)
-	mismatch := queue.Attributes(outbox.Message{Topic: topicName, EventID: "evt_other", TenantID: "acme", Type: "order.created"})
+	mismatch := sqsqueue.Attributes(outbox.Message{Topic: topicName, EventID: "evt_other", TenantID: "acme", Type: "order.created"})
 	_, err = sq.SendMessage(ctx, sendInput(b.q.URL, string(envelopeJSON("evt_claimed", "", map[string]any{"k": 1})), mismatch))
 	require.NoError(t, err)
 
@@ -172,25 +172,25 @@ func TestPoisonMessagesGoToTheDLQAtOnce(t *testing.T) {
 	byEvent := map[string]sqstypes.Message{}
 	for _, m := range dead {
 		byEvent[eventIDOf(t, m)] = m
-		failedAt, err := time.Parse(time.RFC3339, aws.ToString(m.MessageAttributes[queue.AttrFailedAt].StringValue))
+		failedAt, err := time.Parse(time.RFC3339, aws.ToString(m.MessageAttributes[outbox.AttrFailedAt].StringValue))
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), failedAt, time.Minute)
-		require.NotEmpty(t, aws.ToString(m.MessageAttributes[queue.AttrErrorMessage].StringValue))
-		require.Equal(t, "acme", aws.ToString(m.MessageAttributes[queue.AttrTenantID].StringValue), "original attributes are kept")
-		require.Equal(t, topicName, aws.ToString(m.MessageAttributes[queue.AttrTopic].StringValue))
+		require.NotEmpty(t, aws.ToString(m.MessageAttributes[outbox.AttrErrorMessage].StringValue))
+		require.Equal(t, "acme", aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue), "original attributes are kept")
+		require.Equal(t, topicName, aws.ToString(m.MessageAttributes[outbox.AttrTopic].StringValue))
 	}
 	code := func(id string) string {
-		return aws.ToString(byEvent[id].MessageAttributes[queue.AttrErrorCode].StringValue)
+		return aws.ToString(byEvent[id].MessageAttributes[outbox.AttrErrorCode].StringValue)
 	}
 	require.Equal(t, "invalid_envelope", code("evt_garbage"))
 	require.Equal(t, `{"id": "evt_garbage", "payload": "not an envelope"`, aws.ToString(byEvent["evt_garbage"].Body), "the body is unchanged")
 	require.Equal(t, consume.CodeEventIDMismatch, code("evt_other"))
 	require.Equal(t, "subscriber_rejected", code("evt_rejected"))
-	require.Contains(t, aws.ToString(byEvent["evt_rejected"].MessageAttributes[queue.AttrErrorMessage].StringValue), "410 Gone")
+	require.Contains(t, aws.ToString(byEvent["evt_rejected"].MessageAttributes[outbox.AttrErrorMessage].StringValue), "410 Gone")
 
 	visible, inflight := b.env.QueueDepth(ctx, b.q.URL)
 	require.Zero(t, visible+inflight, "a poison message never blocks the queue")
-	lines := b.metrics.lines(t)
+	lines := b.metrics.JSONLines(t)
 	require.Equal(t, 3.0, sum(lines, consume.MetricPoisoned))
 	require.Equal(t, 4.0, sum(lines, consume.MetricProcessed))
 	require.Zero(t, sum(lines, consume.MetricRetried))

@@ -15,14 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 )
 
 // BenchmarkConsume measures the consumer runtime against the emulators on
@@ -46,7 +47,7 @@ func BenchmarkConsume(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			bd := setup(b)
-			bd.consumer.Metrics = metric.Discard()
+			bd.rebuild(b, func(_ *consume.Config, d *consume.Deps) { d.Metrics = metric.Discard() })
 			ctx := context.Background()
 			var (
 				took  []time.Duration
@@ -106,7 +107,7 @@ func (b *bundle) seedBatch(tb testing.TB, prefix string, n int, claimCheck bool)
 		return b.seed(tb, prefix, n)
 	}
 	ctx := context.Background()
-	checker := claimcheck.Checker{Store: &blob.S3{Client: b.env.Emulators.S3()}, Bucket: b.env.Resources.Bucket}
+	checker := claimcheck.Checker{Store: &s3blob.S3{Client: b.env.Emulators.S3()}, Bucket: b.env.Resources.Bucket}
 	ids := b.seed(tb, prefix, n)
 	// Replace the inline messages by claim-checked ones.
 	b.receiveUncounted(tb, n)
@@ -128,7 +129,7 @@ func (b *bundle) seedBatch(tb testing.TB, prefix string, n int, claimCheck bool)
 		}
 		entries = append(entries, sqstypes.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body)),
-			MessageAttributes: queue.Attributes(outbox.Message{Topic: topicName, EventID: id, TenantID: "acme", Type: "order.created"}),
+			MessageAttributes: sqsqueue.Attributes(outbox.Message{Topic: topicName, EventID: id, TenantID: "acme", Type: "order.created"}),
 		})
 	}
 	if _, err := sq.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(b.q.URL), Entries: entries}); err != nil {

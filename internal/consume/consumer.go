@@ -4,66 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/claimcheck"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// Defaults of Consumer.
-const (
-	// DefaultConcurrency bounds the messages (standard queue) or message
-	// groups (FIFO) one invocation works on at once.
-	DefaultConcurrency = 10
-)
-
-// Consumer is one topic's consumer: Handle is its Lambda handler. Set
-// exactly one of Handler and Batch.
+// Consumer is one topic's consumer: Handle is its Lambda handler. New
+// builds it.
 type Consumer struct {
-	Topic   topology.Topic
-	Handler Handler
-	Batch   BatchHandler
-
-	Rows  Rows
-	Queue Queue
-	// Payloads fetches claim-checked payloads.
-	Payloads claimcheck.Store
-	// Incidents attests successful replays; nil skips attestation (a
-	// topic deployed without the incident store).
-	Incidents Incidents
-	Metrics   *metric.Emitter
-	Log       *slog.Logger
-	Now       func() time.Time
-	Backoff   Backoff
-	// Concurrency bounds parallel work within one invocation (default
-	// DefaultConcurrency).
-	Concurrency int
-	// Trace, when set, starts a trace segment per message continuing the
-	// producer's AWSTraceHeader (see internal/trace); end records the
-	// outcome.
-	Trace func(ctx context.Context, name, upstream string) (_ context.Context, end func(error))
-}
-
-// Validate reports a consumer that cannot work.
-func (c *Consumer) Validate() error {
-	var errs []error
-	if (c.Handler == nil) == (c.Batch == nil) {
-		errs = append(errs, errors.New("consume: set exactly one of Handler and Batch"))
-	}
-	if c.Topic.Name == "" {
-		errs = append(errs, errors.New("consume: no topic"))
-	}
-	if c.Rows == nil || c.Queue == nil || c.Payloads == nil {
-		errs = append(errs, errors.New("consume: Rows, Queue and Payloads are required"))
-	}
-	return errors.Join(errs...)
+	cfg Config
+	d   Deps
 }
 
 // outcome of one message.
@@ -100,10 +54,10 @@ type item struct {
 // batch is retried) only when a record has no message id and cannot be
 // moved to the DLQ.
 func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	start := c.now()
+	start := c.d.Now()
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		timeout := c.Topic.ConsumerTimeout
+		timeout := c.cfg.Topic.ConsumerTimeout
 		if timeout <= 0 {
 			timeout = 30 * time.Second
 		}
@@ -114,7 +68,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 		items[i] = &item{rec: rec, ctx: ctx, end: func(error) {}}
 	}
 	var fatal error
-	if c.Batch != nil {
+	if c.d.Batch != nil {
 		c.runBatch(ctx, items, deadline)
 	} else {
 		c.runEach(ctx, items, deadline)
@@ -146,7 +100,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 // message on a standard queue, one per message group (in delivery order) on
 // a FIFO queue.
 func (c *Consumer) lanes(items []*item) [][]*item {
-	if !c.Topic.FIFO {
+	if !c.cfg.Topic.FIFO {
 		out := make([][]*item, len(items))
 		for i, it := range items {
 			out[i] = []*item{it}
@@ -170,7 +124,7 @@ func (c *Consumer) lanes(items []*item) [][]*item {
 
 // eachLane runs fn on every lane with bounded concurrency.
 func (c *Consumer) eachLane(lanes [][]*item, fn func(lane []*item)) {
-	limit := c.Concurrency
+	limit := c.cfg.Concurrency
 	if limit <= 0 {
 		limit = DefaultConcurrency
 	}
@@ -212,7 +166,7 @@ func (c *Consumer) runEach(ctx context.Context, items []*item, deadline time.Tim
 				return
 			}
 			hctx, cancel := c.handlerContext(it.ctx, deadline)
-			err := c.call(hctx, it, func(ctx context.Context) error { return c.Handler.Handle(ctx, it.msg) })
+			err := c.call(hctx, it, func(ctx context.Context) error { return c.d.Handler.Handle(ctx, it.msg) })
 			cancel()
 			c.finish(it, err)
 		})
@@ -242,25 +196,25 @@ func (c *Consumer) runBatch(ctx context.Context, items []*item, deadline time.Ti
 	}
 	hctx, cancel := c.handlerContext(ctx, deadline)
 	var errs []error
-	started := c.now()
+	started := c.d.Now()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				c.log().ErrorContext(ctx, "consume: batch handler panicked", "topic", c.Topic.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				c.d.Log.ErrorContext(ctx, "consume: batch handler panicked", "topic", c.cfg.Topic.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				errs = make([]error, len(ready))
 				for i := range errs {
 					errs[i] = fmt.Errorf("batch handler panicked: %v", r)
 				}
 			}
 		}()
-		errs = c.Batch.HandleBatch(hctx, msgs)
+		errs = c.d.Batch.HandleBatch(hctx, msgs)
 	}()
 	cancel()
-	took := c.now().Sub(started)
+	took := c.d.Now().Sub(started)
 	if errs != nil && len(errs) != len(ready) {
 		// A handler bug; nothing can be assumed done.
 		err := fmt.Errorf("batch handler returned %d results for %d messages", len(errs), len(ready))
-		c.log().ErrorContext(ctx, "consume: "+err.Error(), "topic", c.Topic.Name)
+		c.d.Log.ErrorContext(ctx, "consume: "+err.Error(), "topic", c.cfg.Topic.Name)
 		errs = make([]error, len(ready))
 		for i := range errs {
 			errs[i] = err
@@ -281,11 +235,11 @@ func (c *Consumer) runBatch(ctx context.Context, items []*item, deadline time.Ti
 // call runs one handler invocation, timing it and turning a panic into a
 // transient failure (a panic must not crash the batch's other messages).
 func (c *Consumer) call(ctx context.Context, it *item, fn func(context.Context) error) (err error) {
-	started := c.now()
+	started := c.d.Now()
 	defer func() {
-		it.ran, it.took = true, c.now().Sub(started)
+		it.ran, it.took = true, c.d.Now().Sub(started)
 		if r := recover(); r != nil {
-			c.log().ErrorContext(ctx, "consume: handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.d.Log.ErrorContext(ctx, "consume: handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("handler panicked: %v", r)
 		}
 	}()
@@ -295,22 +249,8 @@ func (c *Consumer) call(ctx context.Context, it *item, fn func(context.Context) 
 // handlerContext ends the handler's work shortly before the Lambda
 // deadline, leaving time to record the outcome.
 func (c *Consumer) handlerContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	margin := min(2*time.Second, deadline.Sub(c.now())/10)
+	margin := min(2*time.Second, deadline.Sub(c.d.Now())/10)
 	return context.WithDeadline(ctx, deadline.Add(-max(margin, 0)))
-}
-
-func (c *Consumer) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
-}
-
-func (c *Consumer) log() *slog.Logger {
-	if c.Log != nil {
-		return c.Log
-	}
-	return slog.Default()
 }
 
 // ownerLost is logged, not failed: the message was handled.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -41,7 +41,7 @@ func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 		m, err := rec.Message(topicName)
 		require.NoError(t, err)
 		attrs := map[string]events.SQSMessageAttribute{}
-		for k, v := range queue.Attributes(m) {
+		for k, v := range sqsqueue.Attributes(m) {
 			attrs[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue}
 		}
 		ev.Records = append(ev.Records, events.SQSMessage{
@@ -95,5 +95,5 @@ func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 	require.Len(t, dead, 1, "the poison message of group B is in the FIFO DLQ")
 	require.Equal(t, "evt_b2", eventIDOf(t, dead[0]))
 	require.Equal(t, "B", dead[0].Attributes["MessageGroupId"], "it keeps its group")
-	require.Equal(t, "subscriber_rejected", aws.ToString(dead[0].MessageAttributes[queue.AttrErrorCode].StringValue))
+	require.Equal(t, "subscriber_rejected", aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
 }

@@ -38,7 +38,7 @@ func TestLoadEverySideEffectExactlyOnce(t *testing.T) {
 	b.send(t, b.env.Emulators.SQS(), resent)
 	// Short retry delays: the rare message failing several times in a row
 	// must not stretch the run.
-	b.consumer.Backoff.Cap = 2 * time.Second
+	b.rebuild(t, func(c *consume.Config, _ *consume.Deps) { c.Backoff.Cap = 2 * time.Second })
 	b.handler.fail = func(consume.Message, int) error {
 		if rand.Float64() < 0.1 {
 			return errors.New("random transient failure")
@@ -124,7 +124,7 @@ func TestLoadEverySideEffectExactlyOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]int{"completed": n}, statuses)
-	lines := b.metrics.lines(t)
+	lines := b.metrics.JSONLines(t)
 	require.Equal(t, float64(n), sum(lines, consume.MetricProcessed))
 	require.Equal(t, float64(len(resent)), sum(lines, consume.MetricDuplicate), "each re-sent copy was acknowledged as a duplicate")
 	t.Logf("%d events, %d handler failures, %d duplicates", n, failures, len(resent))

@@ -34,7 +34,7 @@ const (
 // CloudWatch percentiles are exact) and ends its trace segment.
 func (c *Consumer) record(it *item) {
 	it.end(it.failErr())
-	if c.Metrics == nil {
+	if c.d.Metrics == nil {
 		return
 	}
 	one := func(name string) metric.Metric { return metric.Metric{Name: name, Unit: metric.Count, Value: 1} }
@@ -43,7 +43,7 @@ func (c *Consumer) record(it *item) {
 	case completed:
 		ms = append(ms, one(MetricProcessed))
 		if ts := it.msg.Event.Timestamp; !ts.IsZero() {
-			ms = append(ms, metric.Metric{Name: MetricLag, Unit: metric.Milliseconds, Value: millis(c.now().Sub(ts))})
+			ms = append(ms, metric.Metric{Name: MetricLag, Unit: metric.Milliseconds, Value: millis(c.d.Now().Sub(ts))})
 		}
 	case duplicate:
 		ms = append(ms, one(MetricDuplicate))
@@ -58,7 +58,7 @@ func (c *Consumer) record(it *item) {
 	if it.ran {
 		ms = append(ms, metric.Metric{Name: MetricHandlerDuration, Unit: metric.Milliseconds, Value: millis(it.took)})
 	}
-	c.Metrics.Emit(map[string]string{DimensionTopic: c.Topic.Name}, ms...)
+	c.d.Metrics.Emit(map[string]string{DimensionTopic: c.cfg.Topic.Name}, ms...)
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

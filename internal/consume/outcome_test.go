@@ -15,7 +15,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
 )
 
 // completionWrite matches the consumer's "completed" UpdateItem.
@@ -75,7 +74,7 @@ func TestMessageWithoutLedgerGoesToTheDLQ(t *testing.T) {
 	require.Zero(t, calls["evt_gone"], "the handler never ran without an idempotency record")
 	dead := b.env.ReceiveAll(context.Background(), b.q.DLQURL, 1, 2*time.Second)
 	require.Len(t, dead, 1)
-	require.Equal(t, consume.CodeLedgerMissing, aws.ToString(dead[0].MessageAttributes[queue.AttrErrorCode].StringValue))
+	require.Equal(t, consume.CodeLedgerMissing, aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
 	_, _, err := b.events.Load(context.Background(), key("evt_gone"))
 	require.Error(t, err, "no row was created without its ledger item")
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 // A claim-checked payload reaches the handler inline, byte for byte; a
@@ -43,7 +43,7 @@ func TestClaimCheckedPayloadsAreRehydrated(t *testing.T) {
 	rec, _, err := b.events.Load(ctx, key("evt_big_corrupt"))
 	require.NoError(t, err)
 	require.NotNil(t, rec.Event.PayloadRef, "ingest claim-checked it")
-	store := &blob.S3{Client: b.env.Emulators.S3()}
+	store := &s3blob.S3{Client: b.env.Emulators.S3()}
 	require.NoError(t, store.Put(ctx, rec.Event.PayloadRef.Bucket, rec.Event.PayloadRef.Key, []byte(`{"lines":"tampered"}`)))
 
 	msgs := b.receive(t, 3, 5*time.Second)
@@ -64,7 +64,7 @@ func TestClaimCheckedPayloadsAreRehydrated(t *testing.T) {
 	require.False(t, ok, "a corrupt payload never reaches the handler")
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, time.Second)
 	require.Len(t, dead, 1)
-	require.Equal(t, consume.CodePayloadCorrupt, aws.ToString(dead[0].MessageAttributes[queue.AttrErrorCode].StringValue))
+	require.Equal(t, consume.CodePayloadCorrupt, aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
 
 	b.env.Faults.Add(localaws.Fault{Service: "S3", Operation: "GetObject", Times: 1})
 	flaky := byID["evt_big_flaky"]
@@ -76,7 +76,7 @@ func TestClaimCheckedPayloadsAreRehydrated(t *testing.T) {
 
 func mustRaw(t *testing.T, v any) []byte {
 	t.Helper()
-	return []byte(mustJSON(v))
+	return []byte(testkit.MustJSON(v))
 }
 
 // batchRecorder is a BatchHandler that records what it was given.
@@ -119,8 +119,7 @@ func TestBatchHandlerGetsTheClaimedMessagesAtOnce(t *testing.T) {
 		"evt_b1": errors.New("s3 throttled"),
 		"evt_b3": consume.Permanent("bad_event", errors.New("cannot archive")),
 	}}
-	b.consumer.Handler, b.consumer.Batch = nil, br
-	require.NoError(t, b.consumer.Validate())
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Handler, d.Batch = nil, br })
 
 	msgs := b.receive(t, 5, 5*time.Second)
 	require.Len(t, msgs, 5)
@@ -148,7 +147,7 @@ func TestBatchHandlerGetsTheClaimedMessagesAtOnce(t *testing.T) {
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, time.Second)
 	require.Len(t, dead, 1)
 	require.Equal(t, "evt_b3", eventIDOf(t, dead[0]))
-	lines := b.metrics.lines(t)
+	lines := b.metrics.JSONLines(t)
 	require.Equal(t, 1.0, sum(lines, consume.MetricDuplicate))
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/logging"
@@ -23,15 +23,15 @@ const sysTraceHeader = "AWSTraceHeader"
 // row, rehydrate the payload. It returns true when the handler should run;
 // otherwise the item's outcome is decided.
 func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bool {
-	it.ctx = logging.With(ctx, "messageId", it.rec.MessageId, logging.KeyTopic, c.Topic.Name)
-	if c.Trace != nil {
-		it.ctx, it.end = c.Trace(it.ctx, "consume "+c.Topic.Name, it.rec.Attributes[sysTraceHeader])
+	it.ctx = logging.With(ctx, "messageId", it.rec.MessageId, logging.KeyTopic, c.cfg.Topic.Name)
+	if c.d.Trace != nil {
+		it.ctx, it.end = c.d.Trace(it.ctx, "consume "+c.cfg.Topic.Name, it.rec.Attributes[sysTraceHeader])
 	}
 	if it.rec.MessageId == "" {
 		c.poison(it, poison(CodeInvalidMessage, "record has no message id"))
 		return false
 	}
-	msg, f := parse(it.rec, c.Topic.Name)
+	msg, f := parse(it.rec, c.cfg.Topic.Name)
 	it.msg = msg
 	if msg.Event.ID != "" {
 		it.ctx = logging.WithEvent(it.ctx, logging.Event{ID: msg.Event.ID, TenantID: msg.Event.TenantID, Source: msg.Event.Source, Type: msg.Event.Type})
@@ -43,9 +43,9 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		c.poison(it, f)
 		return false
 	}
-	now := c.now()
-	claim, err := c.Rows.BeginProcessing(it.ctx, Processing{
-		Row: it.row(c.Topic.Name), EventID: msg.Event.ID, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
+	now := c.d.Now()
+	claim, err := c.d.Rows.BeginProcessing(it.ctx, Processing{
+		Row: it.row(c.cfg.Topic.Name), EventID: msg.Event.ID, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
 		Owner: it.rec.MessageId, Until: deadline, Now: now,
 	})
 	if err != nil {
@@ -65,15 +65,15 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 			return false
 		}
 		it.outcome = duplicate
-		c.log().InfoContext(it.ctx, "consume: already completed; acknowledged without running the handler", "receiveCount", msg.ReceiveCount)
+		c.d.Log.InfoContext(it.ctx, "consume: already completed; acknowledged without running the handler", "receiveCount", msg.ReceiveCount)
 		return false
 	case Busy:
 		// Another delivery is running the handler. Come back when its lease
 		// ends: by then it completed (we ack) or died (we take over).
-		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.Backoff.limit())
+		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.cfg.Backoff.limit())
 		it.outcome, it.delay = retried, d
 		it.fail = &failure{kind: KindTransient, msg: "another delivery holds the row until " + claim.LeaseUntil.UTC().Format(time.RFC3339), benign: true}
-		c.log().InfoContext(it.ctx, "consume: in progress elsewhere; retrying after its lease", "leaseUntil", claim.LeaseUntil, "delay", d.String())
+		c.d.Log.InfoContext(it.ctx, "consume: in progress elsewhere; retrying after its lease", "leaseUntil", claim.LeaseUntil, "delay", d.String())
 		return false
 	}
 	it.claimed = true
@@ -90,7 +90,7 @@ func (c *Consumer) rehydrate(it *item) *failure {
 	if ref == nil {
 		return nil
 	}
-	body, err := c.Payloads.Get(it.ctx, ref.Bucket, ref.Key)
+	body, err := c.d.Payloads.Get(it.ctx, ref.Bucket, ref.Key)
 	if err != nil {
 		return transient("fetch claim-checked payload s3://%s/%s: %v", ref.Bucket, ref.Key, err)
 	}
@@ -108,29 +108,29 @@ func (c *Consumer) finish(it *item, err error) {
 		return
 	}
 	err = retryWrite(it.ctx, func() error {
-		return c.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.Topic.Name), Owner: it.rec.MessageId, Now: c.now()})
+		return c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now()})
 	})
 	if err != nil {
 		// The side effect happened: acknowledging is the lesser evil, a
 		// retry would repeat it once the lease expires. The row stays
 		// processing until the sweeper settles it.
 		if isLeaseLost(err) {
-			c.log().WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
+			c.d.Log.WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
 		} else {
-			c.log().ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated (the sweeper settles the row)", "error", err)
+			c.d.Log.ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated (the sweeper settles the row)", "error", err)
 		}
 	}
 	it.claimed = false
 	if err := c.attest(it); err != nil {
 		// Completed and recorded: only the attestation is missing. The
 		// redelivery finds the row completed and attests again.
-		it.outcome, it.delay = retried, c.Backoff.Delay(1, 0)
+		it.outcome, it.delay = retried, c.cfg.Backoff.Delay(1, 0)
 		it.fail = transient("attest replay of %s: %v", it.msg.ReplayOf, err)
-		c.log().WarnContext(it.ctx, "consume: handled, replay attestation failed; retrying the attestation", "error", err)
+		c.d.Log.WarnContext(it.ctx, "consume: handled, replay attestation failed; retrying the attestation", "error", err)
 		return
 	}
 	it.outcome = completed
-	c.log().DebugContext(it.ctx, "consume: completed", "receiveCount", it.msg.ReceiveCount, "took", it.took.String())
+	c.d.Log.DebugContext(it.ctx, "consume: completed", "receiveCount", it.msg.ReceiveCount, "took", it.took.String())
 }
 
 // fail routes a failure of a claimed (or unclaimable) item.
@@ -145,27 +145,27 @@ func (c *Consumer) fail(it *item, f *failure) {
 // retry reports the item for redelivery after its backoff and hands the row
 // back with lastError.
 func (c *Consumer) retry(it *item, f *failure) {
-	d := c.Backoff.Delay(it.msg.ReceiveCount, f.retryAfter)
+	d := c.cfg.Backoff.Delay(it.msg.ReceiveCount, f.retryAfter)
 	it.outcome, it.delay, it.fail = retried, d, f
-	now := c.now()
+	now := c.d.Now()
 	c.release(it, f, now.Add(d), now)
-	c.log().WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "delay", d.String(), "error", f.msg)
+	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "delay", d.String(), "error", f.msg)
 }
 
 // poison moves the item to the topic's DLQ with its reason and
 // acknowledges it. If the DLQ cannot take it, it is retried instead: it
 // must never be acknowledged without being in the DLQ.
 func (c *Consumer) poison(it *item, f *failure) {
-	now := c.now()
+	now := c.d.Now()
 	c.release(it, f, time.Time{}, now)
-	r := Reason{Code: f.code, Message: clip.String(f.msg, maxReasonLen), FailedAt: now}
-	if err := c.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
-		it.outcome, it.delay, it.fail = retried, c.Backoff.Delay(it.msg.ReceiveCount, 0), f
-		c.log().ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
+	r := Reason{Code: f.code, Message: truncate.String(f.msg, maxReasonLen), FailedAt: now}
+	if err := c.d.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
+		it.outcome, it.delay, it.fail = retried, c.cfg.Backoff.Delay(it.msg.ReceiveCount, 0), f
+		c.d.Log.ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
 		return
 	}
 	it.outcome, it.fail = poisoned, f
-	c.log().ErrorContext(it.ctx, "consume: poison message moved to the DLQ", "errorCode", f.code, "errorMessage", r.Message)
+	c.d.Log.ErrorContext(it.ctx, "consume: poison message moved to the DLQ", "errorCode", f.code, "errorMessage", r.Message)
 }
 
 // maxReasonLen bounds errorMessage (SQS attributes count toward the 256 KB
@@ -180,10 +180,10 @@ func (c *Consumer) release(it *item, f *failure, retryAt, now time.Time) {
 	}
 	it.claimed = false
 	err := retryWrite(it.ctx, func() error {
-		return c.Rows.MarkRetry(it.ctx, Release{Row: it.row(c.Topic.Name), Owner: it.rec.MessageId, LastError: f.lastError(), RetryAt: retryAt, Now: now})
+		return c.d.Rows.MarkRetry(it.ctx, Release{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, LastError: f.lastError(), RetryAt: retryAt, Now: now})
 	})
 	if err != nil && !isLeaseLost(err) {
-		c.log().WarnContext(it.ctx, "consume: could not hand the row back; it frees itself when the lease expires", "error", err)
+		c.d.Log.WarnContext(it.ctx, "consume: could not hand the row back; it frees itself when the lease expires", "error", err)
 	}
 }
 
@@ -219,18 +219,18 @@ func (f *failure) lastError() string {
 	if f.kind == KindPermanent {
 		s = f.code + ": " + f.msg
 	}
-	return clip.String(s, outbox.MaxErrorLen)
+	return truncate.String(s, outbox.MaxErrorLen)
 }
 
 // attest resolves the incident a successful replay came from.
 func (c *Consumer) attest(it *item) error {
-	if it.msg.ReplayOf == "" || c.Incidents == nil {
+	if it.msg.ReplayOf == "" || c.d.Incidents == nil {
 		return nil
 	}
-	if err := c.Incidents.ResolveReplay(it.ctx, it.msg.ReplayOf, c.now()); err != nil {
+	if err := c.d.Incidents.ResolveReplay(it.ctx, it.msg.ReplayOf, c.d.Now()); err != nil {
 		return err
 	}
-	c.log().InfoContext(it.ctx, "consume: replay succeeded; incident resolved")
+	c.d.Log.InfoContext(it.ctx, "consume: replay succeeded; incident resolved")
 	return nil
 }
 
@@ -246,8 +246,8 @@ func (c *Consumer) delay(ctx context.Context, items []*item) {
 	if len(ds) == 0 {
 		return
 	}
-	if err := c.Queue.Delay(ctx, ds); err != nil {
-		c.log().WarnContext(ctx, "consume: could not set retry delays; the messages return after the queue's visibility timeout", "topic", c.Topic.Name, "error", err)
+	if err := c.d.Queue.Delay(ctx, ds); err != nil {
+		c.d.Log.WarnContext(ctx, "consume: could not set retry delays; the messages return after the queue's visibility timeout", "topic", c.cfg.Topic.Name, "error", err)
 	}
 }
 

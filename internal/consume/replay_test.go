@@ -9,20 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/archiver"
-	"github.com/siteswarm/eventplatform/internal/blob"
-	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/replay"
-	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 // The whole recovery loop with the real parts: the consumer dead-letters a
@@ -33,9 +27,8 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	store := &dynamo.Incidents{Client: b.env.DynamoDB, Table: b.env.Resources.IncidentsTable}
-	b.consumer.Incidents = store
-	bodies := &incident.Bodies{Store: &blob.S3{Client: b.env.S3}, Bucket: b.env.Resources.Bucket}
+	store := b.env.Incidents()
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Incidents = store })
 
 	b.publish(t, "evt_replay", "")
 	broken := true
@@ -48,11 +41,7 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	require.Empty(t, b.invoke(t, b.receive(t, 1, 5*time.Second)))
 
 	// The DLQ archiver drains the dead letter into an open incident.
-	arch := &archiver.Archiver{
-		Incidents: store, Rows: b.events, Bodies: bodies,
-		DLQTopics: map[string]string{b.q.DLQARN: topicName},
-		Alerts:    archiver.LogAlerter{Log: logging.Discard()}, Metrics: metric.Discard(), Log: logging.Discard(),
-	}
+	arch := wiretest.Archiver(t, b.env, wiretest.Opts{})
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, 2*time.Second)
 	require.Len(t, dead, 1)
 	resp, err := arch.Handle(ctx, lambdalocal.SQSEvent(b.q.DLQARN, dead))
@@ -66,19 +55,13 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 
 	// The operator fixes the subscriber and replays.
 	broken = false
-	top := topology.Topology{Topics: []topology.Topic{b.topic}}
-	rp := &replay.Service{
-		Incidents: store, Events: b.events, Bodies: bodies,
-		ClaimCheck: claimcheck.Checker{Store: &blob.S3{Client: b.env.S3}, Bucket: b.env.Resources.Bucket, Threshold: claimcheck.DefaultThreshold},
-		Sender:     &queue.Sender{Client: b.env.SQS, URLs: map[string]string{topicName: b.q.URL}},
-		Topology:   top, Log: logging.Discard(),
-	}
+	rp := wiretest.Replay(t, b.env, wiretest.Opts{}).Replay
 	out := rp.ReplayOne(ctx, replay.Request{Actor: "ops"}, id)
 	require.Equal(t, replay.ResultReplayed, out.Result, "%+v", out)
 
 	msgs := b.receive(t, 1, 5*time.Second)
 	require.Len(t, msgs, 1)
-	require.Equal(t, id, aws.ToString(msgs[0].MessageAttributes[queue.AttrReplayOf].StringValue))
+	require.Equal(t, id, aws.ToString(msgs[0].MessageAttributes[outbox.AttrReplayOf].StringValue))
 	require.Empty(t, b.invoke(t, msgs))
 	inc, err = store.Get(ctx, id)
 	require.NoError(t, err)
@@ -105,8 +88,8 @@ func TestFailedAttestationIsRetriedWithoutRepeatingTheSideEffect(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	store := &dynamo.Incidents{Client: b.env.DynamoDB, Table: b.env.Resources.IncidentsTable}
-	b.consumer.Incidents = store
+	store := b.env.Incidents()
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Incidents = store })
 	now := time.Now().UTC()
 	id := incident.ID("evt_attest", topicName)
 	_, err := store.Save(ctx, incident.Incident{
@@ -127,7 +110,7 @@ func TestFailedAttestationIsRetriedWithoutRepeatingTheSideEffect(t *testing.T) {
 	m, err := rec.Message(topicName)
 	require.NoError(t, err)
 	m.ReplayOf = id
-	require.NoError(t, (&queue.Sender{Client: b.env.Emulators.SQS(), URLs: map[string]string{topicName: b.q.URL}}).Send(ctx, m))
+	require.NoError(t, (&sqsqueue.Sender{Client: b.env.Emulators.SQS(), URLs: map[string]string{topicName: b.q.URL}}).Send(ctx, m))
 	msgs := b.receive(t, 1, 5*time.Second)
 	require.Len(t, msgs, 1)
 

@@ -1,9 +1,7 @@
 package consume_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -19,22 +17,23 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 // topicName is the test topology's one topic: orders from the "shop"
@@ -61,7 +60,9 @@ type bundle struct {
 	ingest   *ingest.Service
 	consumer *consume.Consumer
 	handler  *recorder
-	metrics  *syncBuffer
+	metrics  *testkit.Buffer
+	cfg      consume.Config
+	deps     consume.Deps
 }
 
 type option func(*topology.Topic)
@@ -78,47 +79,49 @@ func setup(t testing.TB, opts ...option) *bundle {
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{topicName}}},
 	}
 	env := localawstest.NewEnv(t, localawstest.WithTopology(top))
-	cfg, err := wire.LoadIngestConfig(envconf.FromMap(map[string]string{
-		wire.EnvEventsTable: env.Resources.EventsTable,
-		wire.EnvBucket:      env.Resources.Bucket,
-		wire.EnvQueueURLs:   mustJSON(env.Resources.QueueURLs()),
-		// Small enough that tests can claim-check a payload.
-		wire.EnvClaimCheckBytes: "512",
-	}), top)
-	require.NoError(t, err)
-	clients := wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
-	events := &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()}
+	events := env.Events()
 	q := env.Queue(topicName)
 	rec := newRecorder()
-	metrics := &syncBuffer{}
-	c := &consume.Consumer{
-		Topic:    tp,
-		Handler:  rec,
-		Rows:     events,
-		Queue:    &queue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL, FIFO: tp.FIFO},
-		Payloads: &blob.S3{Client: env.S3},
-		Metrics:  &metric.Emitter{W: metrics},
-		Log:      logging.Discard(),
-		Backoff:  consume.Backoff{Base: time.Second, Cap: 30 * time.Second, Jitter: -1},
+	metrics := &testkit.Buffer{}
+	// Small enough that tests can claim-check a payload.
+	icfg := wiretest.IngestConfig(t, env, wiretest.Opts{Settings: map[string]string{wire.EnvClaimCheckBytes: "512"}})
+	// The producer runs on a valid topology where a test bends the
+	// consumer's timing past what Validate allows.
+	icfg.Topology = icfg.Topology.Clone()
+	vt := &icfg.Topology.Topics[0].VisibilityTimeout
+	*vt = max(*vt, icfg.Topology.Topics[0].ConsumerTimeout)
+	ing, err := ingestfn.New(icfg, ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, wire.Runtime{})
+	require.NoError(t, err)
+	b := &bundle{
+		env: env, topic: tp, q: q, events: events, handler: rec, metrics: metrics,
+		ingest: ing,
+		cfg:    consume.Config{Topic: tp, Backoff: consume.Backoff{Base: time.Second, Cap: 30 * time.Second, Jitter: -1}},
+		deps: consume.Deps{
+			Handler:  rec,
+			Rows:     events,
+			Queue:    &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL, FIFO: tp.FIFO},
+			Payloads: &s3blob.S3{Client: env.S3},
+			Metrics:  &metric.Emitter{W: metrics},
+		},
 	}
-	require.NoError(t, c.Validate())
-	return &bundle{
-		env: env, topic: tp, q: q, events: events,
-		ingest:   wire.NewIngest(cfg, top, clients, logging.Discard()),
-		consumer: c, handler: rec, metrics: metrics,
+	b.rebuild(t, nil)
+	return b
+}
+
+// rebuild builds the bundle's consumer again, with its config and
+// dependencies adjusted by mod (nil: as they are).
+func (b *bundle) rebuild(t testing.TB, mod func(*consume.Config, *consume.Deps)) {
+	t.Helper()
+	if mod != nil {
+		mod(&b.cfg, &b.deps)
 	}
+	c, err := consume.New(b.cfg, b.deps)
+	require.NoError(t, err)
+	b.consumer = c
 }
 
 // key is the storage key of an acme event (the test producer is internal).
 func key(id string) string { return "acme/" + id }
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
 
 // envelopeJSON is an order event; subject orders FIFO groups.
 func envelopeJSON(id, subject string, payload any) []byte {
@@ -129,7 +132,7 @@ func envelopeJSON(id, subject string, payload any) []byte {
 	if subject != "" {
 		m["subject"] = subject
 	}
-	return []byte(mustJSON(m))
+	return []byte(testkit.MustJSON(m))
 }
 
 // publish ingests an event the way producers do: ledger item, outbox row,
@@ -206,7 +209,7 @@ func (b *bundle) row(t testing.TB, eventID string) outbox.Row {
 
 func eventIDOf(t testing.TB, m sqstypes.Message) string {
 	t.Helper()
-	v, ok := m.MessageAttributes[queue.AttrEventID]
+	v, ok := m.MessageAttributes[outbox.AttrEventID]
 	require.True(t, ok, "message without eventId attribute")
 	return aws.ToString(v.StringValue)
 }
@@ -266,33 +269,6 @@ func (r *recorder) counts() (calls, effects map[string]int, order []string) {
 		effects[k] = v
 	}
 	return calls, effects, append([]string(nil), r.order...)
-}
-
-// syncBuffer collects EMF lines from concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-// lines decodes the EMF lines written so far.
-func (s *syncBuffer) lines(t testing.TB) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(s.buf.Bytes()))
-	for dec.More() {
-		var m map[string]any
-		require.NoError(t, dec.Decode(&m))
-		out = append(out, m)
-	}
-	return out
 }
 
 // sum adds up a metric over every line.
@@ -361,7 +337,7 @@ func (b *bundle) send(t testing.TB, sq *sqs.Client, ids []string) {
 			body := envelopeJSON(id, "", map[string]any{"order": id})
 			entries = append(entries, sqstypes.SendMessageBatchRequestEntry{
 				Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body)),
-				MessageAttributes: queue.Attributes(outbox.Message{Topic: topicName, Key: key(id), EventID: id, TenantID: "acme", Type: "order.created"}),
+				MessageAttributes: sqsqueue.Attributes(outbox.Message{Topic: topicName, Key: key(id), EventID: id, TenantID: "acme", Type: "order.created"}),
 			})
 		}
 		out, err := sq.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(b.q.URL), Entries: entries})

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 )
 
 func TestBackoffDelay(t *testing.T) {
@@ -81,12 +82,12 @@ func TestClassify(t *testing.T) {
 // adapter; the names must stay those the adapter writes.
 func TestAttributeNamesMatchTheQueueAdapter(t *testing.T) {
 	t.Parallel()
-	m := queue.Attributes(outboxMessage())
+	m := sqsqueue.Attributes(outboxMessage())
 	for _, name := range []string{"eventId", "tenantId", "topic", "replayOf"} {
 		_, ok := m[name]
 		require.True(t, ok, name)
 	}
-	require.Equal(t, "errorCode", queue.AttrErrorCode)
-	require.Equal(t, "errorMessage", queue.AttrErrorMessage)
-	require.Equal(t, "failedAt", queue.AttrFailedAt)
+	require.Equal(t, "errorCode", outbox.AttrErrorCode)
+	require.Equal(t, "errorMessage", outbox.AttrErrorMessage)
+	require.Equal(t, "failedAt", outbox.AttrFailedAt)
 }

@@ -16,7 +16,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/logging"
 )
 
 // Permanent error codes (the errorCode of the dead letter).
@@ -250,15 +252,9 @@ func CheckSecrets(secrets []string) error {
 }
 
 func (d *Deliverer) now() time.Time {
-	if d.Now != nil {
-		return d.Now()
-	}
-	return time.Now()
+	return clock.Or(d.Now)()
 }
 
 func (d *Deliverer) log() *slog.Logger {
-	if d.Log != nil {
-		return d.Log
-	}
-	return slog.Default()
+	return logging.OrDiscard(d.Log)
 }

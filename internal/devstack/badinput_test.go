@@ -22,13 +22,13 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/cursor"
 	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
 
@@ -262,7 +262,7 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 		{"replay empty filter", func() answer { return replayCall(`{"action":"replay","request":{}}`) }, "invalid_request"},
 		{"replay unknown incident", func() answer { return replayCall(`{"action":"get","incidentId":"` + incidentID + `"}`) }, "not_found"},
 		{"replay cross-tenant cursor", func() answer {
-			forged, err := cursor.Encode(map[string][2]string{"tenantId": {"S", "globex"}, "tenantSk": {"S", "9999"}, "pk": {"S", "EVENT#globex/x"}, "sk": {"S", "LEDGER"}})
+			forged, err := pagecursor.Encode(map[string][2]string{"tenantId": {"S", "globex"}, "tenantSk": {"S", "9999"}, "pk": {"S", "EVENT#globex/x"}, "sk": {"S", "LEDGER"}})
 			require.NoError(t, err)
 			return replayCall(`{"action":"events","query":{"tenantId":"acme","cursor":"` + forged + `"}}`)
 		}, "invalid_request"},

@@ -16,7 +16,6 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/trace"
-	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 // Target says where the stack's AWS resources are.
@@ -87,16 +86,11 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	cfg := base.Copy()
 	cfg.APIOptions = slices.Clip(append(slices.Clone(cfg.APIOptions), o.APIOptions...))
 	trace.Instrument(&cfg)
-	rt := build(cfg)
-	s.Clients = wire.NewClients(cfg)
-	s.Clients.DynamoDB, s.Clients.SQS, s.Clients.S3, s.Clients.SNS = rt.DynamoDB, rt.SQS, rt.S3, rt.SNS
+	s.Clients = build(cfg)
 	// Functions run in this process: invoke them here, whatever the target.
+	// Secrets Manager and Step Functions are not emulated: locally, secrets
+	// come from the settings and bulk replay runs in-process.
 	s.Clients.Lambda = localaws.NewLambdaClient(cfg, s.URL())
-	if s.Target == TargetEmulators {
-		// Secrets Manager and Step Functions are not emulated: locally,
-		// secrets come from the settings and bulk replay runs in-process.
-		s.Clients.SecretsManager, s.Clients.SFN = nil, nil
-	}
 	return nil
 }
 

@@ -5,22 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
-func init() { register("admin-api", adminFunction) }
+func init() { register(adminfn.Name, adminFunction) }
 
 // AdminRoute is the admin API's route: one greedy ANY route, as deployed.
 var AdminRoute = lambdalocal.HTTPRoute{Method: "ANY", Path: "/admin/{proxy+}"}
 
-// AdminSettings are the admin-api settings of the local stack: the replay
-// function's (its routes run the replay service in-process), the DLQ URLs
-// (queue depths), and the bearer key from ADMIN_API_KEY (default
-// DefaultAdminKey; Secrets Manager is not emulated).
-func (s *Stack) AdminSettings() (map[string]string, error) {
-	settings, err := s.RecoverySettings("")
+// AdminResources are the admin-api settings the local stack decides: the
+// replay function's resources (its routes run the replay engine
+// in-process) and the DLQ URLs (queue depths). The bearer key is the
+// stack's ADMIN_API_KEY setting (default DefaultAdminKey; Secrets Manager
+// is not emulated).
+func (s *Stack) AdminResources() (map[string]string, error) {
+	res, err := s.RecoveryResources("")
 	if err != nil {
 		return nil, err
 	}
@@ -28,27 +30,23 @@ func (s *Stack) AdminSettings() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings[wire.EnvDLQURLs] = string(dlqs)
-	settings[wire.EnvAdminKey] = s.AdminKey()
-	if v := s.Settings.String(wire.EnvAdminKeyRefresh, ""); v != "" {
-		settings[wire.EnvAdminKeyRefresh] = v
-	}
-	return settings, nil
+	res[wire.EnvDLQURLs] = string(dlqs)
+	return res, nil
 }
 
 func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
-	settings, err := s.AdminSettings()
+	res, err := s.AdminResources()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := wire.LoadAdminConfig(envconf.FromMap(settings), s.Topology)
+	cfg, err := adminfn.Load(s.env(res), s.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("admin-api config: %w", err)
 	}
-	log := s.Log.With("function", "admin-api")
-	api, err := wire.NewAdmin(ctx, cfg, s.Topology, s.Clients, log)
+	c := s.Clients
+	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: replayfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}}, s.runtime(adminfn.Name))
 	if err != nil {
 		return nil, err
 	}
-	return []Function{{Name: "admin-api", Handler: api.Handle, Timeout: wire.AdminFunctionTimeout, Triggers: []lambdalocal.Trigger{AdminRoute}}}, nil
+	return []Function{{Name: adminfn.Name, Handler: api.Handle, Timeout: adminfn.FunctionTimeout, Triggers: []lambdalocal.Trigger{AdminRoute}}}, nil
 }

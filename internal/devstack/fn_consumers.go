@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
 func init() { register("consumers", consumerFunctions) }
@@ -24,11 +25,11 @@ const (
 	// SUBSCRIBER_URL_BILLING_EVENTS) sets one topic's subscriber URL; it
 	// wins over SUBSCRIBER_URLS. Unset topics deliver to the stack's sink,
 	// <stack URL>/__deliveries/<topic>.
-	SettingSubscriberURLPrefix = wire.EnvSubscriberURL + "_"
+	SettingSubscriberURLPrefix = httpconsumerfn.EnvSubscriberURL + "_"
 	// SettingSubscriberSecretPrefix + TopicKey(topic) (e.g.
 	// SUBSCRIBER_SECRET_BILLING_EVENTS) sets one topic's signing secrets
 	// (comma-separated whsec_…); SUBSCRIBER_SECRET sets every topic's.
-	SettingSubscriberSecretPrefix = wire.EnvSubscriberSecret + "_"
+	SettingSubscriberSecretPrefix = httpconsumerfn.EnvSecret + "_"
 )
 
 // DefaultSubscriberSecret signs local deliveries unless SUBSCRIBER_SECRET
@@ -61,38 +62,32 @@ func (s *Stack) SubscriberSecrets(topic string) []string {
 	if v := s.Settings.List(SettingSubscriberSecretPrefix + TopicKey(topic)); len(v) > 0 {
 		return v
 	}
-	if v := s.Settings.List(wire.EnvSubscriberSecret); len(v) > 0 {
+	if v := s.Settings.List(httpconsumerfn.EnvSecret); len(v) > 0 {
 		return v
 	}
 	return []string{DefaultSubscriberSecret}
 }
 
-// ConsumerSettings are a topic consumer's settings: resources from the
-// stack, delivery target and secret from the stack's settings, tunables
-// overridable from the environment exactly as on Lambda.
-func (s *Stack) ConsumerSettings(tp topology.Topic) map[string]string {
+// ConsumerResources are a topic consumer's settings the local stack
+// decides: its queue and tables, and for an HTTP topic its delivery target
+// and signing secrets (per topic, see SubscriberURL and
+// SubscriberSecrets). Tunables are read from the stack's settings under
+// the names the Lambda reads.
+func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 	q := s.Resources.Queues[tp.Name]
-	settings := map[string]string{
-		wire.EnvConsumerTopic:    tp.Name,
-		wire.EnvConsumerQueueURL: q.URL,
-		wire.EnvConsumerDLQURL:   q.DLQURL,
-		wire.EnvEventsTable:      s.Resources.EventsTable,
-		wire.EnvIncidentsTable:   s.Resources.IncidentsTable,
-		wire.EnvBucket:           s.Resources.Bucket,
+	res := map[string]string{
+		consumerfn.EnvTopic:    tp.Name,
+		consumerfn.EnvQueueURL: q.URL,
+		consumerfn.EnvDLQURL:   q.DLQURL,
+		wire.EnvEventsTable:    s.Resources.EventsTable,
+		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
+		wire.EnvBucket:         s.Resources.Bucket,
 	}
 	if tp.Consumer == topology.ConsumerHTTP {
-		settings[wire.EnvSubscriberURL] = s.SubscriberURL(tp.Name)
-		settings[wire.EnvSubscriberSecret] = strings.Join(s.SubscriberSecrets(tp.Name), ",")
+		res[httpconsumerfn.EnvSubscriberURL] = s.SubscriberURL(tp.Name)
+		res[httpconsumerfn.EnvSecret] = strings.Join(s.SubscriberSecrets(tp.Name), ",")
 	}
-	for _, k := range []string{
-		wire.EnvConsumerBackoffBase, wire.EnvConsumerBackoffCap, wire.EnvConsumerConcurrency, wire.EnvRetention,
-		wire.EnvSubscriberTimeout, wire.EnvSubscriberSecretRefresh, wire.EnvArchivePrefix,
-	} {
-		if v := s.Settings.String(k, ""); v != "" {
-			settings[k] = v
-		}
-	}
-	return settings
+	return res
 }
 
 // consumerFunctions registers one consumer per HTTP and archive topic,
@@ -101,27 +96,28 @@ func (s *Stack) ConsumerSettings(tp topology.Topic) map[string]string {
 // service.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
+	cl := consumerfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}
 	for _, tp := range s.Topology.Topics {
-		settings := s.ConsumerSettings(tp)
+		env := s.env(s.ConsumerResources(tp))
 		if err := s.Settings.Err(); err != nil {
 			return nil, err
 		}
-		name := wire.ConsumerFunctionName(tp)
-		log := s.Log.With("function", name)
+		name := consumerfn.FunctionName(tp)
+		rt := s.runtime(name)
 		var (
 			c   *consume.Consumer
 			err error
 		)
 		switch tp.Consumer {
 		case topology.ConsumerHTTP:
-			var cfg wire.HTTPConsumerConfig
-			if cfg, err = wire.LoadHTTPConsumerConfig(envconf.FromMap(settings), s.Topology); err == nil {
-				c, err = wire.NewHTTPConsumer(ctx, cfg, s.Topology, s.Clients, log)
+			var cfg httpconsumerfn.Config
+			if cfg, err = httpconsumerfn.Load(env, s.Topology); err == nil {
+				c, err = httpconsumerfn.New(ctx, cfg, httpconsumerfn.Clients{Clients: cl}, rt)
 			}
 		case topology.ConsumerArchive:
-			var cfg wire.ArchiveConsumerConfig
-			if cfg, err = wire.LoadArchiveConsumerConfig(envconf.FromMap(settings), s.Topology); err == nil {
-				c, err = wire.NewArchiveConsumer(cfg, s.Topology, s.Clients, log)
+			var cfg archiveconsumerfn.Config
+			if cfg, err = archiveconsumerfn.Load(env, s.Topology); err == nil {
+				c, err = archiveconsumerfn.New(cfg, cl, rt)
 			}
 		default:
 			continue
@@ -129,9 +125,6 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		// EMF lines go to the stack's debug log: nobody ingests them
-		// locally.
-		c.Metrics = &metric.Emitter{W: logWriter{s}}
 		q := s.Resources.Queues[tp.Name]
 		fns = append(fns, Function{
 			Name:    name,

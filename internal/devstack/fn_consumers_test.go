@@ -23,7 +23,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 )
 
 // The local stack runs one consumer per HTTP and archive topic behind an
@@ -106,7 +106,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 
 	// One consumer per HTTP/archive topic, named after it; none for purge.
 	for _, tp := range top.Topics {
-		out, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(wire.ConsumerFunctionName(tp)), Payload: []byte(`{"Records":[]}`)})
+		out, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(consumerfn.FunctionName(tp)), Payload: []byte(`{"Records":[]}`)})
 		if tp.Consumer == topology.ConsumerPurge {
 			require.Error(t, err, "the cache purge issue brings %s", tp.Name)
 			continue
@@ -115,7 +115,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 		require.Nil(t, out.FunctionError, "%s: %s", tp.Name, out.Payload)
 		require.JSONEq(t, `{"batchItemFailures":[]}`, string(out.Payload))
 	}
-	require.Equal(t, "consumer-http-billing-events", wire.ConsumerFunctionName(topology.Topic{Name: "billing.events", Consumer: topology.ConsumerHTTP}))
+	require.Equal(t, "consumer-http-billing-events", consumerfn.FunctionName(topology.Topic{Name: "billing.events", Consumer: topology.ConsumerHTTP}))
 }
 
 func TestBadSubscriberSettingFailsTheStart(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
 
 func init() { register("recovery", recoveryFunctions) }
@@ -24,15 +25,15 @@ const DefaultSweepEvery = 2 * time.Minute
 
 // Function names of the recovery plane (the CLI invokes "replay").
 const (
-	FunctionSweeper  = "sweeper"
-	FunctionArchiver = "dlq-archiver"
-	FunctionReplay   = "replay"
+	FunctionSweeper  = sweeperfn.Name
+	FunctionArchiver = archiverfn.Name
+	FunctionReplay   = replayfn.Name
 )
 
-// RecoverySettings are the sweeper, dlq-archiver and replay settings that
-// come from the local resources; their tunables may be overridden from the
-// environment exactly as on Lambda.
-func (s *Stack) RecoverySettings(alertTopicARN string) (map[string]string, error) {
+// RecoveryResources are the sweeper, dlq-archiver and replay settings the
+// local stack decides from its resources; tunables are read from the
+// stack's settings under the names the Lambdas read.
+func (s *Stack) RecoveryResources(alertTopicARN string) (map[string]string, error) {
 	queues, err := json.Marshal(s.Resources.QueueURLs())
 	if err != nil {
 		return nil, err
@@ -45,25 +46,18 @@ func (s *Stack) RecoverySettings(alertTopicARN string) (map[string]string, error
 	if err != nil {
 		return nil, err
 	}
-	settings := map[string]string{
+	res := map[string]string{
 		wire.EnvEventsTable:    s.Resources.EventsTable,
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
 		wire.EnvBucket:         s.Resources.Bucket,
 		wire.EnvQueueURLs:      string(queues),
 		wire.EnvDLQARNs:        string(dlqARNs),
-		wire.EnvAlertTopicARN:  alertTopicARN,
 		wire.EnvStage:          s.Resources.Prefix,
 	}
-	for _, k := range []string{
-		wire.EnvAlertTopicARN, wire.EnvIncidentInlineBytes, wire.EnvClaimCheckBytes, wire.EnvRetention,
-		wire.EnvSweepLease, wire.EnvSweepPageSize, wire.EnvSweepBatchSize, wire.EnvSweepConcurrency, wire.EnvSweepMargin,
-		wire.EnvReplayConcurrency,
-	} {
-		if v := s.Settings.String(k, ""); v != "" {
-			settings[k] = v
-		}
+	if alertTopicARN != "" {
+		res[archiverfn.EnvAlertTopicARN] = alertTopicARN
 	}
-	return settings, nil
+	return res, nil
 }
 
 // alertTopic creates the local alert topic on the stack's SNS (fauxqs); an
@@ -89,47 +83,47 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	if every < 100*time.Millisecond {
 		return nil, fmt.Errorf("%s=%s: must be at least 100ms", SettingSweepEvery, every)
 	}
-	settings, err := s.RecoverySettings(s.alertTopic(ctx))
+	res, err := s.RecoveryResources(s.alertTopic(ctx))
 	if err != nil {
 		return nil, err
 	}
-	metrics := &metric.Emitter{W: logWriter{s}}
+	c := s.Clients
 
-	sweepCfg, err := wire.LoadSweeperConfig(envconf.FromMap(settings), s.Topology)
+	sweepCfg, err := sweeperfn.Load(s.env(res), s.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("sweeper config: %w", err)
 	}
-	sweeper := wire.NewSweeper(sweepCfg, s.Topology, s.Clients, s.Log.With("function", FunctionSweeper), metrics)
+	sweeper, err := sweeperfn.New(sweepCfg, sweeperfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, s.runtime(sweeperfn.Name))
+	if err != nil {
+		return nil, err
+	}
 
-	archCfg, err := wire.LoadArchiverConfig(envconf.FromMap(settings), s.Topology)
+	archCfg, err := archiverfn.Load(s.env(res), s.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("dlq-archiver config: %w", err)
 	}
-	arch := wire.NewArchiver(archCfg, s.Clients, s.Log.With("function", FunctionArchiver), metrics)
+	arch, err := archiverfn.New(archCfg, archiverfn.Clients{DynamoDB: c.DynamoDB, S3: c.S3, SNS: c.SNS}, s.runtime(archiverfn.Name))
+	if err != nil {
+		return nil, err
+	}
 	var dlqs []lambdalocal.Trigger
 	for _, name := range s.Topology.TopicNames() {
 		q := s.Resources.Queues[name]
 		dlqs = append(dlqs, lambdalocal.QueueSource{QueueURL: q.DLQURL, QueueARN: q.DLQARN, BatchSize: 10, MaxConcurrency: 2})
 	}
 
-	replayCfg, err := wire.LoadReplayConfig(envconf.FromMap(settings), s.Topology)
+	replayCfg, err := replayfn.Load(s.env(res), s.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("replay config: %w", err)
 	}
-	svc := wire.NewReplay(replayCfg, s.Topology, s.Clients, s.Log.With("function", FunctionReplay))
+	fn, err := replayfn.New(replayCfg, replayfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, s.runtime(replayfn.Name))
+	if err != nil {
+		return nil, err
+	}
 
 	return []Function{
-		{Name: FunctionSweeper, Handler: sweeper.Handle, Timeout: wire.SweeperFunctionTimeout, Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: every}}},
-		{Name: FunctionArchiver, Handler: arch.Handle, Timeout: wire.ArchiverFunctionTimeout, Triggers: dlqs},
-		{Name: FunctionReplay, Handler: svc.Handle, Timeout: wire.ReplayFunctionTimeout},
+		{Name: sweeperfn.Name, Handler: sweeper.Handle, Timeout: sweeperfn.FunctionTimeout, Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: every}}},
+		{Name: archiverfn.Name, Handler: arch.Handle, Timeout: archiverfn.FunctionTimeout, Triggers: dlqs},
+		{Name: replayfn.Name, Handler: fn.Handle, Timeout: replayfn.FunctionTimeout},
 	}, nil
-}
-
-// logWriter sends EMF lines to the stack's log at debug level: locally
-// nobody ingests them, but they stay inspectable.
-type logWriter struct{ s *Stack }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.s.Log.Debug("emf", "line", string(p))
-	return len(p), nil
 }

@@ -3,14 +3,13 @@ package devstack
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
-func init() { register("webhook-stripe", webhookStripeFunction) }
+func init() { register(webhookfn.Name, webhookStripeFunction) }
 
 // StripeWebhookPath is the local Stripe webhook route (as in API Gateway).
 const StripeWebhookPath = "/webhook/stripe"
@@ -21,38 +20,32 @@ const StripeWebhookPath = "/webhook/stripe"
 // unless configured.
 const LocalTenant = "local"
 
-// StripeWebhookSettings are the webhook-stripe settings of the local stack:
-// ingest is invoked by name through the stack's own Lambda Invoke endpoint
-// and the signing secrets come from STRIPE_WEBHOOK_SECRET (Secrets Manager
-// is not emulated); the tunables may be overridden from the environment
-// exactly as on Lambda.
-func (s *Stack) StripeWebhookSettings() map[string]string {
-	settings := map[string]string{
-		wire.EnvIngestFunction:      "ingest",
-		wire.EnvStripeWebhookSecret: strings.Join(s.StripeSecrets(), ","),
-		wire.EnvStripeTenantMap:     fmt.Sprintf(`{"default":%q}`, LocalTenant),
+// StripeWebhookResources are the webhook-stripe settings the local stack
+// decides: ingest is invoked by name through the stack's own Lambda Invoke
+// endpoint, and the tenant map defaults to LocalTenant unless
+// STRIPE_TENANT_MAP is set. The signing secrets are the stack's
+// STRIPE_WEBHOOK_SECRET setting (Secrets Manager is not emulated).
+func (s *Stack) StripeWebhookResources() map[string]string {
+	res := map[string]string{webhookfn.EnvIngestFunction: ingestfn.Name}
+	if s.Settings.String(webhookfn.EnvTenantMap, "") == "" {
+		res[webhookfn.EnvTenantMap] = fmt.Sprintf(`{"default":%q}`, LocalTenant)
 	}
-	for _, k := range []string{wire.EnvStripeTenantMap, wire.EnvIngestTimeout, wire.EnvWebhookRetryAfter, wire.EnvStripeSecretRefresh} {
-		if v := s.Settings.String(k, ""); v != "" {
-			settings[k] = v
-		}
-	}
-	return settings
+	return res
 }
 
 func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
-	cfg, err := wire.LoadStripeWebhookConfig(envconf.FromMap(s.StripeWebhookSettings()))
+	cfg, err := webhookfn.Load(s.env(s.StripeWebhookResources()))
 	if err != nil {
 		return nil, fmt.Errorf("webhook-stripe config: %w", err)
 	}
-	h, err := wire.NewStripeWebhook(ctx, cfg, s.Clients, s.Log.With("function", "webhook-stripe"))
+	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda}, s.runtime(webhookfn.Name))
 	if err != nil {
 		return nil, err
 	}
 	return []Function{{
-		Name:    "webhook-stripe",
+		Name:    webhookfn.Name,
 		Handler: h.Handle,
-		Timeout: wire.WebhookFunctionTimeout,
+		Timeout: webhookfn.FunctionTimeout,
 		// ANY, as the API Gateway route: the handler itself answers a
 		// non-POST with 405 and an error body.
 		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},

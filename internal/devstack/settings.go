@@ -6,7 +6,11 @@ import (
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/trace"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // Settings the local stack itself reads. Functions read their own (the
@@ -15,9 +19,9 @@ const (
 	// SettingStripeSecret is the webhook signing secret (comma-separated
 	// for several, as during a rotation); the first one signs `evp stripe
 	// send` events.
-	SettingStripeSecret = "STRIPE_WEBHOOK_SECRET"
+	SettingStripeSecret = webhookfn.EnvSecret
 	// SettingAdminKey is the admin API's bearer key.
-	SettingAdminKey = "ADMIN_API_KEY"
+	SettingAdminKey = adminfn.EnvKey
 	// SettingSweepEvery is the sweeper's schedule (a Go duration; `evp dev
 	// --sweep-every` sets it).
 	SettingSweepEvery = "SWEEP_EVERY"
@@ -71,6 +75,29 @@ func usesEndpointOverride(r *envconf.Reader) bool {
 	return slices.ContainsFunc([]string{"", "_DYNAMODB", "_SQS", "_S3", "_SNS"}, func(svc string) bool {
 		return r.String(SettingEndpointURL+svc, "") != ""
 	})
+}
+
+// env is a function's environment in the local stack: the settings the
+// stack decides from its resources (table names, queue URLs, …) over the
+// stack's settings, read under the names the Lambda reads, so any of the
+// function's tunables can be set exactly as on Lambda.
+func (s *Stack) env(resources map[string]string) *envconf.Reader {
+	return layered(resources, s.Settings, nil)
+}
+
+// runtime is a function's runtime in the local stack: the stack's log with
+// the function's name, EMF metrics as debug log lines (nobody ingests them
+// locally, but they stay inspectable).
+func (s *Stack) runtime(function string) wire.Runtime {
+	return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: logWriter{s}}}.Named(function)
+}
+
+// logWriter sends EMF lines to the stack's log at debug level.
+type logWriter struct{ s *Stack }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.s.Log.Debug("emf", "line", string(p))
+	return len(p), nil
 }
 
 // StripeSecrets are the active webhook signing secrets.

@@ -20,7 +20,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
-	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 // DefaultAddr is where `make dev` serves.
@@ -56,7 +55,7 @@ type Stack struct {
 	Target    Target
 	Emulators *localaws.Emulators
 	Resources localaws.Resources
-	Clients   wire.Clients
+	Clients   localaws.Clients
 	Topology  topology.Topology
 	Functions *lambdalocal.Functions
 	Log       *slog.Logger

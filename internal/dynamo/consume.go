@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -183,7 +183,7 @@ func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
 			":empty":      s(""),
 			":zero":       n(0),
 			":next":       n(millis(r.RetryAt)),
-			":e":          s(clip.String(r.LastError, outbox.MaxErrorLen)),
+			":e":          s(truncate.String(r.LastError, outbox.MaxErrorLen)),
 			":now":        s(FormatTime(r.Now)),
 			":o":          s(r.Owner),
 		})

@@ -3,8 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,32 +180,4 @@ func mustInt(t *testing.T, s string) int64 {
 	v, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err)
 	return v
-}
-
-// Concurrent deliveries of one (event, topic): exactly one claims.
-func TestConsumerClaimIsExclusiveUnderConcurrency(t *testing.T) {
-	t.Parallel()
-	b := setupLease(t)
-	ctx := context.Background()
-	b.commit(t, "evt_x", "ingest", time.Minute, "a.events")
-	var claimed, busy atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Go(func() {
-			c, err := b.events.BeginProcessing(ctx, processing("evt_x", string(rune('a'+i)), leaseT0.Add(2*time.Minute), time.Minute))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			switch c.State {
-			case consume.Claimed:
-				claimed.Add(1)
-			case consume.Busy:
-				busy.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int32(1), claimed.Load())
-	require.Equal(t, int32(15), busy.Load())
 }

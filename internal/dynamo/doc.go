@@ -6,4 +6,8 @@
 // replay attestation. Recovery: the transactions that span both tables (a
 // dispatch abandoned together with its incident). Key layout and index names
 // come from package table.
+//
+// Adapter packages are named for the AWS service they speak: dynamo
+// (DynamoDB), sqsqueue, s3blob, snsalert, lambdainvoke, smsecret. Domain
+// packages declare the ports; only adapters import service clients.
 package dynamo

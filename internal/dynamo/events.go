@@ -16,6 +16,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
@@ -236,8 +237,5 @@ func rowKey(r outbox.RowRef) map[string]ddbtypes.AttributeValue {
 }
 
 func (e *Events) log() *slog.Logger {
-	if e.Log != nil {
-		return e.Log
-	}
-	return slog.Default()
+	return logging.OrDiscard(e.Log)
 }

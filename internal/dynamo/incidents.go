@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -357,10 +357,10 @@ func decodeCursor(s string) (map[string]partCursor, error) {
 	if s == "" {
 		return out, nil
 	}
-	if err := cursor.Decode(s, &out); err != nil {
+	if err := pagecursor.Decode(s, &out); err != nil {
 		return nil, fmt.Errorf("invalid cursor: %w", err)
 	}
 	return out, nil
 }
 
-func encodeCursor(m map[string]partCursor) (string, error) { return cursor.Encode(m) }
+func encodeCursor(m map[string]partCursor) (string, error) { return pagecursor.Encode(m) }

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 func setupIncidents(t *testing.T) (*dynamo.Incidents, *localawstest.Env) {
 	t.Helper()
 	env := localawstest.NewEnv(t)
-	return &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable}, env
+	return env.Incidents(), env
 }
 
 func deadLetter(eventID, tenant, topic string) incident.DeadLetter {
@@ -31,206 +30,6 @@ func deadLetter(eventID, tenant, topic string) incident.DeadLetter {
 		ErrorCode: "handler_failed", ErrorMessage: "subscriber answered 500",
 		Body: incident.Body{Inline: body, Size: len(body), SHA256: "x"}, By: incident.ActorArchiver,
 	}
-}
-
-func TestIncidentSaveGetRoundTripAndOptimisticConcurrency(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store, _ := setupIncidents(t)
-
-	dl := deadLetter("evt_1", "acme", "billing.events")
-	dl.ErrorDetail = "stack trace"
-	inc, changed, err := incident.Upsert(ctx, store, dl, t0)
-	require.NoError(t, err)
-	require.True(t, changed)
-	require.Equal(t, 1, inc.Version)
-
-	got, err := store.Get(ctx, incident.ID("evt_1", "billing.events"))
-	require.NoError(t, err)
-	require.Equal(t, inc, got, "every field survives the round trip")
-	require.Equal(t, incident.StatusOpen, got.Status)
-	require.Equal(t, 1, got.RetryCount)
-	require.Equal(t, []string{"m-evt_1"}, got.MessageIDs)
-
-	// A writer holding a stale version loses.
-	stale := got
-	_, err = store.Save(ctx, got)
-	require.NoError(t, err)
-	_, err = store.Save(ctx, stale)
-	require.ErrorIs(t, err, incident.ErrConflict)
-	// Creating an existing id loses too.
-	fresh := got
-	fresh.Version = 0
-	_, err = store.Save(ctx, fresh)
-	require.ErrorIs(t, err, incident.ErrConflict)
-
-	_, err = store.Get(ctx, incident.ID("nope", "billing.events"))
-	require.ErrorIs(t, err, incident.ErrNotFound)
-}
-
-func TestIncidentUpsertConcurrentDeadLettersCountEachOnce(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store, _ := setupIncidents(t)
-
-	const n = 6
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			dl := deadLetter("evt_c", "acme", "billing.events")
-			dl.MessageID = fmt.Sprintf("m-%d", i)
-			_, _, err := incident.Upsert(ctx, store, dl, t0.Add(time.Duration(i)*time.Second))
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	got, err := store.Get(ctx, incident.ID("evt_c", "billing.events"))
-	require.NoError(t, err)
-	require.Equal(t, n, got.RetryCount, "no concurrent dead letter is lost")
-	require.Len(t, got.History, n)
-
-	// A redelivered dead letter (same message id) changes nothing.
-	dl := deadLetter("evt_c", "acme", "billing.events")
-	dl.MessageID = "m-3"
-	_, changed, err := incident.Upsert(ctx, store, dl, t0.Add(time.Hour))
-	require.NoError(t, err)
-	require.False(t, changed)
-	again, err := store.Get(ctx, got.ID)
-	require.NoError(t, err)
-	require.Equal(t, got.Version, again.Version)
-}
-
-func TestIncidentResolveReplayIsIdempotent(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store, _ := setupIncidents(t)
-	inc, _, err := incident.Upsert(ctx, store, deadLetter("evt_r", "acme", "billing.events"), t0)
-	require.NoError(t, err)
-
-	// Not retrying: left alone.
-	require.NoError(t, store.ResolveReplay(ctx, inc.ID, t0.Add(time.Minute)))
-	got, err := store.Get(ctx, inc.ID)
-	require.NoError(t, err)
-	require.Equal(t, incident.StatusOpen, got.Status)
-
-	_, err = incident.Update(ctx, store, inc.ID, func(i *incident.Incident) error {
-		return i.StartReplay("ops@example.com", "fixed the handler", "", t0.Add(2*time.Minute), false)
-	})
-	require.NoError(t, err)
-	at := t0.Add(3 * time.Minute)
-	require.NoError(t, store.ResolveReplay(ctx, inc.ID, at))
-	require.NoError(t, store.ResolveReplay(ctx, inc.ID, at.Add(time.Minute)), "a second attestation is a no-op")
-	got, err = store.Get(ctx, inc.ID)
-	require.NoError(t, err)
-	require.Equal(t, incident.StatusResolved, got.Status)
-	require.Equal(t, "replay", got.ResolvedBy)
-	require.True(t, got.ResolvedAt.Equal(at))
-	require.Equal(t, t0.Add(2*time.Minute), got.ReplayedAt)
-	require.Len(t, got.History, 3)
-
-	require.NoError(t, store.ResolveReplay(ctx, incident.ID("unknown", "x"), at), "an unknown incident is not an error")
-}
-
-func TestIncidentListFiltersAndPaginates(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store, _ := setupIncidents(t)
-
-	// 12 incidents: tenants acme/globex, topics billing/crm, a minute apart;
-	// every third one triaged.
-	var all []incident.Incident
-	for i := range 12 {
-		tenant := []string{"acme", "globex"}[i%2]
-		topic := []string{"billing.events", "crm.sync"}[(i/2)%2]
-		inc, _, err := incident.Upsert(ctx, store, deadLetter(fmt.Sprintf("evt_%02d", i), tenant, topic), t0.Add(time.Duration(i)*time.Minute))
-		require.NoError(t, err)
-		if i%3 == 0 {
-			inc, err = incident.Transition(ctx, store, inc.ID, incident.StatusTriaged, "ops", "looking", t0.Add(time.Hour))
-			require.NoError(t, err)
-		}
-		all = append(all, inc)
-	}
-	want := func(f incident.Filter) []string {
-		var ids []string
-		for i := len(all) - 1; i >= 0; i-- { // newest first
-			if f.Matches(all[i]) {
-				ids = append(ids, all[i].ID)
-			}
-		}
-		return ids
-	}
-	listAll := func(f incident.Filter) []string {
-		var ids []string
-		for pages := 0; ; pages++ {
-			require.Less(t, pages, 20, "pagination terminates")
-			page, err := store.List(ctx, f)
-			require.NoError(t, err)
-			require.LessOrEqual(t, len(page.Incidents), f.PageSize())
-			for _, inc := range page.Incidents {
-				require.Empty(t, inc.Body.Inline, "listings carry no body")
-				require.Empty(t, inc.History, "listings carry no history")
-				ids = append(ids, inc.ID)
-			}
-			if page.Cursor == "" {
-				return ids
-			}
-			f.Cursor = page.Cursor
-		}
-	}
-	for _, f := range []incident.Filter{
-		{},
-		{Limit: 5},
-		{Status: incident.StatusOpen, Limit: 3},
-		{Status: incident.StatusTriaged},
-		{TenantID: "acme", Limit: 2},
-		{TenantID: "globex", Status: incident.StatusOpen, Limit: 2},
-		{Topic: "crm.sync", Limit: 4},
-		{TenantID: "acme", Topic: "billing.events"},
-		{Since: t0.Add(3 * time.Minute), Until: t0.Add(9 * time.Minute), Limit: 2},
-		{Status: incident.StatusOpen, Since: t0.Add(5 * time.Minute)},
-		{TenantID: "acme", Until: t0.Add(4 * time.Minute)},
-		{Status: incident.StatusResolved},
-	} {
-		t.Run(fmt.Sprintf("%+v", f), func(t *testing.T) {
-			require.Equal(t, want(f), listAll(f))
-		})
-	}
-
-	// Pages stay exact while the listed incidents change status between
-	// calls (what a replay by filter does).
-	openIDs := want(incident.Filter{Status: incident.StatusOpen})
-	require.Len(t, openIDs, 8)
-	f := incident.Filter{Status: incident.StatusOpen, Limit: 3}
-	page, err := store.List(ctx, f)
-	require.NoError(t, err)
-	seen := map[string]bool{}
-	for {
-		for _, inc := range page.Incidents {
-			require.False(t, seen[inc.ID], "no incident listed twice")
-			seen[inc.ID] = true
-			_, err := incident.Update(ctx, store, inc.ID, func(i *incident.Incident) error {
-				return i.StartReplay("ops", "", "", t0.Add(2*time.Hour), false)
-			})
-			require.NoError(t, err)
-		}
-		if page.Cursor == "" {
-			break
-		}
-		f.Cursor = page.Cursor
-		page, err = store.List(ctx, f)
-		require.NoError(t, err)
-	}
-	require.Len(t, seen, len(openIDs), "every open incident visited once")
-
-	_, err = store.List(ctx, incident.Filter{Cursor: "%%%"})
-	require.Error(t, err)
-	_, err = store.List(ctx, incident.Filter{Status: "bogus"})
-	require.Error(t, err)
 }
 
 // A filter the index cannot narrow (topic within a tenant) costs a bounded
@@ -273,35 +72,4 @@ func TestSparseIncidentFiltersCostBoundedReads(t *testing.T) {
 		cursor = page.Cursor
 	}
 	require.Equal(t, sparse, got, "every match once, newest failure first")
-}
-
-// An incident that fails again moves up: listings sort and --since filters
-// by when the dispatch last failed, while createdAt stays the first failure.
-func TestIncidentsListByLastFailure(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store, _ := setupIncidents(t)
-	old := deadLetter("evt_old", "acme", "billing.events")
-	old.FailedAt = t0
-	first, _, err := incident.Upsert(ctx, store, old, t0)
-	require.NoError(t, err)
-	fresh := deadLetter("evt_new", "acme", "billing.events")
-	fresh.FailedAt = t0.Add(time.Hour)
-	_, _, err = incident.Upsert(ctx, store, fresh, t0.Add(time.Hour))
-	require.NoError(t, err)
-
-	again := old
-	again.MessageID, again.FailedAt = "m-again", t0.Add(2*time.Hour)
-	refailed, _, err := incident.Upsert(ctx, store, again, t0.Add(2*time.Hour))
-	require.NoError(t, err)
-	require.True(t, refailed.CreatedAt.Equal(first.CreatedAt), "createdAt is kept")
-
-	page, err := store.List(ctx, incident.Filter{Status: incident.StatusOpen})
-	require.NoError(t, err)
-	require.Len(t, page.Incidents, 2)
-	require.Equal(t, first.ID, page.Incidents[0].ID, "the re-failure lists first")
-	page, err = store.List(ctx, incident.Filter{TenantID: "acme", Since: t0.Add(90 * time.Minute)})
-	require.NoError(t, err)
-	require.Len(t, page.Incidents, 1)
-	require.Equal(t, first.ID, page.Incidents[0].ID, "--since sees the re-failure of an old incident")
 }

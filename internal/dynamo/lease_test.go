@@ -2,8 +2,6 @@ package dynamo_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -28,7 +25,7 @@ type leaseBundle struct {
 func setupLease(t *testing.T) *leaseBundle {
 	t.Helper()
 	env := localawstest.NewEnv(t)
-	return &leaseBundle{env: env, events: &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()}}
+	return &leaseBundle{env: env, events: env.Events()}
 }
 
 // commit stores an event with one row per topic, leased to owner until
@@ -46,57 +43,6 @@ func (b *leaseBundle) commit(t *testing.T, id, owner string, lease time.Duration
 			MaxAttempts: 5, NextRetryAt: leaseT0.Add(lease), LeaseUntil: leaseT0.Add(lease), LeaseOwner: owner, CreatedAt: leaseT0, UpdatedAt: leaseT0})
 	}
 	require.NoError(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
-}
-
-func TestCommitAndLoadRoundTrip(t *testing.T) {
-	t.Parallel()
-	b := setupLease(t)
-	b.commit(t, "evt_rt", "o1", time.Minute, "a.events", "b.events")
-	rec, rows, err := b.events.Load(context.Background(), "evt_rt")
-	require.NoError(t, err)
-	require.Equal(t, "evt_rt", rec.Event.ID)
-	require.Equal(t, `{"a":1}`, string(rec.Event.Payload))
-	require.Equal(t, []string{"a.events", "b.events"}, rec.Topics)
-	require.True(t, rec.CreatedAt.Equal(leaseT0))
-	require.Len(t, rows, 2)
-	require.Equal(t, "o1", rows[0].LeaseOwner)
-	require.True(t, rows[0].LeaseUntil.Equal(leaseT0.Add(time.Minute)))
-
-	require.ErrorIs(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: nil}), ledger.ErrExists)
-	_, _, err = b.events.Load(context.Background(), "evt_missing")
-	require.ErrorIs(t, err, ledger.ErrNotFound)
-}
-
-// Guarantee 3: only one sender holds a row at a time.
-func TestOnlyOneClaimWins(t *testing.T) {
-	t.Parallel()
-	b := setupLease(t)
-	ctx := context.Background()
-	b.commit(t, "evt_claim", "committer", time.Minute, "a.events")
-
-	ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, Owner: "early", Now: leaseT0.Add(30 * time.Second), Lease: time.Minute})
-	require.NoError(t, err)
-	require.False(t, ok, "a live lease cannot be taken")
-
-	after := leaseT0.Add(61 * time.Second)
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 20 {
-		wg.Go(func() {
-			ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, Owner: string(rune('a' + i)), Now: after, Lease: time.Minute})
-			if err == nil && ok {
-				wins.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int32(1), wins.Load(), "exactly one concurrent claimant wins an expired lease")
-
-	require.ErrorIs(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_claim", Topic: "a.events"}, "committer", after), outbox.ErrLeaseLost,
-		"the original owner lost the row and may not record an outcome")
-	ok, err = b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: "evt_missing", Topic: "a.events"}, Owner: "x", Now: after, Lease: time.Minute})
-	require.NoError(t, err)
-	require.False(t, ok, "a missing row is not claimable")
 }
 
 func TestMarkTransitions(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
-	"github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -20,6 +20,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
+
+// Shards is table.SweepShards: rows are written across that many sweeper
+// index partitions per status.
+func (e *Events) Shards() int { return table.SweepShards }
 
 // DuePage returns up to p.Limit rows of one sweeper index partition
 // (status, shard) due at p.Now, oldest first, continuing after p.Cursor (""
@@ -196,7 +200,7 @@ func (e *Events) Settle(ctx context.Context, p sweep.Settlement) (bool, error) {
 			":empty":      str(""),
 			":zero":       num(0),
 			":nowms":      num(millis(p.Now)),
-			":note":       str(clip.String(p.Note, outbox.MaxErrorLen)),
+			":note":       str(truncate.String(p.Note, outbox.MaxErrorLen)),
 			":now":        str(FormatTime(p.Now)),
 			":processing": str(string(outbox.StatusProcessing)),
 			":owner":      str(p.Seen.LeaseOwner),
@@ -309,12 +313,12 @@ func encodeKey(k map[string]ddbtypes.AttributeValue) (string, error) {
 			return "", fmt.Errorf("dynamo: key attribute %s has unsupported type %T", name, v)
 		}
 	}
-	return cursor.Encode(t)
+	return pagecursor.Encode(t)
 }
 
 func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 	var t keyToken
-	if err := cursor.Decode(s, &t); err != nil {
+	if err := pagecursor.Decode(s, &t); err != nil {
 		return nil, err
 	}
 	out := make(map[string]ddbtypes.AttributeValue, len(t))

@@ -15,8 +15,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
@@ -32,8 +32,8 @@ func setupTables(t *testing.T) tables {
 	env := localawstest.NewEnv(t)
 	return tables{
 		env:       env,
-		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable},
-		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+		events:    env.Events(),
+		incidents: env.Incidents(),
 	}
 }
 
@@ -237,7 +237,7 @@ func TestListTenant(t *testing.T) {
 	var ids []string
 	cursor := ""
 	for range 10 {
-		recs, next, err := tb.events.ListTenant(ctx, replay.TenantQuery{TenantID: "acme", Since: time.Time{}, Until: time.Time{}, Limit: 2, Cursor: cursor})
+		recs, next, err := tb.events.ListTenant(ctx, operator.TenantQuery{TenantID: "acme", Since: time.Time{}, Until: time.Time{}, Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		for _, r := range recs {
 			ids = append(ids, r.Event.ID)
@@ -248,7 +248,7 @@ func TestListTenant(t *testing.T) {
 	}
 	require.Equal(t, []string{"evt_t4", "evt_t3", "evt_t2", "evt_t1", "evt_t0"}, ids)
 
-	recs, _, err := tb.events.ListTenant(ctx, replay.TenantQuery{TenantID: "acme", Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute), Limit: 10, Cursor: ""})
+	recs, _, err := tb.events.ListTenant(ctx, operator.TenantQuery{TenantID: "acme", Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute), Limit: 10, Cursor: ""})
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	require.Equal(t, "evt_t2", recs[0].Event.ID)

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	pagecursor "github.com/siteswarm/eventplatform/internal/cursor"
+	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,7 +14,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/table"
 )
 
@@ -21,7 +21,7 @@ import (
 // tenant index, created in [since, until) (zero: unbounded). The records are
 // summaries (no payload, no payload hash); next continues the listing and is
 // "" when there is no more.
-func (e *Events) ListTenant(ctx context.Context, q replay.TenantQuery) (records []ledger.Record, next string, err error) {
+func (e *Events) ListTenant(ctx context.Context, q operator.TenantQuery) (records []ledger.Record, next string, err error) {
 	tenantID, since, until, limit, cursor := q.TenantID, q.Since, q.Until, q.Limit, q.Cursor
 	if tenantID == "" {
 		return nil, "", fmt.Errorf("dynamo: list events: a tenant is required")

@@ -107,5 +107,9 @@ func (r *Reader) List(key string) []string {
 	return out
 }
 
+// Fail records a problem found while reading (a missing or inconsistent
+// variable), reported by Err with the parse errors.
+func (r *Reader) Fail(err error) { r.errs = append(r.errs, err) }
+
 // Err returns every parse error seen so far.
 func (r *Reader) Err() error { return errors.Join(r.errs...) }

@@ -2,6 +2,7 @@ package incident
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // DefaultInlineBytes is the largest body kept inline on the incident item
-// (spec 5.1: larger bodies go to object storage).
+// (docs/data-model.md: larger bodies go to S3).
 const DefaultInlineBytes = 64 << 10
 
 // Bodies keeps incident bodies: inline up to Threshold bytes, else in the
@@ -20,6 +21,23 @@ type Bodies struct {
 	Bucket string
 	// Threshold is the inline limit (DefaultInlineBytes if 0).
 	Threshold int
+}
+
+// MaxInlineBytes bounds the inline threshold: the body must fit a
+// DynamoDB item (400 KB) with the incident.
+const MaxInlineBytes = 300 << 10
+
+// Validate checks the bodies' configuration.
+func (b *Bodies) Validate() error {
+	if b.Threshold != 0 {
+		if err := CheckInlineBytes(b.Threshold); err != nil {
+			return err
+		}
+	}
+	if b.Store == nil || b.Bucket == "" {
+		return errors.New("incident: bodies need an object store and a bucket (bodies over the inline limit)")
+	}
+	return nil
 }
 
 func (b *Bodies) threshold() int {
@@ -115,4 +133,12 @@ func (b *Bodies) Capture(ctx context.Context, tenantID, incidentID string, body 
 		kept.Bucket, kept.PayloadKey = b.Bucket, payloadKey
 	}
 	return kept, copyErr, err
+}
+
+// CheckInlineBytes refuses an inline body limit outside 1 KiB..300 KiB.
+func CheckInlineBytes(n int) error {
+	if n < 1<<10 || n > MaxInlineBytes {
+		return fmt.Errorf("incident: inline body limit %d must be 1 KiB..300 KiB (it must fit a DynamoDB item with the incident)", n)
+	}
+	return nil
 }

@@ -1,6 +1,6 @@
 // Package incident owns the incident domain: one incident per (event,
 // topic) dead letter, with a deterministic id so repeated failures of the
-// same dispatch update one incident (spec 5.3), its status lifecycle
+// same dispatch update one incident (docs/architecture.md §5, guarantee 6), its status lifecycle
 // (open → triaged | retrying | ignored, retrying → resolved | open, forced
 // replays of resolved or ignored ones), the history of who moved it when and
 // why, and how a dead letter's body is kept (inline up to 64 KiB, else in

@@ -45,7 +45,7 @@ const (
 )
 
 // MessageOutboxExhausted is the error message of a sweeper-abandoned
-// dispatch (spec 4.4.5).
+// dispatch (the sweeper abandons it: docs/operations.md).
 const MessageOutboxExhausted = "Outbox sweeper retries exhausted"
 
 // SourceOutbox is the SourceQueue of incidents the sweeper opens: the

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 )
 
 // ErrTransition is wrapped by every refused status change.
 var ErrTransition = errors.New("incident: transition not allowed")
 
-// allowed is the operator and replay lifecycle (spec 5.3). A dead letter
+// allowed is the operator and replay lifecycle (docs/operations.md). A dead letter
 // arriving again reopens an incident from any status (see Record); forced
 // replays are in ForceReplayable.
 var allowed = map[Status][]Status{
@@ -69,7 +69,7 @@ func (inc *Incident) StartReplay(by, note, token string, at time.Time, force boo
 }
 
 func (inc *Incident) move(to Status, by, note string, at time.Time) {
-	inc.appendHistory(Change{From: inc.Status, To: to, By: by, At: at, Note: clip.String(note, MaxNoteLen)})
+	inc.appendHistory(Change{From: inc.Status, To: to, By: by, At: at, Note: truncate.String(note, MaxNoteLen)})
 	inc.Status = to
 	inc.UpdatedAt = at
 	if to == StatusResolved {
@@ -133,7 +133,7 @@ const (
 // Record applies a dead letter to the incident it belongs to: a new
 // incident opens (RetryCount 1); an existing one counts the failure, takes
 // the latest error and body and goes back to open from whatever status it
-// was in (spec 5.3: no duplicate incident). A dead letter already recorded
+// was in (docs/architecture.md §5, guarantee 6: no duplicate incident). A dead letter already recorded
 // (same SQS message id, redelivered) changes nothing: Record reports
 // changed = false.
 func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, changed bool) {
@@ -150,12 +150,12 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 			ID: ID(dl.Key(), dl.Topic), EventID: dl.EventID, EventKey: dl.EventKey, TenantID: dl.TenantID, Topic: dl.Topic,
 			Status: StatusOpen, CreatedAt: now,
 		}
-		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: clip.String(note, MaxNoteLen)})
+		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: truncate.String(note, MaxNoteLen)})
 	} else {
 		inc = *existing
 		inc.History = slices.Clone(existing.History)
 		inc.MessageIDs = slices.Clone(existing.MessageIDs)
-		inc.appendHistory(Change{From: inc.Status, To: StatusOpen, By: dl.By, At: now, Note: clip.String(note, MaxNoteLen)})
+		inc.appendHistory(Change{From: inc.Status, To: StatusOpen, By: dl.By, At: now, Note: truncate.String(note, MaxNoteLen)})
 		inc.Status = StatusOpen
 	}
 	if inc.TenantID == "" || inc.TenantID == UnknownTenant {
@@ -167,8 +167,8 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	inc.RetryCount++
 	inc.Type, inc.Source, inc.SourceQueue = dl.Type, dl.Source, dl.SourceQueue
 	inc.ErrorCode = dl.ErrorCode
-	inc.ErrorMessage = clip.String(dl.ErrorMessage, MaxErrorMessageLen)
-	inc.ErrorDetail = clip.String(dl.ErrorDetail, MaxErrorDetailLen)
+	inc.ErrorMessage = truncate.String(dl.ErrorMessage, MaxErrorMessageLen)
+	inc.ErrorDetail = truncate.String(dl.ErrorDetail, MaxErrorDetailLen)
 	inc.Body, inc.Raw = dl.Body, dl.Raw
 	inc.LastFailedAt = failedAt
 	inc.UpdatedAt = now

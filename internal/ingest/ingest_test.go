@@ -2,10 +2,8 @@ package ingest_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,69 +13,66 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
 	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
-
-// clock is a settable time source shared by the service and assertions.
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type bundle struct {
 	env    *localawstest.Env
 	svc    *ingest.Service
 	events *dynamo.Events
-	clock  *clock
-	cfg    wire.IngestConfig
+	clock  *testkit.Clock
+	cfg    ingestfn.Config
+	deps   ingest.Deps
 }
 
-func setup(t testing.TB) *bundle {
+// with builds another service on the bundle's environment and clock, with
+// cfg adjusted.
+func (b *bundle) with(t testing.TB, mod func(*ingest.Config)) *ingest.Service {
+	t.Helper()
+	cfg := b.cfg.Ingest
+	mod(&cfg)
+	svc, err := ingest.New(cfg, b.deps)
+	require.NoError(t, err)
+	return svc
+}
+
+// setup builds ingest as its Lambda does (wire/ingestfn) on a fresh
+// environment, on a test clock; mods adjust the config and dependencies
+// first.
+func setup(t testing.TB, mods ...func(*ingest.Config, *ingest.Deps)) *bundle {
 	t.Helper()
 	env := localawstest.NewEnv(t)
-	top := env.Topology
-	r := envconf.FromMap(map[string]string{
-		wire.EnvEventsTable: env.Resources.EventsTable,
-		wire.EnvBucket:      env.Resources.Bucket,
-		wire.EnvQueueURLs:   mustJSON(env.Resources.QueueURLs()),
-	})
-	cfg, err := wire.LoadIngestConfig(r, top)
+	clk := testkit.NewClock(testkit.T0)
+	cfg := wiretest.IngestConfig(t, env, wiretest.Opts{})
+	d := ingestfn.Deps(cfg, ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, wire.Runtime{Now: clk.Now})
+	for _, m := range mods {
+		m(&cfg.Ingest, &d)
+	}
+	svc, err := ingest.New(cfg.Ingest, d)
 	require.NoError(t, err)
-	clk := &clock{}
-	clk.ns.Store(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).UnixNano())
-	svc := wire.NewIngest(cfg, top, wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, logging.Discard())
-	svc.Now = clk.Now
-	return &bundle{env: env, svc: svc, events: &dynamo.Events{Client: env.DynamoDB, Table: cfg.EventsTable}, clock: clk, cfg: cfg}
+	return &bundle{env: env, svc: svc, events: env.Events(), clock: clk, cfg: cfg, deps: d}
 }
 
 // key is the storage key of an acme event of an internal producer.
 func key(id string) string { return "acme/" + id }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
 // event builds an envelope; inquiry.created fans out to two topics.
 func event(id, typ, source string, payload any) []byte {
-	return []byte(mustJSON(map[string]any{
+	return []byte(testkit.MustJSON(map[string]any{
 		"id": id, "tenantId": "acme", "type": typ, "source": source,
 		"timestamp": "2026-12-02T11:59:00Z", "payload": payload,
 	}))
@@ -172,7 +167,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 	}
 }
 
-// Guarantee 3 + spec 4.4.3: a caller retry re-drives only the failed topic.
+// Guarantee 3 (docs/architecture.md §5): a caller retry re-drives only the failed topic.
 func TestPartialFanOutThenRetrySendsOnlyFailedTopic(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -228,7 +223,7 @@ func TestCrashAfterCommitLeavesRowsDueAfterLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, due, "inside the lease the sweeper must not see the rows")
 
-	due, err = b.events.Due(ctx, b.clock.Now().Add(b.cfg.Lease+time.Second), 50)
+	due, err = b.events.Due(ctx, b.clock.Now().Add(b.cfg.Ingest.Lease+time.Second), 50)
 	require.NoError(t, err)
 	require.Len(t, due, 2, "after the lease both rows are due through the status index")
 	for _, r := range due {
@@ -301,7 +296,7 @@ func TestRejectionsAndUnrouted(t *testing.T) {
 		} else {
 			m[k] = v
 		}
-		return []byte(mustJSON(m))
+		return []byte(testkit.MustJSON(m))
 	}
 	cases := []struct {
 		name string
@@ -365,7 +360,7 @@ func TestClaimCheckRoundTrip(t *testing.T) {
 	ev, rerr := envelope.ParseMessage([]byte(body))
 	require.Nil(t, rerr)
 	require.NotNil(t, ev.PayloadRef)
-	require.NoError(t, claimcheck.Rehydrate(ctx, &blob.S3{Client: b.env.S3}, &ev))
+	require.NoError(t, claimcheck.Rehydrate(ctx, &s3blob.S3{Client: b.env.S3}, &ev))
 	require.Equal(t, string(orig.Payload), string(ev.Payload), "identical bytes after rehydration")
 
 	// The same large event again is a duplicate, not a conflict.
@@ -398,8 +393,9 @@ func TestTransactionConflictIsRetried(t *testing.T) {
 
 func TestThrottledCommitIsAFunctionError(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.svc.Ledger = &dynamo.Events{Client: b.env.DynamoDB, Table: b.cfg.EventsTable, CommitAttempts: 3, Backoff: time.Millisecond, Log: logging.Discard()}
+	b := setup(t, func(_ *ingest.Config, d *ingest.Deps) {
+		d.Ledger = &dynamo.Events{Client: d.Ledger.(*dynamo.Events).Client, Table: d.Ledger.(*dynamo.Events).Table, CommitAttempts: 3, Backoff: time.Millisecond}
+	})
 	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Err: localaws.TransactionConflict(2, 0)})
 	_, err := b.svc.Publish(context.Background(), event("evt_thr", "content.published", "cms", map[string]any{}))
 	require.Error(t, err, "infrastructure failure before the commit is a function error: the caller retries")
@@ -499,7 +495,7 @@ func TestLegacyKeysStillDeduplicate(t *testing.T) {
 	}
 	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: rows}))
 
-	b.svc.LegacyKeysUntil = b.clock.Now().Add(14 * 24 * time.Hour)
+	b.svc = b.with(t, func(c *ingest.Config) { c.LegacyKeysUntil = b.clock.Now().Add(14 * 24 * time.Hour) })
 	res := b.publish(t, inquiry("evt_legacy"))
 	require.Equal(t, envelope.StatusDuplicate, res.Status, "the legacy event is found")
 	_, _, err := b.events.Load(ctx, key("evt_legacy"))
@@ -508,6 +504,6 @@ func TestLegacyKeysStillDeduplicate(t *testing.T) {
 	globex := []byte(strings.Replace(string(inquiry("evt_legacy")), `"tenantId":"acme"`, `"tenantId":"globex"`, 1))
 	require.Equal(t, envelope.StatusEnqueued, b.publish(t, globex).Status, "another tenant's legacy id is not this tenant's event")
 
-	b.svc.LegacyKeysUntil = time.Time{}
+	b.svc = b.with(t, func(c *ingest.Config) { c.LegacyKeysUntil = time.Time{} })
 	require.Equal(t, envelope.StatusEnqueued, b.publish(t, inquiry("evt_legacy")).Status, "past the window the legacy key is not checked")
 }

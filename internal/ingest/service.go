@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/ledger"
@@ -20,51 +18,21 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// Defaults for Options.
-const (
-	// DefaultRetention keeps ledger items (the dedupe window) for 14 days,
-	// well past Stripe's 3 days of retries.
-	DefaultRetention = 14 * 24 * time.Hour
-	// DefaultLease is how long a sender holds a fresh row before the sweeper
-	// may assume it crashed. It must exceed the ingest function's timeout.
-	DefaultLease = 60 * time.Second
-	// DefaultRetryDelay is when a failed optimistic send becomes due for
-	// the sweeper (spec 4.4.2: now + 2 minutes).
-	DefaultRetryDelay = 2 * time.Minute
-)
-
-// Service is the ingestion core.
+// Service is the ingestion core (New builds it).
 type Service struct {
-	Topology   topology.Topology
-	Ledger     Ledger
-	Outbox     outbox.Store
-	Sender     outbox.Sender
-	ClaimCheck claimcheck.Checker
-	Limits     envelope.Limits
-	Retention  time.Duration
-	Lease      time.Duration
-	RetryDelay time.Duration
-	// LegacyKeysUntil: until then, a commit also checks that the event is
-	// not stored under its legacy (unscoped) key, for stages that stored
-	// events before ids were scoped by tenant (see ledger.LegacyKey). Zero
-	// for stages that never did.
-	LegacyKeysUntil time.Time
-	Now             func() time.Time
-	Log             *slog.Logger
-	// TraceHeader returns the X-Ray trace header to carry into SQS for the
-	// current request (nil: none).
-	TraceHeader func(context.Context) string
+	cfg Config
+	d   Deps
 }
 
 // Publish ingests one raw envelope.
 func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, error) {
-	now := s.Now()
-	ev, rerr := envelope.Parse(raw, now, s.Limits)
+	now := s.d.Now()
+	ev, rerr := envelope.Parse(raw, now, s.cfg.Limits)
 	if rerr != nil {
 		return envelope.Reject(peekID(raw), rerr), nil
 	}
-	log := s.Log.With("eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type, "source", ev.Source)
-	producer, ok := s.Topology.Producer(ev.Source)
+	log := s.d.Log.With("eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type, "source", ev.Source)
+	producer, ok := s.d.Topology.Producer(ev.Source)
 	if !ok {
 		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeUnknownSource, Field: "source",
 			Message: fmt.Sprintf("source %q is not a registered producer", ev.Source)}), nil
@@ -73,7 +41,7 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeTypeNotAllowed, Field: "type",
 			Message: fmt.Sprintf("producer %q may not publish %q", ev.Source, ev.Type)}), nil
 	}
-	topics := s.Topology.Route(ev.Type)
+	topics := s.d.Topology.Route(ev.Type)
 	if len(topics) == 0 {
 		log.InfoContext(ctx, "ingest: no route for type; nothing stored")
 		return envelope.Result{Status: envelope.StatusUnrouted, EventID: ev.ID, Topics: []string{}, PendingTopics: []string{}}, nil
@@ -87,12 +55,12 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		PayloadHash: identity.Of(producer, ev),
 		Status:      ledger.StatusReceived,
 		CreatedAt:   now,
-		ExpiresAt:   now.Add(s.Retention),
+		ExpiresAt:   now.Add(s.cfg.Retention),
 	}
-	if s.ClaimCheck.Needed(len(ev.Payload)) {
+	if s.d.ClaimCheck.Needed(len(ev.Payload)) {
 		// Stored before the commit so a committed record never points at a
 		// missing object. The key is deterministic: a retry overwrites it.
-		ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
+		ref, err := s.d.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
 		if err != nil {
 			return envelope.Result{}, err
 		}
@@ -100,10 +68,10 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 	}
 
 	owner := newOwner()
-	lease := now.Add(s.Lease)
+	lease := now.Add(s.cfg.Lease)
 	rows := make([]outbox.Row, len(topics))
 	for i, name := range topics {
-		tp, _ := s.Topology.Topic(name)
+		tp, _ := s.d.Topology.Topic(name)
 		rows[i] = outbox.Row{
 			Key: key, EventID: ev.ID, Topic: name, TenantID: ev.TenantID, Type: ev.Type,
 			Status: outbox.StatusPending, MaxAttempts: tp.MaxOutboxAttempts,
@@ -115,10 +83,10 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 	}
 
 	commit := CommitParams{Record: rec, Rows: rows}
-	if ledger.Scoped(key) && now.Before(s.LegacyKeysUntil) {
+	if ledger.Scoped(key) && now.Before(s.cfg.LegacyKeysUntil) {
 		commit.LegacyKey = ledger.LegacyKey(ev.ID)
 	}
-	err := s.Ledger.Commit(ctx, commit)
+	err := s.d.Ledger.Commit(ctx, commit)
 	var exists *ledger.ExistsError
 	if errors.As(err, &exists) {
 		return s.duplicate(ctx, log, producer, exists.Key, ev)
@@ -144,12 +112,12 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 	return envelope.Result{Status: envelope.StatusEnqueued, EventID: ev.ID, Topics: topics, PendingTopics: []string{}}, nil
 }
 
-// duplicate handles a publish of an id already in the ledger (spec 4.4.3):
+// duplicate handles a publish of an id already in the ledger (docs/architecture.md §5, guarantee 3):
 // the same content is acknowledged and any pending or failed row nobody holds
 // is claimed and sent now; different content is a conflict.
 func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topology.Producer, key string, incoming envelope.Event) (envelope.Result, error) {
 	id := incoming.ID
-	stored, rows, err := s.Ledger.Load(ctx, key)
+	stored, rows, err := s.d.Ledger.Load(ctx, key)
 	if err != nil {
 		return envelope.Result{}, fmt.Errorf("ingest: load duplicate %s: %w", key, err)
 	}
@@ -159,7 +127,7 @@ func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topo
 			Message: fmt.Sprintf("event id %q was already used for different content; use a new id for a new event", id)}), nil
 	}
 
-	now := s.Now()
+	now := s.d.Now()
 	owner := newOwner()
 	var (
 		mu      sync.Mutex
@@ -172,7 +140,7 @@ func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topo
 			continue
 		}
 		wg.Go(func() {
-			ok, err := s.Outbox.Claim(ctx, outbox.ClaimParams{Row: row.Ref(), Owner: owner, Now: now, Lease: s.Lease})
+			ok, err := s.d.Outbox.Claim(ctx, outbox.ClaimParams{Row: row.Ref(), Owner: owner, Now: now, Lease: s.cfg.Lease})
 			if err != nil || !ok {
 				if err != nil {
 					log.WarnContext(ctx, "ingest: claim for re-drive failed", "topic", row.Topic, "error", err)
@@ -219,14 +187,14 @@ func (s *Service) job(ctx context.Context, rec ledger.Record, topic, owner strin
 	if err != nil {
 		return outbox.Job{}, err
 	}
-	if s.TraceHeader != nil {
-		m.TraceHeader = s.TraceHeader(ctx)
+	if s.d.TraceHeader != nil {
+		m.TraceHeader = s.d.TraceHeader(ctx)
 	}
-	return outbox.Job{Message: m, Owner: owner, Attempts: attempts, RetryDelay: s.RetryDelay}, nil
+	return outbox.Job{Message: m, Owner: owner, Attempts: attempts, RetryDelay: s.cfg.RetryDelay}, nil
 }
 
 func (s *Service) dispatcher() *outbox.Dispatcher {
-	return &outbox.Dispatcher{Sender: s.Sender, Store: s.Outbox, Now: s.Now, Log: s.Log}
+	return &outbox.Dispatcher{Sender: s.d.Sender, Store: s.d.Outbox, Now: s.d.Now, Log: s.d.Log}
 }
 
 func unsent(outcomes []outbox.Outcome) []string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/siteswarm/eventplatform/internal/logging"
 )
 
 // Trigger is an event source of a local function.
@@ -74,10 +75,7 @@ type Triggers struct {
 func (s *Triggers) Stop() { s.bg.stop() }
 
 func (s *Triggers) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
+	return logging.OrDiscard(s.Log)
 }
 
 // greedy matches API Gateway's greedy path parameter.

@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -27,3 +29,18 @@ func LegacyKey(eventID string) string { return eventID }
 
 // Scoped reports whether a key is tenant-scoped.
 func Scoped(key string) bool { return strings.Contains(key, "/") }
+
+// MinRetention is the shortest ledger retention (the dedupe window) any
+// component accepts: Stripe retries for three days, with margin.
+const MinRetention = 7 * 24 * time.Hour
+
+// DefaultRetention keeps ledger items for 14 days.
+const DefaultRetention = 14 * 24 * time.Hour
+
+// CheckRetention refuses a retention shorter than MinRetention.
+func CheckRetention(d time.Duration) error {
+	if d < MinRetention {
+		return fmt.Errorf("ledger retention %s must be at least %s so provider retries still deduplicate", d, MinRetention)
+	}
+	return nil
+}

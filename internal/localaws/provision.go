@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -26,12 +27,18 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// Clients groups the SDK clients the platform's adapters take.
+// Clients is the one bundle of AWS clients outside a Lambda: the local
+// stack's, the tests' (localawstest.Env embeds it) and provisioning's. Each
+// function's wiring takes only the clients it calls (its own Clients in
+// internal/wire/<fn>), filled from this bundle.
 type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	S3       *s3.Client
 	SNS      *sns.Client
+	// Lambda invokes the local stack's functions (set by the stack that
+	// runs them; nil elsewhere).
+	Lambda *lambda.Client
 }
 
 // Queue is a topic's queue and its redrive dead-letter queue.

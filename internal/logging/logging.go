@@ -234,3 +234,12 @@ func (h *contextHandler) WithGroup(name string) slog.Handler {
 
 // Discard is a logger that drops everything (benchmarks).
 func Discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// OrDiscard is l, or a logger that discards when l is nil: the one default
+// of every component's optional logger.
+func OrDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return Discard()
+	}
+	return l
+}

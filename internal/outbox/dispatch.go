@@ -7,7 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
+	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 )
 
 // Message is what goes onto a topic queue.
@@ -156,7 +157,7 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	o.SendErr = sendErr
 	err := d.Store.MarkFailed(ctx, Failure{
 		Row: m.Row(), EventID: m.EventID, Owner: j.Owner,
-		Attempts: j.Attempts + 1, Err: clip.String(sendErr.Error(), MaxErrorLen),
+		Attempts: j.Attempts + 1, Err: truncate.String(sendErr.Error(), MaxErrorLen),
 		NextRetryAt: now.Add(j.RetryDelay), Now: now,
 	})
 	if err != nil && !errors.Is(err, ErrLeaseLost) {
@@ -168,10 +169,7 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 }
 
 func (d *Dispatcher) log() *slog.Logger {
-	if d.Log != nil {
-		return d.Log
-	}
-	return slog.Default()
+	return logging.OrDiscard(d.Log)
 }
 
 // MaxErrorLen bounds lastError so a verbose SDK error cannot bloat the item.

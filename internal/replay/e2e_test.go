@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,24 +19,25 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/archiver"
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 const topic = topology.Billing
@@ -45,19 +45,23 @@ const topic = topology.Billing
 // platform is the real pipeline on the emulators: ingest, the topic queue
 // and its DLQ, the real consumer runtime (internal/consume) with a handler
 // that fails permanently while broken is set, the DLQ archiver (alerts to an
-// SNS topic a queue subscribes to) and the replay service, all built by the
-// wire constructors the Lambdas use.
+// SNS topic a queue subscribes to), the replay engine and the operator
+// views, all built by the wire constructors the Lambdas use.
 type platform struct {
 	env       *localawstest.Env
 	ingest    *ingest.Service
 	consumer  *consume.Consumer
-	archiver  *archiver.Archiver
+	archiver  *dlqarchiver.Archiver
 	replay    *replay.Service
+	views     *operator.Views
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
-	blobs     *blob.S3
+	blobs     *s3blob.S3
 	alertsURL string
-	metrics   *lockedBuffer
+	metrics   *testkit.Buffer
+	// skew moves the replay and views clock (nanoseconds ahead of the
+	// wall clock).
+	skew atomic.Int64
 
 	broken atomic.Bool
 	mu     sync.Mutex
@@ -65,39 +69,13 @@ type platform struct {
 	handled []consume.Message
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+func (p *platform) now() time.Time { return time.Now().Add(time.Duration(p.skew.Load())) }
 
 func setupPlatform(t testing.TB) *platform {
 	t.Helper()
 	ctx := context.Background()
 	env := localawstest.NewEnv(t)
-	p := &platform{env: env, metrics: &lockedBuffer{}}
-	cl := wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3, SNS: env.SNS}
-	log := logging.Discard()
-	top := env.Topology
+	p := &platform{env: env, metrics: &testkit.Buffer{}}
 
 	// The alert topic, with a queue subscribed to read what operators get.
 	tp, err := env.SNS.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(env.Prefix + "-alerts")})
@@ -112,35 +90,19 @@ func setupPlatform(t testing.TB) *platform {
 	require.NoError(t, err)
 	p.alertsURL = aws.ToString(q.QueueUrl)
 
-	dlqARNs := map[string]string{}
-	for name, q := range env.Resources.Queues {
-		dlqARNs[name] = q.DLQARN
-	}
-	settings := map[string]string{
-		wire.EnvEventsTable:    env.Resources.EventsTable,
-		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
-		wire.EnvBucket:         env.Resources.Bucket,
-		wire.EnvQueueURLs:      mustJSON(env.Resources.QueueURLs()),
-		wire.EnvDLQARNs:        mustJSON(dlqARNs),
-		wire.EnvAlertTopicARN:  aws.ToString(tp.TopicArn),
-		wire.EnvStage:          "test",
-	}
-	icfg, err := wire.LoadIngestConfig(envconf.FromMap(settings), top)
-	require.NoError(t, err)
-	p.ingest = wire.NewIngest(icfg, top, cl, log)
-	acfg, err := wire.LoadArchiverConfig(envconf.FromMap(settings), top)
-	require.NoError(t, err)
-	p.archiver = wire.NewArchiver(acfg, cl, log, &metric.Emitter{W: p.metrics})
-	rcfg, err := wire.LoadReplayConfig(envconf.FromMap(settings), top)
-	require.NoError(t, err)
-	p.replay = wire.NewReplay(rcfg, top, cl, log)
+	p.ingest = wiretest.Ingest(t, env, wiretest.Opts{})
+	p.archiver = wiretest.Archiver(t, env, wiretest.Opts{
+		Settings: map[string]string{archiverfn.EnvAlertTopicARN: aws.ToString(tp.TopicArn)},
+		Metrics:  &metric.Emitter{W: p.metrics},
+	})
+	svc := wiretest.Replay(t, env, wiretest.Opts{Now: p.now})
+	p.replay, p.views = svc.Replay, svc.Views
 
-	p.events = &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable}
-	p.incidents = &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable}
-	p.blobs = &blob.S3{Client: env.S3}
-	billing, _ := top.Topic(topic)
-	p.consumer = &consume.Consumer{
-		Topic: billing,
+	p.events = env.Events()
+	p.incidents = env.Incidents()
+	p.blobs = &s3blob.S3{Client: env.S3}
+	billing, _ := env.Topology.Topic(topic)
+	p.consumer, err = consume.New(consume.Config{Topic: billing}, consume.Deps{
 		Handler: consume.HandlerFunc(func(_ context.Context, m consume.Message) error {
 			if p.broken.Load() {
 				return consume.Permanent("subscriber_rejected", fmt.Errorf("subscriber answered 422: unknown invoice %s", m.Event.ID))
@@ -151,13 +113,12 @@ func setupPlatform(t testing.TB) *platform {
 			return nil
 		}),
 		Rows:      p.events,
-		Queue:     &queue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL},
+		Queue:     &sqsqueue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL},
 		Payloads:  p.blobs,
 		Incidents: p.incidents,
 		Metrics:   metric.Discard(),
-		Log:       log,
-	}
-	require.NoError(t, p.consumer.Validate())
+	})
+	require.NoError(t, err)
 	return p
 }
 
@@ -191,7 +152,7 @@ func (p *platform) pump(t *testing.T, url, arn string, want int, handle func(con
 			continue
 		}
 		ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		resp, err := handle(ictx, sqsEvent(arn, out.Messages))
+		resp, err := handle(ictx, lambdalocal.SQSEvent(arn, out.Messages))
 		cancel()
 		require.NoError(t, err)
 		failed := map[string]bool{}
@@ -220,24 +181,6 @@ func (p *platform) archive(t *testing.T, want int) {
 	p.pump(t, q.DLQURL, q.DLQARN, want, p.archiver.Handle)
 }
 
-// sqsEvent converts received messages to the event Lambda's SQS event
-// source mapping delivers.
-func sqsEvent(arn string, msgs []sqstypes.Message) events.SQSEvent {
-	var ev events.SQSEvent
-	for _, m := range msgs {
-		rec := events.SQSMessage{
-			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
-			Md5OfBody: aws.ToString(m.MD5OfBody), Attributes: m.Attributes, EventSource: "aws:sqs", EventSourceARN: arn,
-			AWSRegion: localaws.Region, MessageAttributes: map[string]events.SQSMessageAttribute{},
-		}
-		for k, v := range m.MessageAttributes {
-			rec.MessageAttributes[k] = events.SQSMessageAttribute{StringValue: v.StringValue, DataType: aws.ToString(v.DataType)}
-		}
-		ev.Records = append(ev.Records, rec)
-	}
-	return ev
-}
-
 func (p *platform) row(t *testing.T, eventID string) outbox.Row {
 	t.Helper()
 	r, ok, err := p.events.Row(context.Background(), outbox.RowRef{Key: eventID, Topic: topic})
@@ -254,16 +197,16 @@ func (p *platform) incident(t *testing.T, eventID string) incident.Incident {
 }
 
 // alerts returns the alert summaries delivered through SNS.
-func (p *platform) alerts(t *testing.T) []archiver.Alert {
+func (p *platform) alerts(t *testing.T) []dlqarchiver.Alert {
 	t.Helper()
-	var out []archiver.Alert
+	var out []dlqarchiver.Alert
 	for _, m := range p.env.ReceiveAll(context.Background(), p.alertsURL, 0, 0) {
 		body := aws.ToString(m.Body)
 		var note struct{ Message, Subject string }
 		if json.Unmarshal([]byte(body), &note) == nil && note.Message != "" {
 			body = note.Message // SNS notification envelope
 		}
-		var a archiver.Alert
+		var a dlqarchiver.Alert
 		require.NoError(t, json.Unmarshal([]byte(body), &a), body)
 		out = append(out, a)
 	}
@@ -299,7 +242,7 @@ func TestEndToEndPoisonToIncidentToReplayToResolved(t *testing.T) {
 	require.Equal(t, inc.ID, alerts[0].IncidentID)
 	require.Equal(t, "evt_e2e", alerts[0].EventID)
 	require.Contains(t, alerts[0].ErrorMessage, "422")
-	require.NotContains(t, mustJSON(alerts[0]), "in_123", "alerts never carry the payload")
+	require.NotContains(t, testkit.MustJSON(alerts[0]), "in_123", "alerts never carry the payload")
 	require.Contains(t, p.metrics.String(), `"IncidentsOpened":1`)
 	require.Contains(t, p.metrics.String(), `"Topic":"billing.events"`)
 
@@ -361,7 +304,7 @@ func TestReplayThatFailsAgainReopensTheSameIncident(t *testing.T) {
 
 	alerts := p.alerts(t)
 	require.Len(t, alerts, 2)
-	slices.SortFunc(alerts, func(a, b archiver.Alert) int { return a.RetryCount - b.RetryCount })
+	slices.SortFunc(alerts, func(a, b dlqarchiver.Alert) int { return a.RetryCount - b.RetryCount })
 	require.False(t, alerts[0].Reopened)
 	require.True(t, alerts[1].Reopened)
 	require.Equal(t, 2, alerts[1].RetryCount)
@@ -396,7 +339,7 @@ func TestLargePayloadIncidentKeepsItInS3AndReplaysIdenticalBytes(t *testing.T) {
 	require.Equal(t, payload, kept, "the incident's S3 copy is the payload, byte for byte")
 	require.Less(t, len(inc.Body.Inline), 64<<10, "the item itself stays small")
 
-	view, err := p.replay.ViewIncident(ctx, inc.ID)
+	view, err := p.views.ViewIncident(ctx, inc.ID)
 	require.NoError(t, err)
 	require.Equal(t, payload, []byte(view.Payload))
 

@@ -21,15 +21,4 @@ type Events interface {
 	// Restore recreates an event's missing row (enqueued) and, unless
 	// ledgerExists, its ledger record, together.
 	Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error
-	// ListTenant pages a tenant's events, newest first.
-	ListTenant(ctx context.Context, q TenantQuery) ([]ledger.Record, string, error)
-}
-
-// TenantQuery pages a tenant's events: created in [Since, Until) (zero:
-// unbounded), Limit a page, after Cursor.
-type TenantQuery struct {
-	TenantID     string
-	Since, Until time.Time
-	Limit        int
-	Cursor       string
 }

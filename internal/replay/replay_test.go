@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -11,43 +10,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/ingest"
-	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
-var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+var t0 = testkit.T0
 
 // seed stores an event whose billing dispatch dead-lettered, and its open
 // incident, as the archiver leaves them.
 func (p *platform) seed(t testing.TB, eventID, tenant string, created time.Time) incident.Incident {
 	t.Helper()
-	ctx := context.Background()
-	ev := envelope.Event{SchemaVersion: 1, ID: eventID, TenantID: tenant, Type: "stripe.invoice.paid", Source: "stripe",
-		Timestamp: created, Payload: json.RawMessage(`{"invoice":"` + eventID + `"}`)}
-	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived,
-		CreatedAt: created, ExpiresAt: created.Add(14 * 24 * time.Hour)}
-	row := outbox.Row{Key: eventID, EventID: eventID, Topic: topic, TenantID: tenant, Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
-		NextRetryAt: created, LeaseUntil: created, LeaseOwner: "x", CreatedAt: created, UpdatedAt: created}
-	require.NoError(t, p.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
-	marked, err := p.events.MarkDLQ(ctx, outbox.RowRef{Key: eventID, Topic: topic}, created)
-	require.NoError(t, err)
-	require.True(t, marked)
-	body, err := ev.Marshal()
-	require.NoError(t, err)
-	kept, err := p.archiver.Bodies.Keep(ctx, tenant, incident.ID(eventID, topic), body)
-	require.NoError(t, err)
-	inc, _, err := incident.Upsert(ctx, p.incidents, incident.DeadLetter{
-		EventID: eventID, TenantID: tenant, Topic: topic, Type: ev.Type, Source: "stripe", SourceQueue: "dlq",
-		MessageID: "m-" + eventID, ErrorCode: "subscriber_rejected", ErrorMessage: "422", Body: kept, By: incident.ActorArchiver,
-	}, created)
-	require.NoError(t, err)
-	return inc
+	return testkit.SeedDeadLetter(t, p.env, testkit.DeadLetter{EventID: eventID, TenantID: tenant, Topic: topic, Created: created})
 }
 
 func (p *platform) snapshot(t *testing.T, ids ...string) map[string]int {
@@ -115,8 +91,8 @@ func TestReplayByFilterDryRunWritesNothingAndTenantScopesIt(t *testing.T) {
 	require.Len(t, msgs, 3)
 	var replayOf []string
 	for _, m := range msgs {
-		require.Equal(t, "acme", aws.ToString(m.MessageAttributes[queue.AttrTenantID].StringValue))
-		replayOf = append(replayOf, aws.ToString(m.MessageAttributes[queue.AttrReplayOf].StringValue))
+		require.Equal(t, "acme", aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue))
+		replayOf = append(replayOf, aws.ToString(m.MessageAttributes[outbox.AttrReplayOf].StringValue))
 	}
 	require.ElementsMatch(t, acme, replayOf)
 	for i := range 3 {

@@ -66,7 +66,8 @@ func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 // CodeInvalidRequest is the code of every RequestError.
 const CodeInvalidRequest = "invalid_request"
 
-func badRequest(format string, args ...any) error {
+// BadRequest is a RequestError with CodeInvalidRequest.
+func BadRequest(format string, args ...any) error {
 	return &RequestError{Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -85,14 +86,14 @@ type selection struct {
 func (r Request) validate(now time.Time) (selection, error) {
 	sel := selection{Request: r}
 	if len(r.IncidentIDs) > MaxIDs {
-		return sel, badRequest("at most %d incident ids per request (got %d); use a filter", MaxIDs, len(r.IncidentIDs))
+		return sel, BadRequest("at most %d incident ids per request (got %d); use a filter", MaxIDs, len(r.IncidentIDs))
 	}
 	seen := map[string]bool{}
 	sel.IncidentIDs = nil
 	for _, id := range r.IncidentIDs {
 		id = strings.TrimSpace(id)
 		if !incident.ValidID(id) {
-			return sel, badRequest("incident id %q is malformed (want inc_ and 32 hex digits)", id)
+			return sel, BadRequest("incident id %q is malformed (want inc_ and 32 hex digits)", id)
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -100,34 +101,34 @@ func (r Request) validate(now time.Time) (selection, error) {
 		}
 	}
 	if len(r.IncidentIDs) > 0 && r.Limit != 0 {
-		return sel, badRequest("limit applies to a filter, not to explicit incident ids")
+		return sel, BadRequest("limit applies to a filter, not to explicit incident ids")
 	}
 	if len(r.IncidentIDs) == 0 && r.TenantID == "" && r.Topic == "" && r.Status == "" && r.Since == "" && r.Until == "" {
-		return sel, badRequest("name incidentIds, or filter by at least one of tenantId, topic, status, since, until")
+		return sel, BadRequest("name incidentIds, or filter by at least one of tenantId, topic, status, since, until")
 	}
 	if r.Status != "" && !r.Status.Valid() {
-		return sel, badRequest("status %q: want one of %v", r.Status, incident.Statuses)
+		return sel, BadRequest("status %q: want one of %v", r.Status, incident.Statuses)
 	}
 	if sel.Status == "" {
 		sel.Status = incident.StatusOpen
 	}
 	if r.Limit < 0 || r.Limit > MaxLimit {
-		return sel, badRequest("limit %d out of range (1..%d)", r.Limit, MaxLimit)
+		return sel, BadRequest("limit %d out of range (1..%d)", r.Limit, MaxLimit)
 	}
 	if sel.Limit == 0 {
 		sel.Limit = DefaultLimit
 	}
 	var err error
 	if sel.since, err = ParseWhen(r.Since, now); err != nil {
-		return sel, badRequest("since: %v", err)
+		return sel, BadRequest("since: %v", err)
 	}
 	if sel.until, err = ParseWhen(r.Until, now); err != nil {
-		return sel, badRequest("until: %v", err)
+		return sel, BadRequest("until: %v", err)
 	}
 	if !sel.since.IsZero() && !sel.until.IsZero() && !sel.since.Before(sel.until) {
-		return sel, badRequest("since must be before until")
+		return sel, BadRequest("since must be before until")
 	}
-	if _, err := r.validateOptions(); err != nil {
+	if err := r.ValidateOptions(); err != nil {
 		return sel, err
 	}
 	if sel.Actor == "" {
@@ -136,18 +137,18 @@ func (r Request) validate(now time.Time) (selection, error) {
 	return sel, nil
 }
 
-// validateOptions checks what applies to every incident of a request.
-func (r Request) validateOptions() (Request, error) {
+// ValidateOptions checks what applies to every incident of a request.
+func (r Request) ValidateOptions() error {
 	if len(r.Note) > incident.MaxNoteLen {
-		return r, badRequest("note is longer than %d bytes", incident.MaxNoteLen)
+		return BadRequest("note is longer than %d bytes", incident.MaxNoteLen)
 	}
 	if len(r.Actor) > incident.MaxNoteLen {
-		return r, badRequest("actor is longer than %d bytes", incident.MaxNoteLen)
+		return BadRequest("actor is longer than %d bytes", incident.MaxNoteLen)
 	}
 	if len(r.Token) > MaxTokenLen || strings.IndexFunc(r.Token, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
-		return r, badRequest("requestToken must be at most %d printable ASCII characters", MaxTokenLen)
+		return BadRequest("requestToken must be at most %d printable ASCII characters", MaxTokenLen)
 	}
-	return r, nil
+	return nil
 }
 
 var ageRE = regexp.MustCompile(`^(\d+)d$`)
@@ -219,7 +220,8 @@ type Brief struct {
 	CreatedAt    time.Time       `json:"createdAt"`
 }
 
-func brief(inc incident.Incident) *Brief {
+// BriefOf summarises an incident.
+func BriefOf(inc incident.Incident) *Brief {
 	return &Brief{
 		IncidentID: inc.ID, EventID: inc.EventID, TenantID: inc.TenantID, Topic: inc.Topic, Status: inc.Status,
 		RetryCount: inc.RetryCount, ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, CreatedAt: inc.CreatedAt,

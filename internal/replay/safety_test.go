@@ -63,11 +63,11 @@ func TestReplayDyingMidwayLeavesNothingHidden(t *testing.T) {
 	require.Equal(t, outbox.StatusDLQ, p.row(t, "evt_midway").Status, "the row still says where the event is")
 	require.Empty(t, p.env.ReceiveAll(ctx, p.env.Queue(topic).URL, 1, 0), "no message left")
 
-	v, err := p.replay.ViewIncident(ctx, inc.ID)
+	v, err := p.views.ViewIncident(ctx, inc.ID)
 	require.NoError(t, err)
 	require.False(t, v.Stuck)
-	p.replay.Now = func() time.Time { return got.ReplayedAt.Add(incident.DefaultStuckAfter + time.Second) }
-	v, err = p.replay.ViewIncident(ctx, inc.ID)
+	p.skew.Store(int64(time.Until(got.ReplayedAt.Add(incident.DefaultStuckAfter + time.Second))))
+	v, err = p.views.ViewIncident(ctx, inc.ID)
 	require.NoError(t, err)
 	require.True(t, v.Stuck, "views flag a replay that was never confirmed")
 }

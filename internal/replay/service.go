@@ -9,38 +9,20 @@ import (
 	"sync"
 	"time"
 
-	pagecursor "github.com/siteswarm/eventplatform/internal/cursor"
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// Service replays incidents and serves the operator views.
+// Service replays incidents; build it with New.
 type Service struct {
-	Incidents incident.Store
-	Events    Events
-	// Bodies loads incident bodies (inline or from S3).
-	Bodies *incident.Bodies
-	// ClaimCheck re-applies the claim-check threshold to replayed
-	// payloads, exactly as ingest does, and loads references.
-	ClaimCheck claimcheck.Checker
-	Sender     outbox.Sender
-	Topology   topology.Topology
-	// Retention of a dispatch row replay has to recreate (the ledger's
-	// retention ran out).
-	Retention time.Duration
-	// Concurrency bounds incidents replayed in parallel by Replay
-	// (default 8).
-	Concurrency int
-	Now         func() time.Time
-	Log         *slog.Logger
-	// TraceHeader returns the trace header to carry into SQS (nil: none).
-	TraceHeader func(context.Context) string
+	cfg Config
+	d   Deps
 }
 
 // SelectPage is one page of a selection.
@@ -68,7 +50,7 @@ type selectCursor struct {
 // explicit ids (one page), or the filter's matches, newest first, until the
 // request's limit.
 func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize int) (SelectPage, error) {
-	sel, err := r.validate(s.now())
+	sel, err := r.validate(s.d.Now())
 	if err != nil {
 		return SelectPage{}, err
 	}
@@ -81,7 +63,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 	var cur selectCursor
 	if cursor != "" {
 		if err := pagecursor.Decode(cursor, &cur); err != nil {
-			return SelectPage{}, badRequest("invalid cursor")
+			return SelectPage{}, BadRequest("invalid cursor")
 		}
 	}
 	if pageSize <= 0 {
@@ -93,7 +75,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 		page.Done = true
 		return page, nil
 	}
-	res, err := s.Incidents.List(ctx, incident.Filter{
+	res, err := s.d.Incidents.List(ctx, incident.Filter{
 		Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
 		Limit: min(pageSize, remaining, incident.MaxPageSize), Cursor: cur.Store,
 	})
@@ -110,7 +92,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 	case page.Selected >= sel.Limit:
 		// The limit cut the selection short; say so if anything else
 		// matches.
-		more, err := s.Incidents.List(ctx, incident.Filter{
+		more, err := s.d.Incidents.List(ctx, incident.Filter{
 			Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
 			Limit: 1, Cursor: res.Cursor,
 		})
@@ -140,7 +122,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 // starts a second replay (a forced retry would otherwise run a side effect
 // twice), it only completes the first.
 func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
-	now := s.now()
+	now := s.d.Now()
 	out := Outcome{IncidentID: id}
 	skip := func(reason, detail string) Outcome {
 		out.Result, out.Reason, out.Detail = ResultSkipped, reason, detail
@@ -155,15 +137,15 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		actor = incident.ActorReplay
 	}
 
-	inc, err := s.Incidents.Get(ctx, id)
+	inc, err := s.d.Incidents.Get(ctx, id)
 	if errors.Is(err, incident.ErrNotFound) {
 		return skip(SkipNotFound, "no incident has this id")
 	}
 	if err != nil {
 		return fail(err)
 	}
-	out.Incident = brief(inc)
-	log := s.log().With("incidentId", id, "eventId", inc.EventID, "tenantId", inc.TenantID, "topic", inc.Topic)
+	out.Incident = BriefOf(inc)
+	log := s.d.Log.With("incidentId", id, "eventId", inc.EventID, "tenantId", inc.TenantID, "topic", inc.Topic)
 	switch {
 	case r.TenantID != "" && inc.TenantID != r.TenantID:
 		return skip(SkipTenantMismatch, fmt.Sprintf("the incident belongs to another tenant, not %s", r.TenantID))
@@ -184,7 +166,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 			return skip(reason, detail)
 		}
 	}
-	if _, ok := s.Topology.Topic(inc.Topic); !ok {
+	if _, ok := s.d.Topology.Topic(inc.Topic); !ok {
 		return skip(SkipUnknownTopic, fmt.Sprintf("topic %q is not in the topology", inc.Topic))
 	}
 	ev, err := s.canonical(ctx, inc)
@@ -192,7 +174,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		return fail(err)
 	}
 	ref := outbox.RowRef{Key: inc.Key(), Topic: inc.Topic}
-	row, exists, err := s.Events.Row(ctx, ref)
+	row, exists, err := s.d.Events.Row(ctx, ref)
 	if err != nil {
 		return fail(err)
 	}
@@ -219,7 +201,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	if !retried {
 		// 1. → retrying, conditional on the incident being unchanged since
 		// read (optimistic version).
-		moved, err = incident.UpdateFrom(ctx, s.Incidents, inc, func(cur *incident.Incident) error {
+		moved, err = incident.UpdateFrom(ctx, s.d.Incidents, inc, func(cur *incident.Incident) error {
 			return cur.StartReplay(actor, r.Note, r.Token, now, r.Force)
 		})
 		if errors.Is(err, incident.ErrTransition) {
@@ -228,7 +210,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		if err != nil {
 			return fail(err)
 		}
-		out.Incident = brief(moved)
+		out.Incident = BriefOf(moved)
 	}
 	// 2. Make the dispatch row take the message: restored when it is gone
 	// (with its ledger record when that is gone too), reset from
@@ -240,7 +222,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 			return fail(s.revert(ctx, log, id, actor, fmt.Errorf("restore the event past its retention: %w", err)))
 		}
 	case row.Status == outbox.StatusCompleted:
-		if err := s.Events.ResetForReplay(ctx, row, now); err != nil {
+		if err := s.d.Events.ResetForReplay(ctx, row, now); err != nil {
 			return fail(s.revert(ctx, log, id, actor, fmt.Errorf("reset dispatch row: %w", err)))
 		}
 	default:
@@ -249,7 +231,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	// 3. Re-send the canonical envelope with replayOf.
 	msg, err := s.message(ctx, ev, moved)
 	if err == nil {
-		err = s.Sender.Send(ctx, msg)
+		err = s.d.Sender.Send(ctx, msg)
 	}
 	if err != nil {
 		return fail(s.revert(ctx, log, id, actor, fmt.Errorf("send: %w", err)))
@@ -257,7 +239,7 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 	// 4. Show the replay in flight. A consumer that took the row already
 	// moved it on, which is what the condition is for.
 	if resetAfter {
-		if err := s.Events.ResetForReplay(ctx, row, now); err != nil && !errors.Is(err, outbox.ErrRowChanged) {
+		if err := s.d.Events.ResetForReplay(ctx, row, now); err != nil && !errors.Is(err, outbox.ErrRowChanged) {
 			log.WarnContext(ctx, "replay: sent; the dispatch row could not be marked enqueued (views lag until the consumer claims it)", "error", err)
 		}
 	}
@@ -270,28 +252,28 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 // record when that expired too, from the incident's canonical envelope.
 func (s *Service) restore(ctx context.Context, ev envelope.Event, inc incident.Incident, now time.Time) error {
 	key := inc.Key()
-	rec, _, err := s.Events.Load(ctx, key)
+	rec, _, err := s.d.Events.Load(ctx, key)
 	ledgerExists := err == nil
 	if err != nil && !errors.Is(err, ledger.ErrNotFound) {
 		return err
 	}
 	if !ledgerExists {
-		producer, _ := s.Topology.Producer(ev.Source)
+		producer, _ := s.d.Topology.Producer(ev.Source)
 		stored, err := s.claimChecked(ctx, ev)
 		if err != nil {
 			return err
 		}
 		rec = ledger.Record{
-			Key: key, Event: stored, Topics: s.Topology.Route(ev.Type), PayloadHash: identity.Of(producer, ev),
-			Status: ledger.StatusReceived, CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+			Key: key, Event: stored, Topics: s.d.Topology.Route(ev.Type), PayloadHash: identity.Of(producer, ev),
+			Status: ledger.StatusReceived, CreatedAt: now, ExpiresAt: now.Add(s.cfg.Retention),
 		}
 	}
-	tp, _ := s.Topology.Topic(inc.Topic)
+	tp, _ := s.d.Topology.Topic(inc.Topic)
 	row := outbox.Row{
 		Key: key, EventID: inc.EventID, Topic: inc.Topic, TenantID: inc.TenantID, Type: ev.Type,
 		Status: outbox.StatusEnqueued, MaxAttempts: tp.MaxOutboxAttempts, NextRetryAt: now, CreatedAt: now, UpdatedAt: now,
 	}
-	return s.Events.Restore(ctx, rec, row, ledgerExists)
+	return s.d.Events.Restore(ctx, rec, row, ledgerExists)
 }
 
 // replayable checks the incident's status against the request's force.
@@ -310,11 +292,11 @@ func replayable(inc incident.Incident, force bool) (reason, detail string) {
 // revert puts an incident whose replay could not be sent back to open, so
 // it is not left retrying for a message that never left, and returns cause.
 func (s *Service) revert(ctx context.Context, log *slog.Logger, id, actor string, cause error) error {
-	_, err := incident.Update(ctx, s.Incidents, id, func(cur *incident.Incident) error {
+	_, err := incident.Update(ctx, s.d.Incidents, id, func(cur *incident.Incident) error {
 		if cur.Status != incident.StatusRetrying {
 			return incident.ErrUnchanged
 		}
-		return cur.Move(incident.StatusOpen, actor, "replay failed: "+cause.Error(), s.now())
+		return cur.Move(incident.StatusOpen, actor, "replay failed: "+cause.Error(), s.d.Now())
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "replay: failed, and the incident could not be reopened (it stays retrying; replay it with force)", "cause", cause, "error", err)
@@ -326,7 +308,7 @@ func (s *Service) revert(ctx context.Context, log *slog.Logger, id, actor string
 
 // canonical loads and checks the incident's envelope.
 func (s *Service) canonical(ctx context.Context, inc incident.Incident) (envelope.Event, error) {
-	body, err := s.bodies().Load(ctx, inc.Body)
+	body, err := s.d.Bodies.Load(ctx, inc.Body)
 	if err != nil {
 		return envelope.Event{}, err
 	}
@@ -347,7 +329,7 @@ func (s *Service) withPayload(ctx context.Context, ev envelope.Event) (envelope.
 	if ev.PayloadRef == nil {
 		return ev, nil
 	}
-	data, err := claimcheck.Load(ctx, s.ClaimCheck.Store, *ev.PayloadRef)
+	data, err := claimcheck.Load(ctx, s.d.ClaimCheck.Store, *ev.PayloadRef)
 	if err != nil {
 		return ev, fmt.Errorf("replay: the claim-checked payload is gone: %w", err)
 	}
@@ -359,10 +341,10 @@ func (s *Service) withPayload(ctx context.Context, ev envelope.Event) (envelope.
 // (the deterministic key makes it the object ingest wrote, recreated if its
 // lifecycle removed it; consumers only ever read claim-check keys).
 func (s *Service) claimChecked(ctx context.Context, ev envelope.Event) (envelope.Event, error) {
-	if !s.ClaimCheck.Needed(len(ev.Payload)) {
+	if !s.d.ClaimCheck.Needed(len(ev.Payload)) {
 		return ev, nil
 	}
-	ref, err := s.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
+	ref, err := s.d.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
 	if err != nil {
 		return ev, err
 	}
@@ -389,8 +371,8 @@ func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.I
 		// send of the same replay, never the next replay.
 		DedupID: fmt.Sprintf("replay:%s:%d", inc.ID, inc.ReplayCount),
 	}
-	if s.TraceHeader != nil {
-		m.TraceHeader = s.TraceHeader(ctx)
+	if s.d.TraceHeader != nil {
+		m.TraceHeader = s.d.TraceHeader(ctx)
 	}
 	return m, nil
 }
@@ -412,7 +394,7 @@ func (s *Service) ReplayWithProgress(ctx context.Context, r Request, progress fu
 			return sum, err
 		}
 		outcomes := make([]Outcome, len(page.IncidentIDs))
-		sem := make(chan struct{}, s.concurrency())
+		sem := make(chan struct{}, s.cfg.Concurrency)
 		var wg sync.WaitGroup
 		for i, id := range page.IncidentIDs {
 			sem <- struct{}{}
@@ -454,39 +436,4 @@ func Summarize(totals *Summary, selected int, outcomes []Outcome, dryRun bool) S
 		sum.Selected = selected
 	}
 	return sum
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
-
-func (s *Service) bodies() *incident.Bodies {
-	if s.Bodies != nil {
-		return s.Bodies
-	}
-	return &incident.Bodies{}
-}
-
-func (s *Service) retention() time.Duration {
-	if s.Retention <= 0 {
-		return 14 * 24 * time.Hour
-	}
-	return s.Retention
-}
-
-func (s *Service) concurrency() int {
-	if s.Concurrency <= 0 {
-		return 8
-	}
-	return s.Concurrency
 }

@@ -1,6 +1,6 @@
-// Package secret supplies webhook signing secrets: Manager reads a JSON list
-// of active secrets from AWS Secrets Manager (the deployed path), List is a
-// fixed in-process list (local development and tests). Secrets Manager is
-// not emulated locally, so the adapter is kept to one thin SDK call and the
-// parsing it relies on is a plain function with its own tests.
+// Package secret owns the active-secrets model: a Store loads every secret
+// a delivery may be signed with right now (providers roll secrets with an
+// overlap window), a Keyring caches one with a lazy refresh, List is a fixed
+// set (local development and tests), and ParseList reads the stored value
+// format (a JSON list). The Secrets Manager store is internal/smsecret.
 package secret

@@ -42,6 +42,43 @@ type KeyringOptions struct {
 	Log         *slog.Logger
 }
 
+// WithDefaults fills unset fields.
+func (o KeyringOptions) WithDefaults() KeyringOptions {
+	if o.Refresh == 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.MinReload == 0 {
+		o.MinReload = DefaultMinReload
+	}
+	if o.LoadTimeout == 0 {
+		o.LoadTimeout = DefaultLoadTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Validate checks the options: a refresh of 1m..1h (faster hammers the
+// store, slower leaves a rotation unnoticed too long), a reload limit and
+// load timeout of at least a second.
+func (o KeyringOptions) Validate() error {
+	var errs []error
+	if o.Refresh < time.Minute || o.Refresh > time.Hour {
+		errs = append(errs, fmt.Errorf("secret: refresh %s must be 1m..1h", o.Refresh))
+	}
+	if o.MinReload < time.Second {
+		errs = append(errs, fmt.Errorf("secret: minimum reload interval %s must be at least 1s", o.MinReload))
+	}
+	if o.LoadTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("secret: load timeout %s must be at least 1s", o.LoadTimeout))
+	}
+	return errors.Join(errs...)
+}
+
 // Keyring caches a Store: loaded once at cold start (failing it if
 // the store cannot be read), then reloaded lazily by the delivery that finds
 // the cache older than Refresh. Lambda freezes an idle instance, so a
@@ -60,20 +97,12 @@ type Keyring struct {
 
 // NewKeyring loads the store once and returns the cache.
 func NewKeyring(ctx context.Context, store Store, o KeyringOptions) (*Keyring, error) {
-	if o.Refresh <= 0 {
-		o.Refresh = DefaultRefresh
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
-	if o.MinReload <= 0 {
-		o.MinReload = DefaultMinReload
-	}
-	if o.LoadTimeout <= 0 {
-		o.LoadTimeout = DefaultLoadTimeout
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
+	if store == nil {
+		return nil, errors.New("secret: no store")
 	}
 	k := &Keyring{store: store, o: o}
 	if _, err := k.load(ctx); err != nil {

@@ -1,4 +1,4 @@
-// Package sweep is the outbox sweeper (spec 4.4): on a schedule it finds
+// Package sweep is the outbox sweeper (docs/architecture.md §5, guarantee 2): on a schedule it finds
 // dispatch rows that are due (pending or failed, lease expired, retry time
 // reached) through the sharded sweeper index, oldest first across every
 // shard, claims each conditionally, resends it through the outbox

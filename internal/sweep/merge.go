@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/table"
 )
 
 // merger reads sweeper index partitions page by page and yields their due
@@ -40,7 +39,7 @@ func (s *stream) name() string { return fmt.Sprintf("%s#%d", s.status, s.shard) 
 func newMerger(rows Rows, statuses []outbox.Status, now time.Time, page int) *merger {
 	m := &merger{rows: rows, now: now, page: page, failed: map[string]error{}}
 	for _, st := range statuses {
-		for shard := range table.SweepShards {
+		for shard := range rows.Shards() {
 			m.streams = append(m.streams, &stream{status: st, shard: shard})
 		}
 	}

@@ -11,6 +11,10 @@ import (
 
 // Rows is the Events table as the sweeper uses it.
 type Rows interface {
+	// Shards is how many sweeper index partitions each status is written
+	// across (DueParams.Shard is 0..Shards()-1); the sweeper reads them
+	// all.
+	Shards() int
 	// DuePage returns up to p.Limit rows of one sweeper index partition
 	// due at p.Now, oldest first, after p.Cursor; the next cursor is ""
 	// once the partition is exhausted.

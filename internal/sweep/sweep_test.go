@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/blob"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
@@ -21,16 +20,16 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/queue"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+var t0 = testkit.T0
 
 type bundle struct {
 	env       *localawstest.Env
@@ -38,6 +37,7 @@ type bundle struct {
 	incidents *dynamo.Incidents
 	clock     *testkit.Clock
 	metrics   *testkit.Buffer
+	tb        testing.TB
 }
 
 const topic = topology.Billing
@@ -47,30 +47,32 @@ func setup(t testing.TB) *bundle {
 	env := localawstest.NewEnv(t)
 	b := &bundle{
 		env:       env,
-		events:    &dynamo.Events{Client: env.DynamoDB, Table: env.Resources.EventsTable, Log: logging.Discard()},
-		incidents: &dynamo.Incidents{Client: env.DynamoDB, Table: env.Resources.IncidentsTable},
+		events:    env.Events(),
+		incidents: env.Incidents(),
 		clock:     &testkit.Clock{},
 		metrics:   &testkit.Buffer{},
+		tb:        t,
 	}
 	b.clock.Set(t0)
 	return b
 }
 
-// sweeper builds a sweeper; small pages force the drain to page.
+// sweeper builds a sweeper; small pages force the drain to page (0: the
+// defaults).
 func (b *bundle) sweeper(page, batch int) *sweep.Sweeper {
-	store := &blob.S3{Client: b.env.S3}
-	return &sweep.Sweeper{
+	b.tb.Helper()
+	store := &s3blob.S3{Client: b.env.S3}
+	s, err := sweep.New(sweep.Config{PageSize: page, BatchSize: batch}, sweep.Deps{
 		Rows:      b.events,
 		Abandoner: &dynamo.Recovery{Events: b.events, Incidents: b.incidents},
 		Incidents: b.incidents,
-		Sender:    &queue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs()},
+		Sender:    &sqsqueue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs()},
 		Bodies:    &incident.Bodies{Store: store, Bucket: b.env.Resources.Bucket},
 		Metrics:   &metric.Emitter{W: b.metrics},
-		Log:       logging.Discard(),
 		Now:       b.clock.Now,
-		PageSize:  page,
-		BatchSize: batch,
-	}
+	})
+	require.NoError(b.tb, err)
+	return s
 }
 
 // strand commits an event whose dispatch rows are pending with the given
@@ -101,7 +103,7 @@ func (b *bundle) received(t *testing.T) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
 	for _, m := range b.env.ReceiveAll(context.Background(), b.env.Queue(topic).URL, 0, 0) {
-		counts[aws.ToString(m.MessageAttributes[queue.AttrEventID].StringValue)]++
+		counts[aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue)]++
 	}
 	return counts
 }

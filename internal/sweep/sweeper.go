@@ -21,71 +21,20 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
-// Defaults of a Sweeper.
-const (
-	// DefaultLease is how long a claimed row is held; it must outlast the
-	// send and the outcome write of one batch.
-	DefaultLease = 60 * time.Second
-	// DefaultPageSize is the sweeper index query page size per partition.
-	DefaultPageSize = 100
-	// DefaultBatchSize rows are claimed and sent per round (one
-	// BatchGetItem of their ledger items).
-	DefaultBatchSize = 50
-	// DefaultConcurrency bounds parallel sends.
-	DefaultConcurrency = 16
-	// DefaultMargin is kept free before the Lambda deadline.
-	DefaultMargin = 10 * time.Second
-	// DefaultBudget is the run budget when the context has no deadline.
-	DefaultBudget = time.Minute
-)
-
 // Backoff is the wait before the next sweep of a row that has failed
-// attempts sends (spec 4.4.4): 2·2^attempts minutes, so five attempts span
+// attempts sends (docs/operations.md §5): 2·2^attempts minutes, so five attempts span
 // about an hour (2 + 8 + 16 + 32 minutes after the first).
 func Backoff(attempts int) time.Duration {
 	attempts = min(max(attempts, 0), 20)
 	return 2 * time.Minute << attempts
 }
 
-// Sweeper is one sweeper configuration; Run is safe to call concurrently
-// (two overlapping scheduled runs are expected).
+// Sweeper sweeps the outbox (New builds it); Run is safe to call
+// concurrently (two overlapping scheduled runs are expected).
 type Sweeper struct {
-	Rows      Rows
-	Abandoner Abandoner
-	// Incidents tells a settled row's outcome (dead-lettered or not) and
-	// holds the replays the sweeper reopens when they are stuck.
-	Incidents incident.Store
-	Sender    outbox.Sender
-	// Bodies keeps abandoned dispatches' messages on their incidents
-	// (claim-checked payloads copied under the incident).
-	Bodies *incident.Bodies
-	// Metrics receives one EMF line per run (nil: none).
-	Metrics *metric.Emitter
-	Log     *slog.Logger
-	// Now is the clock for row timestamps and due checks (default
-	// time.Now); the run budget is always wall-clock time.
-	Now         func() time.Time
-	Lease       time.Duration
-	PageSize    int
-	BatchSize   int
-	Concurrency int
-	// Margin is kept free before the context's deadline.
-	Margin time.Duration
-	// TraceHeader returns the trace header to carry into SQS (nil: none).
-	TraceHeader func(context.Context) string
-	// SettleAfter is how long after its consumer lease ended a processing
-	// row is settled (its message is gone by then: a retried message comes
-	// back within the queue's visibility timeout and the consumer backoff
-	// cap, and claims the row again).
-	SettleAfter time.Duration
-	// StuckAfter is how long a replay may stay retrying before it is
-	// reopened (incident.DefaultStuckAfter).
-	StuckAfter time.Duration
+	cfg Config
+	d   Deps
 }
-
-// DefaultSettleAfter exceeds every topic's visibility timeout plus the
-// consumer backoff cap (15 minutes) with room to spare.
-const DefaultSettleAfter = 45 * time.Minute
 
 // Report is the outcome of one run.
 type Report struct {
@@ -132,8 +81,8 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Report
 // partition that cannot be read is reported and the rest still swept;
 // Run's error is for a run that could do nothing at all.
 func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
-	now := s.now()
-	m := newMerger(s.Rows, outbox.Sendable, now, s.pageSize())
+	now := s.d.Now()
+	m := newMerger(s.d.Rows, outbox.Sendable, now, s.pageSize())
 	var (
 		rep    Report
 		oldest time.Time
@@ -158,16 +107,16 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	}
 	sendFailed := len(m.failed)
 	failed := maps.Clone(m.failed)
-	if s.Incidents != nil {
+	if s.d.Incidents != nil {
 		maps.Copy(failed, s.settle(ctx, now, stopAt, &rep))
 		s.reopenStuck(ctx, now, stopAt, &rep)
 	}
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		rep.FailedPartitions = append(rep.FailedPartitions, name)
-		s.log().ErrorContext(ctx, "sweep: partition could not be read; the others were swept", "partition", name, "error", failed[name])
+		s.d.Log.ErrorContext(ctx, "sweep: partition could not be read; the others were swept", "partition", name, "error", failed[name])
 	}
 	s.emit(rep, now, oldest)
-	s.log().InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
+	s.d.Log.InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
 		"abandoned", rep.Abandoned, "skipped", rep.Skipped, "errors", rep.Errors, "drained", rep.Drained,
 		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "stuckReplays", rep.StuckReplays,
 		"failedPartitions", len(rep.FailedPartitions))
@@ -183,17 +132,17 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 // The message left the queue either after its side effect or into the
 // DLQ; an incident newer than the claim tells the second.
 func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report) map[string]error {
-	m := newMerger(s.Rows, []outbox.Status{outbox.StatusProcessing}, now.Add(-s.settleAfter()), s.pageSize())
+	m := newMerger(s.d.Rows, []outbox.Status{outbox.StatusProcessing}, now.Add(-s.settleAfter()), s.pageSize())
 	for !time.Now().After(stopAt) && ctx.Err() == nil {
 		batch := m.take(ctx, s.batchSize())
 		if len(batch) == 0 {
 			break
 		}
 		for _, row := range batch {
-			log := s.log().With("eventKey", row.Key, "tenantId", row.TenantID, "topic", row.Topic)
+			log := s.d.Log.With("eventKey", row.Key, "tenantId", row.TenantID, "topic", row.Topic)
 			to := outbox.StatusCompleted
 			note := fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome and its message is gone, so it completed", row.LeaseUntil.UTC().Format(time.RFC3339))
-			inc, err := s.Incidents.Get(ctx, incident.ID(row.Key, row.Topic))
+			inc, err := s.d.Incidents.Get(ctx, incident.ID(row.Key, row.Topic))
 			switch {
 			case err == nil && !inc.LastFailedAt.Before(row.UpdatedAt):
 				to = outbox.StatusDLQ
@@ -203,7 +152,7 @@ func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report
 				rep.Errors++
 				continue
 			}
-			ok, err := s.Rows.Settle(ctx, Settlement{Seen: row, Status: to, Note: note, Now: now})
+			ok, err := s.d.Rows.Settle(ctx, Settlement{Seen: row, Status: to, Note: note, Now: now})
 			switch {
 			case err != nil:
 				log.WarnContext(ctx, "sweep: settle failed", "error", err)
@@ -221,9 +170,9 @@ func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report
 func (s *Sweeper) reopenStuck(ctx context.Context, now, stopAt time.Time, rep *Report) {
 	cursor := ""
 	for !time.Now().After(stopAt) && ctx.Err() == nil {
-		page, err := s.Incidents.List(ctx, incident.Filter{Status: incident.StatusRetrying, Limit: incident.MaxPageSize, Cursor: cursor})
+		page, err := s.d.Incidents.List(ctx, incident.Filter{Status: incident.StatusRetrying, Limit: incident.MaxPageSize, Cursor: cursor})
 		if err != nil {
-			s.log().ErrorContext(ctx, "sweep: cannot list retrying incidents", "error", err)
+			s.d.Log.ErrorContext(ctx, "sweep: cannot list retrying incidents", "error", err)
 			rep.Errors++
 			return
 		}
@@ -231,14 +180,14 @@ func (s *Sweeper) reopenStuck(ctx context.Context, now, stopAt time.Time, rep *R
 			if !inc.Stuck(now, s.stuckAfter()) {
 				continue
 			}
-			_, changed, err := incident.ReopenStuck(ctx, s.Incidents, inc.ID, now, s.stuckAfter())
+			_, changed, err := incident.ReopenStuck(ctx, s.d.Incidents, inc.ID, now, s.stuckAfter())
 			switch {
 			case err != nil:
-				s.log().ErrorContext(ctx, "sweep: cannot reopen a stuck replay", "incidentId", inc.ID, "error", err)
+				s.d.Log.ErrorContext(ctx, "sweep: cannot reopen a stuck replay", "incidentId", inc.ID, "error", err)
 				rep.Errors++
 			case changed:
 				rep.StuckReplays++
-				s.log().WarnContext(ctx, "sweep: replay not confirmed in time; incident reopened", "incidentId", inc.ID,
+				s.d.Log.WarnContext(ctx, "sweep: replay not confirmed in time; incident reopened", "incidentId", inc.ID,
 					"eventId", inc.EventID, "tenantId", inc.TenantID, "topic", inc.Topic, "replayedAt", inc.ReplayedAt)
 			}
 		}
@@ -265,9 +214,9 @@ func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
 	for i, r := range batch {
 		keys[i] = r.Key
 	}
-	records, err := s.Rows.Ledgers(ctx, keys)
+	records, err := s.d.Rows.Ledgers(ctx, keys)
 	if err != nil {
-		s.log().ErrorContext(ctx, "sweep: load ledger items", "error", err)
+		s.d.Log.ErrorContext(ctx, "sweep: load ledger items", "error", err)
 		rep.Errors += len(batch)
 		return
 	}
@@ -301,9 +250,9 @@ func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
 }
 
 func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, haveLedger bool) outcome {
-	log := s.log().With("eventId", row.EventID, "tenantId", row.TenantID, "topic", row.Topic)
+	log := s.d.Log.With("eventId", row.EventID, "tenantId", row.TenantID, "topic", row.Topic)
 	owner := newOwner()
-	claimed, err := s.Rows.ClaimDue(ctx, DueClaim{Seen: row, Owner: owner, Now: s.now(), Lease: s.lease()})
+	claimed, err := s.d.Rows.ClaimDue(ctx, DueClaim{Seen: row, Owner: owner, Now: s.d.Now(), Lease: s.lease()})
 	if err != nil {
 		log.WarnContext(ctx, "sweep: claim failed", "error", err)
 		return outError
@@ -314,7 +263,7 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 	if row.MaxAttempts > 0 && row.Attempts >= row.MaxAttempts {
 		// Exhausted already (for example maxAttempts was lowered):
 		// abandon without another send.
-		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts, Err: row.LastError, Now: s.now()}
+		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts, Err: row.LastError, Now: s.d.Now()}
 		return s.abandon(ctx, log, f, row, rec, haveLedger)
 	}
 	if !haveLedger {
@@ -322,13 +271,13 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 		// one transaction); TTL deletes items independently, though. The
 		// failure is recorded like a failed send so the row still ends in
 		// an incident rather than being retried forever.
-		now := s.now()
+		now := s.d.Now()
 		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts + 1,
 			Err: "ledger item missing: cannot rebuild the message", NextRetryAt: now.Add(Backoff(row.Attempts + 1)), Now: now}
 		if row.MaxAttempts > 0 && f.Attempts >= row.MaxAttempts {
 			return s.abandon(ctx, log, f, row, rec, false)
 		}
-		if err := s.Rows.MarkFailed(ctx, f); err != nil && !errors.Is(err, outbox.ErrLeaseLost) {
+		if err := s.d.Rows.MarkFailed(ctx, f); err != nil && !errors.Is(err, outbox.ErrLeaseLost) {
 			return outError
 		}
 		return outFailed
@@ -338,11 +287,11 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 		log.ErrorContext(ctx, "sweep: build message", "error", err)
 		return outError
 	}
-	if s.TraceHeader != nil {
-		msg.TraceHeader = s.TraceHeader(ctx)
+	if s.d.TraceHeader != nil {
+		msg.TraceHeader = s.d.TraceHeader(ctx)
 	}
-	st := &rowStore{Rows: s.Rows, s: s, ctx: ctx, log: log, row: row, rec: rec}
-	d := &outbox.Dispatcher{Sender: s.Sender, Store: st, Now: s.now, Log: s.log()}
+	st := &rowStore{Rows: s.d.Rows, s: s, ctx: ctx, log: log, row: row, rec: rec}
+	d := &outbox.Dispatcher{Sender: s.d.Sender, Store: st, Now: s.d.Now, Log: s.d.Log}
 	o := d.Dispatch(ctx, []outbox.Job{{Message: msg, Owner: owner, Attempts: row.Attempts, RetryDelay: Backoff(row.Attempts + 1)}})[0]
 	switch {
 	case o.Sent:
@@ -415,7 +364,7 @@ func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failur
 		dl.ErrorDetail += "; claim-checked payload not copied: " + copyErr.Error()
 	}
 	dl.Body = kept
-	inc, err := s.Abandoner.Abandon(ctx, f, dl)
+	inc, err := s.d.Abandoner.Abandon(ctx, f, dl)
 	if errors.Is(err, outbox.ErrLeaseLost) {
 		return outSkipped
 	}
@@ -429,14 +378,14 @@ func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failur
 }
 
 func (s *Sweeper) emit(rep Report, now, oldest time.Time) {
-	if s.Metrics == nil {
+	if s.d.Metrics == nil {
 		return
 	}
 	lag := 0.0
 	if !oldest.IsZero() {
 		lag = now.Sub(oldest).Seconds()
 	}
-	s.Metrics.Emit(map[string]string{"Function": "sweeper"},
+	s.d.Metrics.Emit(map[string]string{"Function": "sweeper"},
 		metric.Metric{Name: MetricDue, Unit: metric.Count, Value: float64(rep.Due)},
 		metric.Metric{Name: MetricSent, Unit: metric.Count, Value: float64(rep.Sent)},
 		metric.Metric{Name: MetricFailed, Unit: metric.Count, Value: float64(rep.Failed)},
@@ -466,44 +415,14 @@ const (
 	MetricPartitionErrors = "SweepPartitionErrors"
 )
 
-func (s *Sweeper) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (s *Sweeper) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
-
-func (s *Sweeper) bodies() *incident.Bodies {
-	if s.Bodies != nil {
-		return s.Bodies
-	}
-	return &incident.Bodies{}
-}
-
-func (s *Sweeper) lease() time.Duration { return orDefault(s.Lease, DefaultLease) }
-func (s *Sweeper) settleAfter() time.Duration {
-	return orDefault(s.SettleAfter, DefaultSettleAfter)
-}
-func (s *Sweeper) stuckAfter() time.Duration {
-	return orDefault(s.StuckAfter, incident.DefaultStuckAfter)
-}
-func (s *Sweeper) margin() time.Duration { return orDefault(s.Margin, DefaultMargin) }
-func (s *Sweeper) pageSize() int         { return orDefault(s.PageSize, DefaultPageSize) }
-func (s *Sweeper) batchSize() int        { return orDefault(s.BatchSize, DefaultBatchSize) }
-func (s *Sweeper) concurrency() int      { return orDefault(s.Concurrency, DefaultConcurrency) }
-func orDefault[T int | time.Duration](v, d T) T {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
+func (s *Sweeper) bodies() *incident.Bodies   { return s.d.Bodies }
+func (s *Sweeper) lease() time.Duration       { return s.cfg.Lease }
+func (s *Sweeper) settleAfter() time.Duration { return s.cfg.SettleAfter }
+func (s *Sweeper) stuckAfter() time.Duration  { return s.cfg.StuckAfter }
+func (s *Sweeper) margin() time.Duration      { return s.cfg.Margin }
+func (s *Sweeper) pageSize() int              { return s.cfg.PageSize }
+func (s *Sweeper) batchSize() int             { return s.cfg.BatchSize }
+func (s *Sweeper) concurrency() int           { return s.cfg.Concurrency }
 
 // newOwner is a lease owner token unique to one claim.
 func newOwner() string {

@@ -163,7 +163,7 @@ var IncidentIndexesBefore = []Index{
 }
 
 // Purge holds the cache purge service's jobs, coalesce locks, daily stats and
-// DLQ mirror (spec 001), all under pk/sk with a TTL.
+// DLQ mirror (docs/architecture.md §6), all under pk/sk with a TTL.
 var Purge = Def{
 	Name:         "purge",
 	PK:           Key{AttrPK, String},

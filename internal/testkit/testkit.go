@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -101,6 +102,24 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// JSONLines decodes everything written so far as a stream of JSON objects
+// (EMF metric lines, JSON log lines), failing the test on anything else.
+func (b *Buffer) JSONLines(tb testing.TB) []map[string]any {
+	tb.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b.buf.Bytes()))
+	for dec.More() {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			tb.Fatalf("testkit: not a JSON line: %v", err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // OneTopic is a topology of one HTTP topic, for tests of queue mechanics.

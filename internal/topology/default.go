@@ -11,7 +11,7 @@ const (
 	Audit         = "audit.events"
 )
 
-// Default is the spec's reference mapping (spec 000 §7): Stripe billing
+// Default is the reference mapping (docs/architecture.md §1): Stripe billing
 // events, storefront inquiries fanned out to notifications and CRM, CMS
 // content changes to the cache purge service, and audit events archived in
 // bulk.

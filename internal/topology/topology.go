@@ -96,6 +96,18 @@ func (t Topology) TopicNames() []string {
 	return names
 }
 
+// FIFOTopics lists the topics whose queues are FIFO (what a queue sender
+// needs to set group and deduplication ids).
+func (t Topology) FIFOTopics() map[string]bool {
+	out := map[string]bool{}
+	for _, tp := range t.Topics {
+		if tp.FIFO {
+			out[tp.Name] = true
+		}
+	}
+	return out
+}
+
 // Producer returns the registered producer for source.
 func (t Topology) Producer(source string) (Producer, bool) {
 	for _, p := range t.Producers {

@@ -87,7 +87,7 @@ func BenchmarkWebhookRoundTrip(b *testing.B) {
 func (bd *bundle) publishDirect(b *testing.B, body []byte, redelivery bool) time.Duration {
 	ctx := context.Background()
 	d := webhook.Delivery{Body: body}
-	ev, err := bd.h.Provider.Canonicalize(ctx, d)
+	ev, err := bd.provider.Canonicalize(ctx, d)
 	if err != nil {
 		b.Fatal(err)
 	}

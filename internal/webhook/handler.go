@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -27,14 +26,8 @@ type Ingester interface {
 // ingest → map the result to HTTP. It always answers with a response, never
 // a function error, so the provider sees a meaningful status and body.
 type Handler struct {
-	Provider Provider
-	Ingest   Ingester
-	// RetryAfter is sent with every 503 (default DefaultRetryAfter).
-	RetryAfter time.Duration
-	Log        *slog.Logger
-	// Metrics counts refusals (WebhookRefused by Provider and Code); nil
-	// counts nothing.
-	Metrics *metric.Emitter
+	cfg Config
+	d   Deps
 }
 
 // MetricRefused counts deliveries refused before ingest, per Provider and
@@ -44,8 +37,8 @@ const MetricRefused = "WebhookRefused"
 // Handle serves one request.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	resp, refused := h.handle(ctx, req)
-	if refused != "" && h.Metrics != nil {
-		h.Metrics.Emit(map[string]string{"Provider": h.Provider.Name(), "Code": string(refused)}, metric.Metric{Name: MetricRefused, Unit: metric.Count, Value: 1})
+	if refused != "" {
+		h.d.Metrics.Emit(map[string]string{"Provider": h.d.Provider.Name(), "Code": string(refused)}, metric.Metric{Name: MetricRefused, Unit: metric.Count, Value: 1})
 	}
 	return resp, nil
 }
@@ -60,11 +53,8 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			reqID = lc.AwsRequestID
 		}
 	}
-	ctx = logging.With(ctx, "provider", h.Provider.Name(), "apiRequestId", reqID)
-	log := h.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	ctx = logging.With(ctx, "provider", h.d.Provider.Name(), "apiRequestId", reqID)
+	log := h.d.Log
 
 	if m := req.RequestContext.HTTP.Method; m != http.MethodPost {
 		log.InfoContext(ctx, "webhook: method not allowed", "method", m)
@@ -77,13 +67,13 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	d := Delivery{Body: body, Headers: req.Headers, RequestID: reqID}
 
-	if err := h.Provider.Verify(ctx, d); err != nil {
+	if err := h.d.Provider.Verify(ctx, d); err != nil {
 		// Fail closed: whatever went wrong, an unverified delivery is a 401.
 		e := asError(err, Unauthorized(CodeSignatureMismatch, "the signature could not be verified"))
 		log.WarnContext(ctx, "webhook: signature rejected", "code", e.Code, "reason", e.Message, "bytes", len(body), "sourceIp", req.RequestContext.HTTP.SourceIP)
 		return h.refuse(e, reqID)
 	}
-	ev, err := h.Provider.Canonicalize(ctx, d)
+	ev, err := h.d.Provider.Canonicalize(ctx, d)
 	if err != nil {
 		e := asError(err, Invalid(CodeInvalidEvent, "the event could not be read"))
 		if e.Status == http.StatusUnprocessableEntity {
@@ -102,7 +92,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.ErrorContext(ctx, "webhook: canonical envelope could not be encoded", "error", err)
 		return h.refuse(&Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}, reqID)
 	}
-	res, err := h.Ingest.Publish(ctx, raw)
+	res, err := h.d.Ingest.Publish(ctx, raw)
 	if err != nil {
 		status := IngestErrorStatus(err)
 		code, msg := CodeIngestFailed, "ingest failed; retry later"

@@ -17,20 +17,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/canonjson"
-	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 const testSecret = "whsec_handler_test_0123456789"
@@ -44,9 +46,13 @@ type bundle struct {
 	h        *webhook.Handler
 	fns      *lambdalocal.Functions
 	svc      *ingest.Service
-	ingest   wire.IngestConfig
+	events   *dynamo.Events
+	ingest   ingestfn.Config
 	settings map[string]string
 	metrics  *testkit.Buffer
+	// provider is the handler's provider, configured alike (benchmarks
+	// canonicalize outside the handler).
+	provider webhook.Provider
 }
 
 func (b *bundle) metricLines() string { return b.metrics.String() }
@@ -56,40 +62,34 @@ type option func(settings map[string]string)
 func withSetting(k, v string) option { return func(m map[string]string) { m[k] = v } }
 
 // setup builds the deployed graph on the emulators: the webhook handler
-// from its env config (wire.NewStripeWebhook), invoking the real ingest
-// service through the local Lambda Invoke endpoint with the SDK client.
+// from its env config (wire/webhookfn), invoking the real ingest service
+// through the local Lambda Invoke endpoint with the SDK client.
 func setup(t testing.TB, opts ...option) *bundle {
 	t.Helper()
-	ctx := context.Background()
 	env := localawstest.NewEnv(t)
-	queues, err := json.Marshal(env.Resources.QueueURLs())
-	require.NoError(t, err)
-	icfg, err := wire.LoadIngestConfig(envconf.FromMap(map[string]string{
-		wire.EnvEventsTable: env.Resources.EventsTable,
-		wire.EnvBucket:      env.Resources.Bucket,
-		wire.EnvQueueURLs:   string(queues),
-	}), env.Topology)
-	require.NoError(t, err)
-	svc := wire.NewIngest(icfg, env.Topology, wire.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, logging.Discard())
+	icfg := wiretest.IngestConfig(t, env, wiretest.Opts{})
+	svc := wiretest.Ingest(t, env, wiretest.Opts{})
 	fns := lambdalocal.NewFunctions()
-	fns.Register("ingest", svc.Handle, lambdalocal.FunctionTimeout(10*time.Second))
-	lambdaClient := env.ServeFunctions(fns)
+	fns.Register(ingestfn.Name, svc.Handle, lambdalocal.FunctionTimeout(ingestfn.FunctionTimeout))
+	env.ServeFunctions(fns)
 
 	settings := map[string]string{
-		wire.EnvIngestFunction:      "ingest",
-		wire.EnvStripeWebhookSecret: testSecret,
-		wire.EnvStripeTenantMap:     tenantMap,
+		webhookfn.EnvIngestFunction: ingestfn.Name,
+		webhookfn.EnvSecret:         testSecret,
+		webhookfn.EnvTenantMap:      tenantMap,
 	}
 	for _, o := range opts {
 		o(settings)
 	}
-	cfg, err := wire.LoadStripeWebhookConfig(envconf.FromMap(settings))
-	require.NoError(t, err)
-	h, err := wire.NewStripeWebhook(ctx, cfg, wire.Clients{Lambda: lambdaClient}, logging.Discard())
-	require.NoError(t, err)
 	metrics := &testkit.Buffer{}
-	h.Metrics = &metric.Emitter{W: metrics}
-	return &bundle{env: env, h: h, fns: fns, svc: svc, ingest: icfg, settings: settings, metrics: metrics}
+	h := wiretest.StripeWebhook(t, env, wiretest.Opts{Settings: settings, Metrics: &metric.Emitter{W: metrics}})
+	var tenants webhook.TenantMap
+	require.NoError(t, json.Unmarshal([]byte(settings[webhookfn.EnvTenantMap]), &tenants))
+	return &bundle{
+		env: env, h: h, fns: fns, svc: svc, ingest: icfg, settings: settings, metrics: metrics,
+		provider: stripe.New(secret.List{testSecret}, tenants, nil),
+		events:   env.Events(),
+	}
 }
 
 func sample(t testing.TB, name string) []byte {
@@ -207,7 +207,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 
 			if tc.topic == "" {
 				require.Equal(t, envelope.StatusUnrouted, a.Status)
-				_, _, err := b.svc.Ledger.Load(context.Background(), tc.id)
+				_, _, err := b.events.Load(context.Background(), tc.id)
 				require.ErrorIs(t, err, ledger.ErrNotFound, "an unrouted event stores nothing")
 				for _, tp := range b.env.Topology.TopicNames() {
 					require.Zero(t, b.depth(t, tp), tp)
@@ -336,7 +336,7 @@ func TestUnresolvedTenantIs422(t *testing.T) {
 	require.Zero(t, b.invokes(), "nothing reaches ingest, so Stripe retries")
 
 	// The operator adds a default tenant; Stripe's retry goes through.
-	fixed := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	fixed := setup(t, withSetting(webhookfn.EnvTenantMap, `{"default":"acme"}`))
 	resp, a = fixed.do(t, signed(body))
 	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 	require.Equal(t, envelope.StatusEnqueued, a.Status)
@@ -350,7 +350,7 @@ func TestUnresolvedTenantIs422(t *testing.T) {
 // retry lands in the mapped tenant, whatever the metadata says.
 func TestConnectAccountCannotPickItsTenant(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"globex"}`))
+	b := setup(t, withSetting(webhookfn.EnvTenantMap, `{"default":"globex"}`))
 	body := []byte(`{"id":"evt_spoof","object":"event","type":"invoice.paid","created":1764676800,"account":"acct_attacker","data":{"object":{"id":"in_1","object":"invoice","metadata":{"tenant_id":"acme"}}}}`)
 	resp, a := b.do(t, signed(body))
 	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, resp.Body)
@@ -359,7 +359,7 @@ func TestConnectAccountCannotPickItsTenant(t *testing.T) {
 	require.Zero(t, b.invokes(), "nothing reaches ingest")
 	require.Contains(t, b.metricLines(), `"Code":"unknown_account"`, "counted")
 
-	mapped := setup(t, withSetting(wire.EnvStripeTenantMap, `{"accounts":{"acct_attacker":"initech"},"default":"globex"}`))
+	mapped := setup(t, withSetting(webhookfn.EnvTenantMap, `{"accounts":{"acct_attacker":"initech"},"default":"globex"}`))
 	resp, a = mapped.do(t, signed(body))
 	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 	require.Equal(t, envelope.StatusEnqueued, a.Status)
@@ -368,10 +368,10 @@ func TestConnectAccountCannotPickItsTenant(t *testing.T) {
 
 // TestAcceptedIs503UntilTheRetryDrivesThePendingTopic: the event is stored
 // but its billing send failed; Stripe gets a 503 with Retry-After, and its
-// retry re-drives just that topic (spec 3.4 guarantee 3).
+// retry re-drives just that topic (docs/architecture.md §5, guarantee 3).
 func TestAcceptedIs503UntilTheRetryDrivesThePendingTopic(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSetting(wire.EnvWebhookRetryAfter, "90s"))
+	b := setup(t, withSetting(webhookfn.EnvRetryAfter, "90s"))
 	body := sample(t, "invoice.paid.json")
 	b.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.env.Queue(topology.Billing).URL, Times: 1})
 
@@ -391,7 +391,7 @@ func TestAcceptedIs503UntilTheRetryDrivesThePendingTopic(t *testing.T) {
 
 func TestIngestRejectionsAre400And409(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	b := setup(t, withSetting(webhookfn.EnvTenantMap, `{"default":"acme"}`))
 
 	// Stripe types are lowercase; this one is not a valid platform type.
 	bad := []byte(`{"id":"evt_bad_type","object":"event","type":"invoice.Paid","created":1764676800,"data":{"object":{"id":"in_1","object":"invoice"}}}`)
@@ -452,7 +452,7 @@ func TestIngestFailures(t *testing.T) {
 	})
 	t.Run("ingest function missing is 502", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, withSetting(wire.EnvIngestFunction, "arn:aws:lambda:us-east-1:000000000000:function:nope"))
+		b := setup(t, withSetting(webhookfn.EnvIngestFunction, "arn:aws:lambda:us-east-1:000000000000:function:nope"))
 		resp, a := b.do(t, signed(body))
 		require.Equal(t, http.StatusBadGateway, resp.StatusCode, resp.Body)
 		require.Equal(t, webhook.CodeIngestFailed, a.Error.Code)
@@ -508,7 +508,7 @@ func TestConcurrentDeliveriesStoreOnce(t *testing.T) {
 // up); a genuinely different body under the same id is still a conflict.
 func TestStripeRetryWithReserializedBodyIsADuplicate(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	b := setup(t, withSetting(webhookfn.EnvTenantMap, `{"default":"acme"}`))
 	first := []byte(`{"id":"evt_retry","object":"event","api_version":"2024-06-20","created":1764676800,"livemode":false,"pending_webhooks":1,"request":{"id":"req_1","idempotency_key":null},"type":"invoice.paid","data":{"object":{"id":"in_9","object":"invoice","amount_paid":4900}}}`)
 	resp, a := b.do(t, signed(first))
 	require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
@@ -532,7 +532,7 @@ func TestStripeRetryWithReserializedBodyIsADuplicate(t *testing.T) {
 // UTF-8 at all is refused with 400 before anything is stored.
 func TestStripeTextSQSRefusesIsDelivered(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSetting(wire.EnvStripeTenantMap, `{"default":"acme"}`))
+	b := setup(t, withSetting(webhookfn.EnvTenantMap, `{"default":"acme"}`))
 	body := []byte("{\"id\":\"evt_text\",\"object\":\"event\",\"type\":\"invoice.paid\",\"created\":1764676800,\"data\":{\"object\":{\"id\":\"in_Zoë😀\"," +
 		"\"customer_name\":\"Zoë 😀 \U0010FFFF\",\"memo\":\"a\uFFFEb\uFFFFc\",\"ctl\":\"\\u0000\\u0007\\u001f\\u007f\",\"lone\":\"\\ud800\\udfff\"}}}")
 	resp, a := b.do(t, signed(body))

@@ -20,7 +20,7 @@ import (
 const DefaultRetryAfter = time.Minute
 
 // ResultStatus maps an ingest result to the HTTP status the provider gets
-// (spec 3.4: a 200 only once the event is durably stored and on its
+// (docs/architecture.md §5, guarantee 2: a 200 only once the event is durably stored and on its
 // queues):
 //
 //   - enqueued, duplicate_acknowledged, unrouted: 200;
@@ -82,7 +82,7 @@ func (h *Handler) reply(status int, body any, requestID, eventID string) events.
 	}
 	switch status {
 	case http.StatusServiceUnavailable:
-		hdr["Retry-After"] = strconv.Itoa(int(h.retryAfter().Round(time.Second) / time.Second))
+		hdr["Retry-After"] = strconv.Itoa(int(h.cfg.RetryAfter.Round(time.Second) / time.Second))
 	case http.StatusMethodNotAllowed:
 		hdr["Allow"] = http.MethodPost
 	}
@@ -91,11 +91,4 @@ func (h *Handler) reply(status int, body any, requestID, eventID string) events.
 
 func (h *Handler) refuse(e *Error, requestID string) (events.APIGatewayV2HTTPResponse, envelope.Code) {
 	return h.reply(e.Status, errorBody{EventID: e.EventID, Error: &envelope.Error{Code: e.Code, Message: e.Message}}, requestID, e.EventID), e.Code
-}
-
-func (h *Handler) retryAfter() time.Duration {
-	if h.RetryAfter < time.Second {
-		return DefaultRetryAfter
-	}
-	return h.RetryAfter
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/invoke"
+	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 )
 
@@ -47,14 +47,14 @@ func TestIngestErrorStatus(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&invoke.Error{Kind: invoke.KindTimeout}, http.StatusServiceUnavailable},
-		{&invoke.Error{Kind: invoke.KindThrottled}, http.StatusServiceUnavailable},
-		{&invoke.Error{Kind: invoke.KindUnavailable}, http.StatusServiceUnavailable},
-		{fmt.Errorf("wrapped: %w", &invoke.Error{Kind: invoke.KindThrottled}), http.StatusServiceUnavailable},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindTimeout}, http.StatusServiceUnavailable},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindThrottled}, http.StatusServiceUnavailable},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindUnavailable}, http.StatusServiceUnavailable},
+		{fmt.Errorf("wrapped: %w", &lambdainvoke.Error{Kind: lambdainvoke.KindThrottled}), http.StatusServiceUnavailable},
 		{context.DeadlineExceeded, http.StatusServiceUnavailable},
-		{&invoke.Error{Kind: invoke.KindFunction}, http.StatusBadGateway},
-		{&invoke.Error{Kind: invoke.KindInvoke}, http.StatusBadGateway},
-		{&invoke.Error{Kind: invoke.KindBadResult}, http.StatusBadGateway},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindFunction}, http.StatusBadGateway},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindInvoke}, http.StatusBadGateway},
+		{&lambdainvoke.Error{Kind: lambdainvoke.KindBadResult}, http.StatusBadGateway},
 		{errors.New("in-process ingest: dynamodb down"), http.StatusBadGateway},
 	}
 	for _, tc := range cases {

@@ -4,27 +4,32 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/siteswarm/eventplatform/internal/clock"
+	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
 // Boot is what every Lambda main does around its own config and
 // constructor: a JSON logger named for the function, the default AWS config
-// with AWS calls traced as X-Ray subsegments, and a loud exit when anything
-// at cold start fails (a function that cannot configure itself must not
-// serve).
+// with AWS calls traced, and a loud exit when anything at cold start fails
+// (a function that cannot configure itself must not serve).
 type Boot struct {
 	Ctx  context.Context
 	Log  *slog.Logger
+	Env  *envconf.Reader
 	name string
 }
 
 // NewBoot starts a cold start for the named function.
 func NewBoot(name string) Boot {
-	return Boot{Ctx: context.Background(), Log: logging.Lambda(name), name: name}
+	return Boot{Ctx: context.Background(), Log: logging.Lambda(name), Env: envconf.New(), name: name}
 }
 
 // Check exits the process when err is set.
@@ -35,10 +40,45 @@ func (b Boot) Check(what string, err error) {
 	}
 }
 
-// Clients loads the default AWS config chain and builds the clients.
-func (b Boot) Clients() Clients {
+// AWSConfig loads the default AWS config chain, with AWS calls traced.
+// Each function builds only its own clients from it.
+func (b Boot) AWSConfig() aws.Config {
 	cfg, err := config.LoadDefaultConfig(b.Ctx)
 	b.Check("aws config", err)
 	trace.Instrument(&cfg)
-	return NewClients(cfg)
+	return cfg
 }
+
+// Runtime is the deployed function's runtime: its logger and EMF metrics
+// with the stage's dimension (STAGE_NAME).
+func (b Boot) Runtime() Runtime {
+	return Runtime{Log: b.Log, Metrics: metric.ForStage(b.Env.String(EnvStage, ""))}
+}
+
+// Runtime is what every function's constructor gets besides its config and
+// clients: where it logs and where its metrics go. The local stack passes
+// its own (metrics as debug log lines); tests pass discarding ones.
+type Runtime struct {
+	Log     *slog.Logger
+	Metrics *metric.Emitter
+	// Now is the components' clock (nil: time.Now); tests set a fake one.
+	Now func() time.Time
+}
+
+// Named returns the runtime with the function's name on every log line.
+func (rt Runtime) Named(function string) Runtime {
+	rt.Log = rt.logger().With("function", function)
+	return rt
+}
+
+// WithDefaults fills a missing logger (discarding) and metrics (stdout).
+func (rt Runtime) WithDefaults() Runtime {
+	rt.Log = rt.logger()
+	if rt.Metrics == nil {
+		rt.Metrics = &metric.Emitter{}
+	}
+	rt.Now = clock.Or(rt.Now)
+	return rt
+}
+
+func (rt Runtime) logger() *slog.Logger { return logging.OrDiscard(rt.Log) }

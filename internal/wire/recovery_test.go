@@ -1,79 +1,115 @@
 package wire_test
 
 import (
-	"encoding/json"
+	"maps"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
 
-func recoveryEnv(top topology.Topology, extra map[string]string) map[string]string {
-	urls, arns := map[string]string{}, map[string]string{}
+// stageEnv is the environment the CDK app gives the recovery and admin
+// functions of a stage.
+func stageEnv(top topology.Topology, extra map[string]string) *envconf.Reader {
+	urls, dlqs, arns := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, n := range top.TopicNames() {
-		urls[n] = "https://sqs/" + n
-		arns[n] = "arn:aws:sqs:us-east-1:1:" + n + "-dlq"
+		urls[n] = "https://sqs.eu-west-1.amazonaws.com/123456789012/evp-prod-" + n
+		dlqs[n] = urls[n] + "-dlq"
+		arns[n] = "arn:aws:sqs:eu-west-1:123456789012:evp-prod-" + n + "-dlq"
 	}
 	m := map[string]string{
-		wire.EnvEventsTable: "events", wire.EnvIncidentsTable: "incidents", wire.EnvBucket: "archive",
-		wire.EnvQueueURLs: mustJSONString(urls), wire.EnvDLQARNs: mustJSONString(arns),
+		wire.EnvEventsTable: "evp-prod-events", wire.EnvIncidentsTable: "evp-prod-incidents", wire.EnvBucket: "evp-prod-archive",
+		wire.EnvQueueURLs: testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
 	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
-}
-
-func mustJSONString(m map[string]string) string {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
+	maps.Copy(m, extra)
+	return envconf.FromMap(m)
 }
 
 func TestRecoveryConfigs(t *testing.T) {
 	t.Parallel()
 	top := topology.Default()
 
-	s, err := wire.LoadSweeperConfig(envconf.FromMap(recoveryEnv(top, nil)), top)
+	s, err := sweeperfn.Load(stageEnv(top, nil), top)
 	require.NoError(t, err)
-	require.Equal(t, 50, s.BatchSize)
+	require.Equal(t, 50, s.Sweep.BatchSize)
 	require.Equal(t, 64<<10, s.InlineBytes)
-	a, err := wire.LoadArchiverConfig(envconf.FromMap(recoveryEnv(top, map[string]string{wire.EnvAlertTopicARN: "arn:aws:sns:us-east-1:1:alerts"})), top)
+	require.Equal(t, 45*time.Minute, s.Sweep.SettleAfter)
+	a, err := archiverfn.Load(stageEnv(top, map[string]string{archiverfn.EnvAlertTopicARN: "arn:aws:sns:us-east-1:1:alerts"}), top)
 	require.NoError(t, err)
 	require.Equal(t, "arn:aws:sns:us-east-1:1:alerts", a.AlertTopicARN)
-	r, err := wire.LoadReplayConfig(envconf.FromMap(recoveryEnv(top, nil)), top)
+	require.Equal(t, topology.Billing, a.Archiver.DLQTopics["arn:aws:sqs:eu-west-1:123456789012:evp-prod-billing.events-dlq"], "the archiver maps DLQ ARN → topic")
+	r, err := replayfn.Load(stageEnv(top, nil), top)
 	require.NoError(t, err)
 	require.Equal(t, 64<<10, r.ClaimCheckBytes)
+	require.Equal(t, 8, r.Replay.Concurrency)
 
+	sweeper := func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err }
+	archiver := func(r *envconf.Reader) error { _, err := archiverfn.Load(r, top); return err }
+	replay := func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err }
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
 		load func(*envconf.Reader) error
 		want string
 	}{
-		{"sweeper without tables", map[string]string{wire.EnvEventsTable: "", wire.EnvIncidentsTable: ""},
-			func(r *envconf.Reader) error { _, err := wire.LoadSweeperConfig(r, top); return err }, "EVENTS_TABLE is required"},
-		{"sweeper batch too large", map[string]string{wire.EnvSweepBatchSize: "500"},
-			func(r *envconf.Reader) error { _, err := wire.LoadSweeperConfig(r, top); return err }, "SWEEP_BATCH_SIZE"},
-		{"sweeper lease not a duration", map[string]string{wire.EnvSweepLease: "soon"},
-			func(r *envconf.Reader) error { _, err := wire.LoadSweeperConfig(r, top); return err }, "SWEEP_LEASE"},
-		{"archiver missing a DLQ", map[string]string{wire.EnvDLQARNs: `{"billing.events":"arn"}`},
-			func(r *envconf.Reader) error { _, err := wire.LoadArchiverConfig(r, top); return err }, `no DLQ ARN for topic "crm.sync"`},
-		{"archiver inline too big", map[string]string{wire.EnvIncidentInlineBytes: "999999"},
-			func(r *envconf.Reader) error { _, err := wire.LoadArchiverConfig(r, top); return err }, "INCIDENT_INLINE_BYTES"},
-		{"replay missing a queue", map[string]string{wire.EnvQueueURLs: `{}`},
-			func(r *envconf.Reader) error { _, err := wire.LoadReplayConfig(r, top); return err }, "no queue URL"},
-		{"replay short retention", map[string]string{wire.EnvRetention: "24h"},
-			func(r *envconf.Reader) error { _, err := wire.LoadReplayConfig(r, top); return err }, "at least 7 days"},
+		{"sweeper without tables", map[string]string{wire.EnvEventsTable: "", wire.EnvIncidentsTable: ""}, sweeper, "EVENTS_TABLE is required"},
+		{"sweeper batch too large", map[string]string{sweeperfn.EnvBatchSize: "500"}, sweeper, "batch size 500 must be 1..100"},
+		{"sweeper lease not a duration", map[string]string{sweeperfn.EnvLease: "soon"}, sweeper, sweeperfn.EnvLease},
+		{"sweeper settles too early", map[string]string{sweeperfn.EnvSettleAfter: "5m"}, sweeper, "settle-after 5m0s must be at least 15m"},
+		{"archiver missing a DLQ", map[string]string{wire.EnvDLQARNs: `{"billing.events":"arn"}`}, archiver, `no DLQ ARN for topic "crm.sync"`},
+		{"archiver inline too big", map[string]string{wire.EnvIncidentInlineBytes: "999999"}, archiver, wire.EnvIncidentInlineBytes + ": incident: inline body limit"},
+		{"replay missing a queue", map[string]string{wire.EnvQueueURLs: `{}`}, replay, "no queue URL"},
+		{"replay short retention", map[string]string{wire.EnvRetention: "24h"}, replay, "must be at least 168h"},
+		{"replay stuck too soon", map[string]string{replayfn.EnvStuckAfter: "10s"}, replay, replayfn.EnvStuckAfter},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.load(envconf.FromMap(recoveryEnv(top, tc.env)))
-			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, tc.load(stageEnv(top, tc.env)), tc.want)
 		})
+	}
+}
+
+func TestAdminConfig(t *testing.T) {
+	t.Parallel()
+	top := topology.Default()
+	const arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:evp-prod/admin-key-AbCdEf"
+	c, err := adminfn.Load(stageEnv(top, map[string]string{adminfn.EnvKeySecretARN: arn}), top)
+	require.NoError(t, err)
+	require.Equal(t, arn, c.Keys.ARN)
+	require.Empty(t, c.Keys.List)
+	require.Equal(t, secret.DefaultRefresh, c.Keys.Keyring.Refresh)
+	require.Equal(t, "evp-prod-incidents", c.Replay.IncidentsTable)
+	require.Less(t, adminfn.FunctionTimeout, 30*time.Second, "under API Gateway's integration limit")
+	require.Less(t, c.Admin.HealthTimeout, adminfn.FunctionTimeout)
+
+	c, err = adminfn.Load(stageEnv(top, map[string]string{adminfn.EnvKey: " local-key-123456 , local-key-654321 "}), top)
+	require.NoError(t, err)
+	require.Equal(t, []string{"local-key-123456", "local-key-654321"}, c.Keys.List)
+
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"no key":       {nil, adminfn.EnvKeySecretARN + " (or, locally, " + adminfn.EnvKey + ") is required"},
+		"both":         {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKey: "local-key-123456"}, "not both"},
+		"short key":    {map[string]string{adminfn.EnvKey: "short"}, "key #1 is shorter than 12"},
+		"refresh":      {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "5s"}, adminfn.EnvKeyRefresh + ": secret: refresh 5s must be 1m..1h"},
+		"no DLQs":      {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvDLQURLs: "{}"}, "has no DLQ URL for topic"},
+		"no table":     {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvEventsTable: ""}, wire.EnvEventsTable + " is required"},
+		"bad duration": {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "soon"}, "not a duration"},
+		"slow health":  {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvHealthTimeout: "1m"}, adminfn.EnvHealthTimeout},
+	} {
+		_, err := adminfn.Load(stageEnv(top, tc.env), top)
+		require.ErrorContains(t, err, tc.want, name)
+		require.NotContains(t, err.Error(), "local-key", "%s: errors never quote a key", name)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 )
 
 // Admin API routing: one proxy route; the function routes and
@@ -23,13 +24,13 @@ const (
 func (p *Platform) newAdmin() {
 	env := p.replayEnv()
 	env[wire.EnvDLQURLs] = p.queueURLs(true)
-	env[wire.EnvAdminKeySecretARN] = p.Secrets.AdminAPIKey.SecretArn()
+	env[adminfn.EnvKeySecretARN] = p.Secrets.AdminAPIKey.SecretArn()
 	f := p.newFunction(fnSpec{
 		ID:          "AdminApi",
 		Binary:      RoleAdminAPI,
 		Name:        "admin-api",
 		Description: "Operator API (/admin/*): health, queues, events, incidents, triage, replay",
-		Timeout:     wire.AdminFunctionTimeout,
+		Timeout:     adminfn.FunctionTimeout,
 		MemoryMB:    256,
 		Reserved:    10,
 		Env:         env,

@@ -7,8 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/siteswarm/eventplatform/internal/archiver"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/sweep"
@@ -201,9 +201,9 @@ func (p *Platform) newMetricAlarms() {
 	for _, tp := range p.Topology.Topics {
 		p.alarm(alarmSpec{
 			ID: logicalName(tp.Name) + "IncidentsOpened", Name: slug(tp.Name) + "-incidents-opened",
-			Description: "Dead letters of " + tp.Name + " became incidents (archiver metric " + archiver.MetricIncidentsOpened +
+			Description: "Dead letters of " + tp.Name + " became incidents (archiver metric " + dlqarchiver.MetricIncidentsOpened +
 				"): `evp dlq list --topic " + tp.Name + "`, fix the cause, then replay.",
-			Metric:    emf(archiver.MetricIncidentsOpened, map[string]string{consume.DimensionTopic: tp.Name}, "Sum"),
+			Metric:    emf(dlqarchiver.MetricIncidentsOpened, map[string]string{consume.DimensionTopic: tp.Name}, "Sum"),
 			Threshold: 0,
 		})
 	}

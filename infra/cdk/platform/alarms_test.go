@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/archiver"
+	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 )
@@ -72,7 +72,7 @@ func TestAlarms(t *testing.T) {
 			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), age.Dims["QueueName"], tp.Name)
 
 			inc := get(slug(tp.Name) + "-incidents-opened")
-			require.Equal(t, archiver.MetricIncidentsOpened, inc.Metric)
+			require.Equal(t, dlqarchiver.MetricIncidentsOpened, inc.Metric)
 			require.Equal(t, metric.DefaultNamespace, inc.Namespace)
 			require.Equal(t, map[string]string{"Topic": tp.Name, metric.DimensionStage: s.p.Stage.Prefix()}, inc.Dims,
 				"the stage dimension keeps two stages in one account apart")

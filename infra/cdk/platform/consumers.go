@@ -9,10 +9,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/siteswarm/eventplatform/internal/archive"
 	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
 // consumerRole is the binary serving each consumer kind. A kind without
@@ -50,13 +53,13 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 	qs := p.Queues[tp.Name]
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	env := map[string]*string{
-		wire.EnvConsumerTopic:    jsii.String(tp.Name),
-		wire.EnvConsumerQueueURL: qs.Queue.QueueUrl(),
-		wire.EnvConsumerDLQURL:   qs.DLQ.QueueUrl(),
-		wire.EnvEventsTable:      events.TableName(),
-		wire.EnvStage:            jsii.String(p.Stage.Prefix()),
-		wire.EnvIncidentsTable:   incidents.TableName(),
-		wire.EnvRetention:        p.retention(),
+		consumerfn.EnvTopic:    jsii.String(tp.Name),
+		consumerfn.EnvQueueURL: qs.Queue.QueueUrl(),
+		consumerfn.EnvDLQURL:   qs.DLQ.QueueUrl(),
+		wire.EnvEventsTable:    events.TableName(),
+		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+		wire.EnvIncidentsTable: incidents.TableName(),
+		wire.EnvRetention:      p.retention(),
 	}
 	var secret awssecretsmanager.Secret
 	switch tp.Consumer {
@@ -72,11 +75,11 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		suppress(secret, "AwsSolutions-SMG4",
 			"A signing secret shared with an external subscriber: rotating it needs the subscriber to accept the new one, so operators roll it with an overlap window (docs/deploy.md#rotation); the consumer re-reads the list every few minutes.")
 		p.Secrets.Subscribers[tp.Name] = secret
-		env[wire.EnvSubscriberURL] = jsii.String(p.Stage.Subscribers[tp.Name])
-		env[wire.EnvSubscriberSecretARN] = secret.SecretArn()
+		env[httpconsumerfn.EnvSubscriberURL] = jsii.String(p.Stage.Subscribers[tp.Name])
+		env[httpconsumerfn.EnvSecretARN] = secret.SecretArn()
 	case topology.ConsumerArchive:
 		env[wire.EnvBucket] = p.Bucket.BucketName()
-		env[wire.EnvArchivePrefix] = jsii.String(archive.DefaultPrefix)
+		env[archiveconsumerfn.EnvPrefix] = jsii.String(topicarchive.DefaultPrefix)
 	}
 	name := "consumer-" + slug(tp.Name)
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
@@ -108,7 +111,7 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 	case topology.ConsumerHTTP:
 		allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
 	case topology.ConsumerArchive:
-		prefix := archive.DefaultPrefix + "/" + tp.Name + "/"
+		prefix := topicarchive.DefaultPrefix + "/" + tp.Name + "/"
 		allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(prefix))
 		wildcards = `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(payloads|` + regexp.QuoteMeta(prefix[:len(prefix)-1]) + `)/\*$`
 	}

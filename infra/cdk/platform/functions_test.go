@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/table"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 )
 
 // Every function: Go on provided.al2023/arm64, JSON logs at the stage's
@@ -152,7 +152,7 @@ func TestRecoveryPlane(t *testing.T) {
 		}
 		require.ElementsMatch(t, dlqs, sources, "the archiver drains every DLQ")
 		env := dig(archiverFn.Properties, "Environment", "Variables").(map[string]any)
-		require.Equal(t, s.idOf(s.p.Alerts), refID(env[wire.EnvAlertTopicARN]))
+		require.Equal(t, s.idOf(s.p.Alerts), refID(env[archiverfn.EnvAlertTopicARN]))
 		got := actionsOn(s.statements(roleOf(t, archiverFn)))
 		require.Equal(t, []string{"sns:Publish"}, got[s.idOf(s.p.Alerts)])
 		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, got[s.idOf(s.p.Tables[table.Incidents.Name])])
@@ -167,7 +167,7 @@ func TestRecoveryPlane(t *testing.T) {
 			def := resourceKey(p["DefinitionString"])
 			replayID, _ := s.function(t, "replay")
 			require.Contains(t, def, replayID)
-			for _, action := range []string{replay.ActionSelect, replay.ActionReplayOne, replay.ActionSummarize} {
+			for _, action := range []string{operator.ActionSelect, operator.ActionReplayOne, operator.ActionSummarize} {
 				require.Contains(t, def, `"action":"`+action+`"`)
 			}
 			require.Contains(t, def, `"Type":"Map"`)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 )
 
 const ingestTimeout = 15 * time.Second
@@ -36,7 +37,7 @@ func (p *Platform) newIngest() *Function {
 		},
 	})
 	if p.Stage.LegacyLedgerKeysUntil != "" {
-		f.Fn.AddEnvironment(jsii.String(wire.EnvLegacyKeysUntil), jsii.String(p.Stage.LegacyLedgerKeysUntil), nil)
+		f.Fn.AddEnvironment(jsii.String(ingestfn.EnvLegacyKeysUntil), jsii.String(p.Stage.LegacyLedgerKeysUntil), nil)
 	}
 	events := p.Tables[table.Events.Name]
 	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item)

@@ -10,13 +10,16 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
 
 const (
 	// SweepSchedule is how often the outbox sweeper runs.
 	SweepSchedule = 2 * time.Minute
 	// archiverTimeout: DLQ visibility timeouts are derived from it.
-	archiverTimeout = wire.ArchiverFunctionTimeout
+	archiverTimeout = archiverfn.FunctionTimeout
 	// archiverBatch: dead letters per archiver invocation (each one is a
 	// few writes; a small batch keeps a failing one from delaying many).
 	archiverBatch = 10
@@ -42,7 +45,7 @@ func (p *Platform) newSweeper() {
 		Binary:      RoleSweeper,
 		Name:        "sweeper",
 		Description: "Outbox sweeper: resend stranded dispatches, abandon exhausted ones to incidents",
-		Timeout:     wire.SweeperFunctionTimeout,
+		Timeout:     sweeperfn.FunctionTimeout,
 		MemoryMB:    512,
 		// Runs overlap safely (claims are conditional); a few at most.
 		Reserved: 3,
@@ -104,12 +107,12 @@ func (p *Platform) newArchiver() {
 		Timeout:     archiverTimeout,
 		MemoryMB:    256,
 		Env: map[string]*string{
-			wire.EnvEventsTable:    events.TableName(),
-			wire.EnvIncidentsTable: incidents.TableName(),
-			wire.EnvBucket:         p.Bucket.BucketName(),
-			wire.EnvDLQARNs:        jsonObject(dlqARNs),
-			wire.EnvAlertTopicARN:  p.Alerts.TopicArn(),
-			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+			wire.EnvEventsTable:         events.TableName(),
+			wire.EnvIncidentsTable:      incidents.TableName(),
+			wire.EnvBucket:              p.Bucket.BucketName(),
+			wire.EnvDLQARNs:             jsonObject(dlqARNs),
+			archiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
+			wire.EnvStage:               jsii.String(p.Stage.Prefix()),
 		},
 	})
 	// Incident upsert (read, conditional put); outbox row → dlq, and the
@@ -164,7 +167,7 @@ func (p *Platform) newReplay() *Function {
 		Binary:      RoleReplay,
 		Name:        "replay",
 		Description: "Incident replay (Step Functions steps, CLI) and operator views",
-		Timeout:     wire.ReplayFunctionTimeout,
+		Timeout:     replayfn.FunctionTimeout,
 		MemoryMB:    512,
 		Env:         p.replayEnv(),
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctionstasks"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -57,14 +58,14 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 	})
 	selectPage := invoke("ReplaySelect", "Select the next page of incidents",
 		map[string]any{
-			"action":    replay.ActionSelect,
+			"action":    operator.ActionSelect,
 			"request.$": "$.request",
 			"cursor.$":  "$.cursor",
 			"pageSize":  replay.DefaultPageSize,
 		}, "$.page")
 	replayOne := invoke("ReplayOne", "Replay one incident",
 		map[string]any{
-			"action":       replay.ActionReplayOne,
+			"action":       operator.ActionReplayOne,
 			"request.$":    "$.request",
 			"incidentId.$": "$.incidentId",
 			// A retried step is the same request: it never starts a
@@ -82,7 +83,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 	each.ItemProcessor(replayOne, nil)
 	summarize := invoke("ReplaySummarize", "Fold the page's outcomes into the summary",
 		map[string]any{
-			"action":     replay.ActionSummarize,
+			"action":     operator.ActionSummarize,
 			"request.$":  "$.request",
 			"results.$":  "$.results",
 			"totals.$":   "$.totals",

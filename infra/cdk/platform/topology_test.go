@@ -9,6 +9,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
 // Every topic of the topology has its queue and DLQ with the topology's
@@ -55,14 +57,14 @@ func TestConsumerPerTopic(t *testing.T) {
 			fnID, fn := s.function(t, "consumer-"+slug(tp.Name))
 			require.Equal(t, tp.ConsumerTimeout.Seconds(), num(t, fn.Properties["Timeout"]), tp.Name)
 			env := dig(fn.Properties, "Environment", "Variables").(map[string]any)
-			require.Equal(t, tp.Name, env[wire.EnvConsumerTopic])
-			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), refID(env[wire.EnvConsumerQueueURL]))
-			require.Equal(t, s.idOf(s.p.Queues[tp.Name].DLQ), refID(env[wire.EnvConsumerDLQURL]))
+			require.Equal(t, tp.Name, env[consumerfn.EnvTopic])
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].Queue), refID(env[consumerfn.EnvQueueURL]))
+			require.Equal(t, s.idOf(s.p.Queues[tp.Name].DLQ), refID(env[consumerfn.EnvDLQURL]))
 			require.Equal(t, s.idOf(s.p.Tables[table.Events.Name]), refID(env[wire.EnvEventsTable]))
 			require.Equal(t, s.idOf(s.p.Tables[table.Incidents.Name]), refID(env[wire.EnvIncidentsTable]))
 			if tp.Consumer == topology.ConsumerHTTP {
-				require.Equal(t, s.p.Stage.Subscribers[tp.Name], env[wire.EnvSubscriberURL])
-				require.Equal(t, s.idOf(s.p.Secrets.Subscribers[tp.Name]), refID(env[wire.EnvSubscriberSecretARN]))
+				require.Equal(t, s.p.Stage.Subscribers[tp.Name], env[httpconsumerfn.EnvSubscriberURL])
+				require.Equal(t, s.idOf(s.p.Secrets.Subscribers[tp.Name]), refID(env[httpconsumerfn.EnvSecretARN]))
 			}
 
 			var mine []resource

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // PathWebhookStripe is the route Stripe posts to.
@@ -42,14 +43,14 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 		Binary:      RoleWebhookStripe,
 		Name:        "webhook-stripe",
 		Description: "Stripe webhook adapter: verify signature, canonicalize, invoke ingest",
-		Timeout:     wire.WebhookFunctionTimeout,
+		Timeout:     webhookfn.FunctionTimeout,
 		MemoryMB:    256,
 		Reserved:    50,
 		Env: map[string]*string{
-			wire.EnvIngestFunction:  ingest.Fn.FunctionArn(),
-			wire.EnvStripeSecretARN: secret.SecretArn(),
-			wire.EnvStripeTenantMap: jsii.String(string(tenants)),
-			wire.EnvStage:           jsii.String(p.Stage.Prefix()),
+			webhookfn.EnvIngestFunction: ingest.Fn.FunctionArn(),
+			webhookfn.EnvSecretARN:      secret.SecretArn(),
+			webhookfn.EnvTenantMap:      jsii.String(string(tenants)),
+			wire.EnvStage:               jsii.String(p.Stage.Prefix()),
 		},
 	})
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())

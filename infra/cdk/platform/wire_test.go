@@ -9,7 +9,14 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // The environment the stack gives each function passes that function's
@@ -20,20 +27,20 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 	t.Parallel()
 	top := topology.Default()
 	load := map[string]func(r *envconf.Reader) error{
-		RoleIngest: func(r *envconf.Reader) error { _, err := wire.LoadIngestConfig(r, top); return err },
+		RoleIngest: func(r *envconf.Reader) error { _, err := ingestfn.Load(r, top); return err },
 		RoleWebhookStripe: func(r *envconf.Reader) error {
-			c, err := wire.LoadStripeWebhookConfig(r)
+			c, err := webhookfn.Load(r)
 			if err == nil && !strings.HasPrefix(c.IngestFunction, "arn:") {
 				err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
 			}
 			return err
 		},
-		RoleConsumerHTTP:    func(r *envconf.Reader) error { _, err := wire.LoadHTTPConsumerConfig(r, top); return err },
-		RoleConsumerArchive: func(r *envconf.Reader) error { _, err := wire.LoadArchiveConsumerConfig(r, top); return err },
-		RoleSweeper:         func(r *envconf.Reader) error { _, err := wire.LoadSweeperConfig(r, top); return err },
-		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := wire.LoadArchiverConfig(r, top); return err },
-		RoleReplay:          func(r *envconf.Reader) error { _, err := wire.LoadReplayConfig(r, top); return err },
-		RoleAdminAPI:        func(r *envconf.Reader) error { _, err := wire.LoadAdminConfig(r, top); return err },
+		RoleConsumerHTTP:    func(r *envconf.Reader) error { _, err := httpconsumerfn.Load(r, top); return err },
+		RoleConsumerArchive: func(r *envconf.Reader) error { _, err := archiveconsumerfn.Load(r, top); return err },
+		RoleSweeper:         func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err },
+		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := archiverfn.Load(r, top); return err },
+		RoleReplay:          func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
+		RoleAdminAPI:        func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}

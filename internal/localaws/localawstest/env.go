@@ -10,14 +10,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -71,11 +69,9 @@ type Env struct {
 	Resources localaws.Resources
 	Faults    *localaws.Faults
 	Calls     *localaws.Calls
-	// Clients with Calls and Faults attached.
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-	SNS      *sns.Client
+	// Clients with Calls and Faults attached (Lambda is nil until
+	// ServeFunctions).
+	localaws.Clients
 
 	// plainSQS has neither Calls nor Faults: the kit's own diagnostics
 	// must not show up in a test's counts or trip its faults.
@@ -145,8 +141,7 @@ func NewEnv(tb testing.TB, opts ...EnvOption) *Env {
 	// Clipped so clients appending their own options never share (and
 	// overwrite) spare capacity of this slice.
 	e.cfg.APIOptions = slices.Clip(append(slices.Clone(e.cfg.APIOptions), e.Calls.APIOption, e.Faults.APIOption))
-	cl := c.emu.ClientsFor(e.cfg)
-	e.DynamoDB, e.SQS, e.S3, e.SNS = cl.DynamoDB, cl.SQS, cl.S3, cl.SNS
+	e.Clients = c.emu.ClientsFor(e.cfg)
 	return e
 }
 
@@ -157,11 +152,6 @@ func (e *Env) Config() aws.Config {
 	cfg := e.cfg.Copy()
 	cfg.APIOptions = slices.Clip(slices.Clone(cfg.APIOptions))
 	return cfg
-}
-
-// Clients returns the Env's clients.
-func (e *Env) Clients() localaws.Clients {
-	return localaws.Clients{DynamoDB: e.DynamoDB, SQS: e.SQS, S3: e.S3, SNS: e.SNS}
 }
 
 // Queue returns the provisioned queue of a topic, failing the test if the
@@ -184,7 +174,8 @@ func (e *Env) ServeFunctions(fns *lambdalocal.Functions, optFns ...func(*lambda.
 		fns.Wait()
 		srv.Close()
 	})
-	return localaws.NewLambdaClient(e.cfg, srv.URL, optFns...)
+	e.Lambda = localaws.NewLambdaClient(e.cfg, srv.URL, optFns...)
+	return e.Lambda
 }
 
 // ReceiveAll receives messages from a queue, with all message attributes
@@ -332,4 +323,15 @@ func (e *Env) queueDepth(ctx context.Context, client *sqs.Client, url string) (v
 	visible, _ = strconv.Atoi(attrs[sqstypes.QueueAttributeNameApproximateNumberOfMessages])
 	inflight, _ = strconv.Atoi(attrs[sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible])
 	return visible, inflight
+}
+
+// Events is the DynamoDB adapter over the Env's Events table (its clients
+// carry the Env's Calls and Faults).
+func (e *Env) Events() *dynamo.Events {
+	return &dynamo.Events{Client: e.DynamoDB, Table: e.Resources.EventsTable}
+}
+
+// Incidents is the DynamoDB adapter over the Env's Incidents table.
+func (e *Env) Incidents() *dynamo.Incidents {
+	return &dynamo.Incidents{Client: e.DynamoDB, Table: e.Resources.IncidentsTable}
 }

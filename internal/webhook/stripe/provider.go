@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/clock"
+	"github.com/siteswarm/eventplatform/internal/logging"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 )
 
@@ -41,15 +43,9 @@ func New(secrets Secrets, tenants webhook.TenantMap, log *slog.Logger) *Provider
 func (p *Provider) Name() string { return Source }
 
 func (p *Provider) now() time.Time {
-	if p.Now == nil {
-		return time.Now()
-	}
-	return p.Now()
+	return clock.Or(p.Now)()
 }
 
 func (p *Provider) log() *slog.Logger {
-	if p.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return p.Log
+	return logging.OrDiscard(p.Log)
 }

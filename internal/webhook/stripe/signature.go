@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clip"
+	"github.com/siteswarm/eventplatform/internal/truncate"
 
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
@@ -82,7 +82,7 @@ func parseTimestamp(header string) (time.Time, error) {
 	for _, pair := range strings.Split(header, ",") {
 		k, v, ok := strings.Cut(pair, "=")
 		if !ok || strings.Contains(v, "=") {
-			return time.Time{}, fmt.Errorf("%q is not a key=value pair", clip.String(pair, 16))
+			return time.Time{}, fmt.Errorf("%q is not a key=value pair", truncate.String(pair, 16))
 		}
 		switch k {
 		case "t":

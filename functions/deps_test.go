@@ -1,0 +1,58 @@
+// Package functions_test checks what each Lambda binary links: only the
+// AWS services it calls (cold start and binary size grow with every
+// client), and never the local emulators, the local stack or the testing
+// package.
+package functions_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	module  = "github.com/siteswarm/eventplatform"
+	service = "github.com/aws/aws-sdk-go-v2/service/"
+)
+
+// Every AWS service client the platform uses anywhere.
+var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda"}
+
+// Packages no function may link.
+var forbidden = []string{module + "/internal/localaws", module + "/internal/devstack", module + "/internal/testkit", "testing"}
+
+func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {
+	t.Parallel()
+	for fn, want := range map[string][]string{
+		"ingest":           {"dynamodb", "sqs", "s3"},
+		"webhook-stripe":   {"lambda", "secretsmanager"},
+		"consumer-http":    {"dynamodb", "sqs", "s3", "secretsmanager"},
+		"consumer-archive": {"dynamodb", "sqs", "s3"},
+		"sweeper":          {"dynamodb", "sqs", "s3"},
+		"dlq-archiver":     {"dynamodb", "s3", "sns"},
+		"replay":           {"dynamodb", "sqs", "s3"},
+		"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
+	} {
+		t.Run(fn, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "list", "-deps", "./"+fn).Output()
+			require.NoError(t, err, "go list ./%s", fn)
+			deps := strings.Fields(string(out))
+			var linked []string
+			for _, svc := range services {
+				if slices.Contains(deps, service+svc) {
+					linked = append(linked, svc)
+				}
+			}
+			require.ElementsMatch(t, want, linked, "%s links exactly the AWS services it calls", fn)
+			for _, pkg := range forbidden {
+				for _, d := range deps {
+					require.False(t, d == pkg || strings.HasPrefix(d, pkg+"/"), "%s links %s", fn, d)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,197 @@
+// Package consumetest is the contract suite of consume.Rows, the (event,
+// topic) idempotency record a consumer claims before its side effect: a
+// claim on a missing row creates it (only while the event's ledger item
+// exists), a live lease is busy, completed is never reclaimed, and a write
+// after a lost lease is outbox.ErrLeaseLost. Every implementation runs
+// Exercise; the DynamoDB adapter runs it against the emulators.
+package consumetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/testkit"
+)
+
+// Store is the rows as a consumer uses them, with the ledger the suite
+// arranges events through.
+type Store interface {
+	consume.Rows
+	ingest.Ledger
+}
+
+const topic = "a.events"
+
+var t0 = testkit.T0
+
+// commit stores an event with its row in status (pending rows leased to
+// "ingest" until t0) and returns its row reference.
+func commit(t *testing.T, s Store, id string, status outbox.Status) outbox.RowRef {
+	t.Helper()
+	rec, rows := testkit.Stored(testkit.Event(id, "content.published", "cms", `{"a":1}`), []string{topic}, t0, status)
+	require.NoError(t, s.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
+	return outbox.RowRef{Key: rec.Key, Topic: topic}
+}
+
+func processing(ref outbox.RowRef, owner string, now time.Time) consume.Processing {
+	return consume.Processing{Row: ref, EventID: "evt", TenantID: "acme", Type: "content.published", Owner: owner, Until: now.Add(30 * time.Second), Now: now}
+}
+
+func row(t *testing.T, s Store, ref outbox.RowRef) outbox.Row {
+	t.Helper()
+	_, rows, err := s.Load(context.Background(), ref.Key)
+	require.NoError(t, err)
+	for _, r := range rows {
+		if r.Topic == ref.Topic {
+			return r
+		}
+	}
+	t.Fatalf("no row %s", ref)
+	return outbox.Row{}
+}
+
+// Exercise runs the contract against fresh stores from newStore.
+func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("AClaimTakesAnEnqueuedRowAndALiveLeaseIsBusy", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_busy", outbox.StatusEnqueued)
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		r := row(t, s, ref)
+		require.Equal(t, outbox.StatusProcessing, r.Status)
+		require.Equal(t, "msg-1", r.LeaseOwner)
+		require.True(t, r.LeaseUntil.Equal(t0.Add(30*time.Second)))
+
+		c, err = s.BeginProcessing(ctx, processing(ref, "msg-2", t0.Add(10*time.Second)))
+		require.NoError(t, err)
+		require.Equal(t, consume.Busy, c.State)
+		require.True(t, c.LeaseUntil.Equal(t0.Add(30*time.Second)), "busy says until when")
+	})
+
+	t.Run("AConsumerOvertakesTheSendersLease", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_overtake", outbox.StatusPending)
+		// The message is on the queue already: the consumer must not wait
+		// for the sender's outcome write.
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0.Add(-time.Second)))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+	})
+
+	t.Run("AnExpiredLeaseIsTakenOverAndTheOldOwnerLosesIt", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_expired", outbox.StatusEnqueued)
+		_, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		later := t0.Add(31 * time.Second)
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-2", later))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		require.ErrorIs(t, s.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-1", Now: later}), outbox.ErrLeaseLost)
+		require.ErrorIs(t, s.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "late", RetryAt: later, Now: later}), outbox.ErrLeaseLost)
+		require.Equal(t, "msg-2", row(t, s, ref).LeaseOwner)
+	})
+
+	t.Run("CompletedIsNeverReclaimed", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_done", outbox.StatusEnqueued)
+		_, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		require.NoError(t, s.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-1", Now: t0.Add(time.Second)}))
+		r := row(t, s, ref)
+		require.Equal(t, outbox.StatusCompleted, r.Status)
+		require.Empty(t, r.LeaseOwner)
+		for _, at := range []time.Duration{time.Second, time.Hour, 30 * 24 * time.Hour} {
+			c, err := s.BeginProcessing(ctx, processing(ref, "msg-2", t0.Add(at)))
+			require.NoError(t, err)
+			require.Equal(t, consume.AlreadyCompleted, c.State, "after %s", at)
+		}
+		require.ErrorIs(t, s.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-1", Now: t0.Add(time.Hour)}), outbox.ErrLeaseLost, "completed once")
+	})
+
+	t.Run("ARetryHandsTheRowBack", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_retry", outbox.StatusEnqueued)
+		_, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		back := t0.Add(5 * time.Second)
+		require.NoError(t, s.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "subscriber answered 503", RetryAt: back, Now: t0.Add(time.Second)}))
+		r := row(t, s, ref)
+		require.Equal(t, outbox.StatusEnqueued, r.Status)
+		require.Empty(t, r.LeaseOwner)
+		require.Equal(t, "subscriber answered 503", r.LastError)
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", back))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State, "the redelivered message claims it again")
+	})
+
+	t.Run("AClaimOnAMissingRowCreatesItWhileTheLedgerExists", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_norow", outbox.StatusEnqueued)
+		other := outbox.RowRef{Key: ref.Key, Topic: "b.events"} // a topic the event has no row for
+		c, err := s.BeginProcessing(ctx, processing(other, "msg-1", t0))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		r := row(t, s, other)
+		require.Equal(t, outbox.StatusProcessing, r.Status)
+		require.Equal(t, "msg-1", r.LeaseOwner)
+	})
+
+	t.Run("AClaimWithoutLedgerIsLedgerMissingAndWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := outbox.RowRef{Key: "acme/evt_gone", Topic: topic}
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		require.Equal(t, consume.LedgerMissing, c.State)
+		_, rows, err := s.Load(ctx, ref.Key)
+		if err == nil {
+			require.Empty(t, rows, "no row outlives its ledger item")
+		}
+	})
+
+	t.Run("OnlyOneConcurrentClaimWins", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_race", outbox.StatusEnqueued)
+		var claimed, busy atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				c, err := s.BeginProcessing(ctx, processing(ref, fmt.Sprint("msg-", i), t0))
+				if err != nil {
+					t.Errorf("claim: %v", err)
+					return
+				}
+				switch c.State {
+				case consume.Claimed:
+					claimed.Add(1)
+				case consume.Busy:
+					busy.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, claimed.Load())
+		require.EqualValues(t, 7, busy.Load())
+	})
+}

@@ -1,0 +1,222 @@
+package dlqarchiver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Rows is the Events table as the archiver uses it.
+type Rows interface {
+	// Row reads one dispatch row; false when it does not exist.
+	Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, error)
+	// MarkDLQ moves a dispatch row to dlq; false when the row is missing,
+	// completed, or held by a live consumer lease.
+	MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (bool, error)
+}
+
+// Archiver handles batches from the topic DLQs.
+type Archiver struct {
+	cfg Config
+	d   Deps
+}
+
+// Handle archives a batch and reports the messages to retry (partial batch
+// failure): a message is acknowledged only after its incident is written.
+func (a *Archiver) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu   sync.Mutex
+		resp = events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, a.cfg.Concurrency)
+	)
+	for _, rec := range ev.Records {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := a.Archive(ctx, rec); err != nil {
+				a.d.Log.ErrorContext(ctx, "archiver: dead letter not archived; it will be retried",
+					"messageId", rec.MessageId, "sourceQueue", rec.EventSourceARN, "error", err)
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+// Archive records one dead letter. An error means nothing was
+// acknowledged: the message must be retried.
+func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
+	now := a.d.Now()
+	dl, err := a.deadLetter(ctx, msg, now)
+	if err != nil {
+		return err
+	}
+	log := a.d.Log.With("eventId", dl.EventID, "tenantId", dl.TenantID, "topic", dl.Topic, "messageId", msg.MessageId)
+	inc, changed, err := incident.Upsert(ctx, a.d.Incidents, dl, now)
+	if err != nil {
+		return fmt.Errorf("archiver: record incident: %w", err)
+	}
+	if !dl.Raw {
+		// Also on a redelivery (changed false): the previous delivery may
+		// have written the incident and then failed here.
+		if _, err := a.d.Rows.MarkDLQ(ctx, outbox.RowRef{Key: dl.Key(), Topic: dl.Topic}, now); err != nil {
+			return fmt.Errorf("archiver: mark dispatch dlq: %w", err)
+		}
+	}
+	if !changed {
+		log.InfoContext(ctx, "archiver: dead letter already archived", "incidentId", inc.ID)
+		return nil
+	}
+	log.WarnContext(ctx, "archiver: incident open", "incidentId", inc.ID, "retryCount", inc.RetryCount,
+		"errorCode", inc.ErrorCode, "raw", inc.Raw, "bodyInS3", inc.Body.External())
+	if a.d.Metrics != nil {
+		a.d.Metrics.Emit(map[string]string{"Topic": dl.Topic}, metric.Metric{Name: MetricIncidentsOpened, Unit: metric.Count, Value: 1})
+	}
+	if a.d.Alerts != nil {
+		// Best effort: the incident is durable and the IncidentsOpened
+		// metric alarms independently, so a failed alert must not make the
+		// dead letter retry (which would not alert again anyway: the
+		// incident already has the message).
+		if err := a.d.Alerts.Alert(ctx, alertFor(inc)); err != nil {
+			log.ErrorContext(ctx, "archiver: alert failed", "incidentId", inc.ID, "error", err)
+		}
+	}
+	return nil
+}
+
+// MetricIncidentsOpened counts incidents opened or reopened, per Topic.
+const MetricIncidentsOpened = "IncidentsOpened"
+
+func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now time.Time) (incident.DeadLetter, error) {
+	attr := func(name string) string {
+		if v, ok := msg.MessageAttributes[name]; ok && v.StringValue != nil {
+			return *v.StringValue
+		}
+		return ""
+	}
+	dl := incident.DeadLetter{
+		SourceQueue: msg.EventSourceARN,
+		MessageID:   msg.MessageId,
+		ErrorCode:   attr(outbox.AttrErrorCode),
+		// The consumer's own error text; a redriven message has none.
+		ErrorMessage: attr(outbox.AttrErrorMessage),
+		By:           incident.ActorArchiver,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, attr(outbox.AttrFailedAt)); err == nil {
+		dl.FailedAt = t
+	}
+	var details []string
+	claimed := attr(outbox.AttrTopic)
+	dl.Topic = a.cfg.DLQTopics[msg.EventSourceARN]
+	switch {
+	case dl.Topic == "" && claimed != "":
+		// A queue the archiver was not configured with: the attribute is
+		// all there is (and the configuration wants fixing).
+		dl.Topic = claimed
+		details = append(details, fmt.Sprintf("source queue %s is not a known topic DLQ; topic taken from the message's attribute", msg.EventSourceARN))
+	case dl.Topic == "":
+		dl.Topic = "unknown"
+	case claimed != "" && claimed != dl.Topic:
+		details = append(details, fmt.Sprintf("misrouted: the message names topic %q but was dead-lettered from %s's DLQ; recorded on %s", claimed, dl.Topic, dl.Topic))
+	}
+	raw := []byte(msg.Body)
+
+	ev, perr := envelope.ParseMessage(raw)
+	if perr != nil {
+		// Archived verbatim: never dropped, never replayed.
+		dl.Raw = true
+		dl.EventID = attr(outbox.AttrEventID)
+		if dl.EventID == "" || len(dl.EventID) > envelope.MaxIDLen {
+			dl.EventID = "raw-" + envelope.SHA256Hex(raw)[:32]
+		}
+		dl.TenantID = attr(outbox.AttrTenantID)
+		dl.Type = attr(outbox.AttrType)
+		if dl.ErrorCode == "" {
+			dl.ErrorCode, dl.ErrorMessage = incident.CodeUnparseable, perr.Error()
+		} else {
+			details = append(details, "body is not a platform envelope: "+perr.Error())
+		}
+		dl.ErrorDetail = joinDetails(details)
+		var err error
+		dl.Body, err = a.d.Bodies.Keep(ctx, tenantOrUnknown(dl.TenantID), incident.ID(dl.EventID, dl.Topic), raw)
+		return dl, err
+	}
+
+	dl.EventID, dl.TenantID, dl.Type, dl.Source = ev.ID, ev.TenantID, ev.Type, ev.Source
+	dl.EventKey = ev.ID // sent before keys existed (ledger.LegacyKey)
+	switch key := attr(outbox.AttrEventKey); {
+	case key == ev.ID || key == ev.TenantID+"/"+ev.ID:
+		dl.EventKey = key
+	case key != "":
+		details = append(details, fmt.Sprintf("message attribute eventKey %q does not name the body's event; using %q", key, ev.ID))
+	}
+	if id := attr(outbox.AttrEventID); id != "" && id != ev.ID {
+		details = append(details, fmt.Sprintf("message attribute eventId %q disagrees with the body's id", id))
+	}
+	if dl.ErrorCode == "" {
+		dl.ErrorCode = incident.CodeMaxReceives
+		dl.ErrorMessage = "message exceeded the queue's maxReceiveCount"
+		if last := a.lastError(ctx, outbox.RowRef{Key: dl.EventKey, Topic: dl.Topic}); last != "" {
+			dl.ErrorMessage = last
+		}
+	}
+	if dl.ErrorMessage == "" {
+		dl.ErrorMessage = dl.ErrorCode
+	}
+	body, copyErr, err := a.d.Bodies.Capture(ctx, ev.TenantID, incident.ID(dl.EventKey, dl.Topic), raw, &ev)
+	if err != nil {
+		return dl, err
+	}
+	if copyErr != nil {
+		// The claim-check object is gone or unreadable: the body keeps its
+		// original reference rather than lose the dead letter.
+		details = append(details, "claim-checked payload not copied: "+copyErr.Error())
+	}
+	dl.Body = body
+	dl.ErrorDetail = joinDetails(details)
+	return dl, nil
+}
+
+// lastError reads the dispatch row's last recorded error; redrive carries
+// no error of its own.
+func (a *Archiver) lastError(ctx context.Context, ref outbox.RowRef) string {
+	row, found, err := a.d.Rows.Row(ctx, ref)
+	if err != nil {
+		a.d.Log.WarnContext(ctx, "archiver: cannot read the dispatch row's lastError", "eventKey", ref.Key, "topic", ref.Topic, "error", err)
+		return ""
+	}
+	if !found {
+		return ""
+	}
+	return row.LastError
+}
+
+func joinDetails(ds []string) string {
+	out := ""
+	for i, d := range ds {
+		if i > 0 {
+			out += "; "
+		}
+		out += d
+	}
+	return out
+}
+
+func tenantOrUnknown(t string) string {
+	if t == "" {
+		return incident.UnknownTenant
+	}
+	return t
+}

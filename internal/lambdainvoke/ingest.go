@@ -1,0 +1,105 @@
+package lambdainvoke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+)
+
+// DefaultTimeout bounds one ingest call, SDK retries included: well under
+// API Gateway's 30 s integration limit, so a webhook answers 503 in time
+// instead of API Gateway cutting it off with a bare 504.
+const DefaultTimeout = 10 * time.Second
+
+// Ingest invokes the ingest function with an envelope and decodes its
+// result.
+type Ingest struct {
+	Client *lambda.Client
+	// Function is the ingest function's ARN (or name).
+	Function string
+	// Timeout bounds each call (default DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Publish invokes ingest synchronously (RequestResponse). The payload is
+// the envelope JSON; the answer is ingest's envelope.Result. Infrastructure
+// failures before ingest commits are function errors there (the caller
+// retries); nothing after the commit is lost, so every error here is safe
+// to retry.
+func (i *Ingest) Publish(ctx context.Context, payload []byte) (envelope.Result, error) {
+	timeout := i.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := i.Client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   aws.String(i.Function),
+		InvocationType: lambdatypes.InvocationTypeRequestResponse,
+		Payload:        payload,
+	})
+	if err != nil {
+		kind, code := classify(ctx, err)
+		return envelope.Result{}, &Error{Function: i.Function, Kind: kind, Type: code, Err: err}
+	}
+	if out.FunctionError != nil {
+		var fe struct {
+			Type    string `json:"errorType"`
+			Message string `json:"errorMessage"`
+		}
+		_ = json.Unmarshal(out.Payload, &fe)
+		kind := KindFunction
+		if fe.Type == "Sandbox.Timedout" {
+			kind = KindTimeout
+		}
+		return envelope.Result{}, &Error{Function: i.Function, Kind: kind, Type: fe.Type, Message: fe.Message}
+	}
+	var res envelope.Result
+	if err := json.Unmarshal(out.Payload, &res); err != nil {
+		return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: "the result is not an ingest result", Err: err}
+	}
+	switch res.Status {
+	case envelope.StatusEnqueued, envelope.StatusDuplicate, envelope.StatusAccepted, envelope.StatusRejected, envelope.StatusUnrouted:
+		return res, nil
+	}
+	return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: fmt.Sprintf("unknown result status %q", res.Status)}
+}
+
+// classify turns an Invoke API failure into a Kind and the service's
+// error code.
+func classify(ctx context.Context, err error) (Kind, string) {
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return KindTimeout, ""
+	}
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		// No answer from the service at all (connection refused, reset):
+		// transient by nature.
+		return KindUnavailable, ""
+	}
+	code := ae.ErrorCode()
+	if _, ok := retry.DefaultThrottleErrorCodes[code]; ok {
+		return KindThrottled, code
+	}
+	switch code {
+	case "ResourceNotReadyException", "ResourceConflictException":
+		// The function is being created or updated: a deploy in progress.
+		return KindUnavailable, code
+	}
+	if ae.ErrorFault() == smithy.FaultServer {
+		return KindUnavailable, code
+	}
+	// Client faults (not found, access denied, request too large) are a
+	// misconfiguration that retrying will not fix soon.
+	return KindInvoke, code
+}

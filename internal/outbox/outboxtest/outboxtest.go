@@ -1,0 +1,114 @@
+// Package outboxtest is the contract suite of outbox.Sender, the topic
+// queues as ingest, the sweeper and replay send to them: a message arrives
+// with its body (as the same JSON value, whatever characters it holds) and
+// every attribute a consumer reads; an unknown topic is an error and sends
+// nothing; on a FIFO topic the subject is the message group and the dedup
+// id drops repeated sends, never the next replay. Every implementation runs
+// Exercise; the SQS adapter runs it against the emulator.
+package outboxtest
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Delivered is a message as a consumer receives it.
+type Delivered struct {
+	Body       []byte
+	Attributes map[string]string
+	// GroupID is the FIFO message group ("" on a standard topic).
+	GroupID string
+}
+
+// Harness is one sender with fresh queues and a way to read them.
+type Harness struct {
+	Sender outbox.Sender
+	// Standard and FIFO name a standard and a FIFO topic the sender serves.
+	Standard, FIFO string
+	// Receive returns every message waiting on a topic's queue (and removes
+	// them).
+	Receive func(t *testing.T, topic string) []Delivered
+}
+
+func message(topic, id, subject, body string) outbox.Message {
+	return outbox.Message{Topic: topic, Key: "acme/" + id, EventID: id, TenantID: "acme", Type: "order.created", Subject: subject, Body: []byte(body)}
+}
+
+// Exercise runs the contract against fresh harnesses from newHarness.
+func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("AMessageArrivesWithItsBodyAndAttributes", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		m := message(h.Standard, "evt_1", "", `{"id":"evt_1","payload":{"n":1}}`)
+		m.ReplayOf = "inc_1"
+		require.NoError(t, h.Sender.Send(ctx, m))
+		got := h.Receive(t, h.Standard)
+		require.Len(t, got, 1)
+		require.JSONEq(t, string(m.Body), string(got[0].Body))
+		require.Equal(t, map[string]string{
+			outbox.AttrEventKey: "acme/evt_1", outbox.AttrEventID: "evt_1", outbox.AttrTenantID: "acme",
+			outbox.AttrType: "order.created", outbox.AttrTopic: h.Standard, outbox.AttrReplayOf: "inc_1",
+		}, got[0].Attributes)
+	})
+
+	t.Run("AnyTextArrivesAsTheSameJSONValue", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		// Characters SQS refuses in a body (U+FFFE, U+0001) and ones it
+		// accepts only outside the BMP.
+		body := "{\"id\":\"evt_2\",\"payload\":{\"text\":\"a\uFFFEb\\u0001c\U0001F600\"}}"
+		require.NoError(t, h.Sender.Send(ctx, message(h.Standard, "evt_2", "", body)))
+		got := h.Receive(t, h.Standard)
+		require.Len(t, got, 1)
+		var want, have any
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		require.NoError(t, json.Unmarshal(got[0].Body, &have))
+		require.Equal(t, want, have)
+	})
+
+	t.Run("AnUnknownTopicIsAnErrorAndSendsNothing", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		require.Error(t, h.Sender.Send(ctx, message("nope.events", "evt_3", "", `{}`)))
+		require.Empty(t, h.Receive(t, h.Standard))
+	})
+
+	t.Run("FIFOGroupsBySubjectAndDropsRepeatedSendsOnly", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		m := message(h.FIFO, "evt_4", "cus_1", `{"id":"evt_4"}`)
+		require.NoError(t, h.Sender.Send(ctx, m))
+		require.NoError(t, h.Sender.Send(ctx, m), "a provider retry is accepted (and dropped)")
+		replay := m
+		replay.ReplayOf, replay.DedupID = "inc_4", "replay:inc_4:1"
+		require.NoError(t, h.Sender.Send(ctx, replay))
+		require.NoError(t, h.Sender.Send(ctx, replay), "a repeated send of one replay is dropped")
+		next := replay
+		next.DedupID = "replay:inc_4:2"
+		require.NoError(t, h.Sender.Send(ctx, next), "the next replay is not")
+		noSubject := message(h.FIFO, "evt_5", "", `{"id":"evt_5"}`)
+		require.NoError(t, h.Sender.Send(ctx, noSubject))
+		long := message(h.FIFO, strings.Repeat("e", 255), "cus_1", `{"id":"long"}`)
+		require.NoError(t, h.Sender.Send(ctx, long), "any event id dedupes (a long one too)")
+
+		got := h.Receive(t, h.FIFO)
+		require.Len(t, got, 5)
+		groups := map[string]int{}
+		for _, d := range got {
+			groups[d.GroupID]++
+		}
+		counts := slices.Sorted(maps.Values(groups))
+		require.Equal(t, []int{1, 4}, counts, "one group per subject (the tenant without one): the subject's four share one")
+	})
+}

@@ -1,0 +1,124 @@
+// Package adminfn wires the admin-api function (API Gateway's /admin/*
+// routes): environment → Config, DynamoDB, SQS, S3 and (deployed) Secrets
+// Manager clients, the admin API over the replay engine and operator views
+// replayfn builds.
+package adminfn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+)
+
+// Name is the function's name.
+const Name = "admin-api"
+
+// Environment variables of admin-api (docs/local-development.md), besides
+// everything replayfn reads (its replay route runs the same engine
+// in-process) and TOPIC_DLQ_URLS (queue depths).
+const (
+	// EnvKeySecretARN is the Secrets Manager secret holding a JSON list of
+	// the active bearer keys, e.g. ["k-new…", "k-old…"] (deployed).
+	EnvKeySecretARN = "ADMIN_API_KEY_SECRET_ARN"
+	// EnvKey holds comma-separated keys directly: local development only
+	// (see wire.SecretSource).
+	EnvKey = "ADMIN_API_KEY"
+	// EnvKeyRefresh is how often the cached keys are re-read, e.g. "5m".
+	EnvKeyRefresh = "ADMIN_API_KEY_REFRESH"
+	// EnvHealthTimeout bounds GET /admin/health's probes, e.g. "5s".
+	EnvHealthTimeout = "ADMIN_HEALTH_TIMEOUT"
+)
+
+// FunctionTimeout is the admin-api's Lambda timeout, under API Gateway's
+// 30 s integration limit.
+const FunctionTimeout = 25 * time.Second
+
+// Config is the admin-api function's configuration.
+type Config struct {
+	Admin   admin.Config
+	Replay  replayfn.Config
+	DLQURLs map[string]string
+	Keys    wire.SecretSource
+}
+
+// Load reads the config from the environment and validates it. Errors name
+// variables, never key values.
+func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
+	rc, rerr := replayfn.Load(r, top)
+	c := Config{
+		Admin:   admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Replay:  rc,
+		DLQURLs: wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
+		Keys:    wire.LoadSecretSource(r, EnvKeySecretARN, EnvKey, EnvKeyRefresh, admin.CheckKeys),
+	}
+	if rerr != nil {
+		return c, rerr
+	}
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the config with the components' own checks.
+func (c Config) Validate() error {
+	return errors.Join(
+		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout),
+		c.Replay.Validate(),
+	)
+}
+
+// Clients are the AWS services admin-api calls; SecretsManager may be nil
+// where keys come from the environment (the local stack).
+type Clients struct {
+	replayfn.Clients
+	SecretsManager *secretsmanager.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{Clients: replayfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+}
+
+// New builds the admin API. It reads the keys once (failing the cold start
+// if they cannot be read) and caches them, refreshed every Keyring.Refresh.
+func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API, error) {
+	rt = rt.WithDefaults()
+	keys, err := c.Keys.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: bearer keys: %w", Name, err)
+	}
+	svc, err := replayfn.NewServices(c.Replay, cl.Clients, rt)
+	if err != nil {
+		return nil, err
+	}
+	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
+	return admin.New(c.Admin, admin.Deps{
+		Keys:      keys,
+		Views:     svc.Views,
+		Replayer:  svc.Replay,
+		Incidents: svc.Incidents,
+		Queues:    stats,
+		Checks: []admin.Check{
+			{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
+			{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
+			{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
+		},
+		Topology: c.Replay.Topology,
+		Log:      rt.Log,
+		Now:      rt.Now,
+	})
+}

@@ -1,0 +1,167 @@
+package httpconsumerfn_test
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
+)
+
+var testSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("wire-test-signing-secret"))
+
+func env(topic string, mut func(m map[string]string)) *envconf.Reader {
+	m := map[string]string{
+		consumerfn.EnvTopic:             topic,
+		consumerfn.EnvQueueURL:          "https://sqs.example/q",
+		consumerfn.EnvDLQURL:            "https://sqs.example/dlq",
+		wire.EnvEventsTable:             "events",
+		wire.EnvIncidentsTable:          "incidents",
+		wire.EnvBucket:                  "bucket",
+		httpconsumerfn.EnvSubscriberURL: "https://hooks.example.com/platform",
+		httpconsumerfn.EnvSecret:        testSecret,
+	}
+	if mut != nil {
+		mut(m)
+	}
+	return envconf.FromMap(m)
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	cfg, err := httpconsumerfn.Load(env(topology.Billing, nil), topology.Default())
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Second, cfg.Consume.Backoff.Base)
+	require.Equal(t, 15*time.Minute, cfg.Consume.Backoff.Cap)
+	require.Equal(t, 10, cfg.Consume.Concurrency)
+	require.Equal(t, 10*time.Second, cfg.RequestTimeout)
+	require.Equal(t, secret.DefaultRefresh, cfg.Secrets.Keyring.Refresh)
+	require.Equal(t, []string{testSecret}, cfg.Secrets.List)
+
+	for name, tc := range map[string]struct {
+		topic string
+		mut   func(m map[string]string)
+		want  string
+	}{
+		"no topic":           {"", nil, consumerfn.EnvTopic},
+		"unknown topic":      {"nope.events", nil, "not a topic"},
+		"archive topic":      {topology.Audit, nil, `consumed by the "archive" consumer`},
+		"purge topic":        {topology.CachePurge, nil, `"purge" consumer`},
+		"no queue":           {topology.Billing, func(m map[string]string) { delete(m, consumerfn.EnvQueueURL) }, consumerfn.EnvQueueURL},
+		"no dlq":             {topology.Billing, func(m map[string]string) { delete(m, consumerfn.EnvDLQURL) }, consumerfn.EnvDLQURL},
+		"no incidents table": {topology.Billing, func(m map[string]string) { delete(m, wire.EnvIncidentsTable) }, wire.EnvIncidentsTable},
+		"no subscriber":      {topology.Billing, func(m map[string]string) { delete(m, httpconsumerfn.EnvSubscriberURL) }, httpconsumerfn.EnvSubscriberURL},
+		"clear-text url":     {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvSubscriberURL] = "http://hooks.example.com/x" }, "must be https"},
+		"no secret":          {topology.Billing, func(m map[string]string) { delete(m, httpconsumerfn.EnvSecret) }, httpconsumerfn.EnvSecretARN},
+		"both secrets":       {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvSecretARN] = "arn:aws:secretsmanager:x" }, "not both"},
+		"malformed secret":   {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvSecret] = "whsec_***" }, "secret #1"},
+		"timeout too long":   {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvTimeout] = "29s" }, "consumer timeout"},
+		"sub-second backoff": {topology.Billing, func(m map[string]string) { m[consumerfn.EnvBackoffBase] = "100ms" }, "backoff base 100ms must be 1s..1h"},
+		"cap below base":     {topology.Billing, func(m map[string]string) { m[consumerfn.EnvBackoffCap] = "1s" }, "backoff cap 1s"},
+		"zero concurrency":   {topology.Billing, func(m map[string]string) { m[consumerfn.EnvConcurrency] = "-1" }, "concurrency -1 must be 1..100"},
+		"bad duration":       {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvTimeout] = "soon" }, httpconsumerfn.EnvTimeout},
+		"refresh too fast":   {topology.Billing, func(m map[string]string) { m[httpconsumerfn.EnvSecretRefresh] = "1s" }, httpconsumerfn.EnvSecretRefresh},
+	} {
+		_, err := httpconsumerfn.Load(env(tc.topic, tc.mut), topology.Default())
+		require.ErrorContains(t, err, tc.want, name)
+		require.NotContains(t, err.Error(), testSecret[6:], "%s: errors never quote a secret", name)
+	}
+
+	// Deployed stages name a Secrets Manager secret instead.
+	cfg, err = httpconsumerfn.Load(env(topology.CRM, func(m map[string]string) {
+		delete(m, httpconsumerfn.EnvSecret)
+		m[httpconsumerfn.EnvSecretARN] = "arn:aws:secretsmanager:us-east-1:123456789012:secret:evp-prod-crm"
+	}), topology.Default())
+	require.NoError(t, err)
+	_, err = httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{}, wire.Runtime{})
+	require.ErrorContains(t, err, "no Secrets Manager client")
+}
+
+// The wired consumer-http graph against the emulators, with a local
+// subscriber: Retry-After: 7 keeps the message off the queue for seven
+// seconds (observed on the queue), then the retry is delivered with the
+// same webhook-id and a valid signature.
+func TestHonoursRetryAfterOnTheQueue(t *testing.T) {
+	t.Parallel()
+	tp := topology.Topic{Name: "orders.events", Consumer: topology.ConsumerHTTP, BatchSize: 10,
+		ConsumerTimeout: 15 * time.Second, VisibilityTimeout: 60 * time.Second, MaxReceiveCount: 5, MaxOutboxAttempts: 5}
+	top := topology.Topology{
+		Topics:    []topology.Topic{tp},
+		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
+		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{tp.Name}}},
+	}
+	e := localawstest.NewEnv(t, localawstest.WithTopology(top))
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		seen []http.Header
+		body [][]byte
+	)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		seen, body = append(seen, r.Header.Clone()), append(body, b)
+		if len(seen) == 1 {
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(sub.Close)
+
+	res, err := wiretest.Ingest(t, e, wiretest.Opts{}).Publish(ctx, []byte(`{"id":"evt_ra","tenantId":"acme","type":"order.created","source":"shop","timestamp":"2026-12-02T11:59:00Z","payload":{"order":1}}`))
+	require.NoError(t, err)
+	require.Equal(t, envelope.StatusEnqueued, res.Status)
+	c := wiretest.HTTPConsumer(t, e, tp.Name, wiretest.Opts{Settings: map[string]string{
+		httpconsumerfn.EnvSubscriberURL: sub.URL + "/hook", httpconsumerfn.EnvSecret: testSecret, httpconsumerfn.EnvTimeout: "2s",
+	}})
+
+	q := e.Queue(tp.Name)
+	handle := func() events.SQSEventResponse {
+		msgs := e.ReceiveAll(ctx, q.URL, 1, 15*time.Second)
+		require.Len(t, msgs, 1)
+		lctx, cancel := context.WithTimeout(ctx, tp.ConsumerTimeout)
+		defer cancel()
+		resp, err := c.Handle(lctx, lambdalocal.SQSEvent(q.ARN, msgs))
+		require.NoError(t, err)
+		return resp
+	}
+	start := time.Now()
+	require.Len(t, handle().BatchItemFailures, 1, "503 is retried")
+	resp := handle() // blocks until the message is visible again
+	back := time.Since(start)
+	require.GreaterOrEqual(t, back, 7*time.Second-20*time.Millisecond, "the message came back after %s, before the subscriber's Retry-After", back)
+	require.Less(t, back, 15*time.Second, "the queue's own 60 s visibility timeout did not decide it")
+	require.Empty(t, resp.BatchItemFailures)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 2)
+	require.Equal(t, seen[0].Get("webhook-id"), seen[1].Get("webhook-id"))
+	require.NoError(t, deliver.Verify(testSecret, seen[1], body[1], deliver.DefaultTolerance, time.Now()))
+	_, rows, err := (e.Events()).Load(ctx, "acme/evt_ra")
+	require.NoError(t, err)
+	require.Equal(t, outbox.StatusCompleted, rows[0].Status)
+	require.Contains(t, rows[0].LastError, "subscriber answered 503")
+}

@@ -1,0 +1,126 @@
+// Package ingestfn wires the ingest function: environment → Config,
+// DynamoDB, SQS and S3 clients, the ingestion core (internal/ingest).
+package ingestfn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/trace"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Name is the function's name (the local stack's, and the role in logs).
+const Name = "ingest"
+
+// Ingest's own environment variables (besides EVENTS_TABLE,
+// ARCHIVE_BUCKET, TOPIC_QUEUE_URLS, LEDGER_RETENTION and CLAIM_CHECK_BYTES).
+const (
+	EnvMaxPayloadBytes = "MAX_PAYLOAD_BYTES"
+	EnvMaxFutureSkew   = "MAX_FUTURE_SKEW"
+	EnvDispatchLease   = "DISPATCH_LEASE"
+	EnvRetryDelay      = "DISPATCH_RETRY_DELAY"
+	// EnvLegacyKeysUntil (RFC 3339): until then ingest also checks an
+	// event's legacy, unscoped ledger key, for stages that stored events
+	// before ids were scoped by tenant. Set it to the upgrade's deploy time
+	// plus the ledger retention; leave it unset on new stages.
+	EnvLegacyKeysUntil = "LEDGER_LEGACY_KEYS_UNTIL"
+)
+
+// FunctionTimeout is ingest's Lambda timeout: a commit and one send, with
+// room for SDK retries; the dispatch lease must exceed it.
+const FunctionTimeout = 10 * time.Second
+
+// Config is the ingest function's configuration.
+type Config struct {
+	Ingest          ingest.Config
+	Topology        topology.Topology
+	EventsTable     string
+	Bucket          string
+	QueueURLs       map[string]string
+	ClaimCheckBytes int
+}
+
+// Load reads the config from the environment and validates it.
+func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
+	c := Config{
+		Topology:        top,
+		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
+		Bucket:          wire.Required(r, wire.EnvBucket, "claim-checked payloads"),
+		QueueURLs:       wire.TopicMap(r, wire.EnvQueueURLs, top, "queue URL"),
+		ClaimCheckBytes: r.Int(wire.EnvClaimCheckBytes, claimcheck.DefaultThreshold),
+	}
+	c.Ingest.Limits.MaxPayloadBytes = r.Int(EnvMaxPayloadBytes, 0)
+	c.Ingest.Limits.MaxFutureSkew = r.Duration(EnvMaxFutureSkew, 0)
+	c.Ingest.Retention = r.Duration(wire.EnvRetention, 0)
+	c.Ingest.Lease = r.Duration(EnvDispatchLease, 0)
+	c.Ingest.RetryDelay = r.Duration(EnvRetryDelay, 0)
+	if v := r.String(EnvLegacyKeysUntil, ""); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			r.Fail(fmt.Errorf("%s=%q: not an RFC 3339 time", EnvLegacyKeysUntil, v))
+		}
+		c.Ingest.LegacyKeysUntil = t
+	}
+	c.Ingest = c.Ingest.WithDefaults()
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the config with the components' own checks.
+func (c Config) Validate() error {
+	return errors.Join(
+		wire.FromVars(c.Ingest.Validate(), EnvMaxPayloadBytes, EnvMaxFutureSkew, wire.EnvRetention, EnvDispatchLease, EnvRetryDelay),
+		wire.FromVars(claimcheck.CheckThreshold(c.ClaimCheckBytes), wire.EnvClaimCheckBytes),
+	)
+}
+
+// Clients are the AWS services ingest calls.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+}
+
+// Deps are the ingestion core's dependencies over the clients.
+func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
+	rt = rt.WithDefaults()
+	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
+	return ingest.Deps{
+		Topology:   c.Topology,
+		Ledger:     events,
+		Outbox:     events,
+		Sender:     &sqsqueue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: c.Topology.FIFOTopics()},
+		ClaimCheck: claimcheck.Checker{Store: &s3blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
+		Log:        rt.Log,
+		Now:        rt.Now,
+		// The caller's trace continues into SQS (AWSTraceHeader); a no-op
+		// unless tracing is on.
+		TraceHeader: trace.Header,
+	}
+}
+
+// New builds the ingestion service.
+func New(c Config, cl Clients, rt wire.Runtime) (*ingest.Service, error) {
+	return ingest.New(c.Ingest, Deps(c, cl, rt))
+}

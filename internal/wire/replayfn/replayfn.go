@@ -1,0 +1,147 @@
+// Package replayfn wires the replay function (the Step Functions replay
+// state machine's steps and the operator views the CLI calls): environment
+// → Config, DynamoDB, SQS and S3 clients, the replay engine
+// (internal/replay) and the views (internal/operator) behind the
+// function's typed actions.
+package replayfn
+
+import (
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/trace"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Name is the function's name (the CLI invokes it).
+const Name = "replay"
+
+// Environment variables of the replay function, besides EVENTS_TABLE,
+// INCIDENTS_TABLE, ARCHIVE_BUCKET, TOPIC_QUEUE_URLS, CLAIM_CHECK_BYTES and
+// LEDGER_RETENTION.
+const (
+	// EnvConcurrency bounds incidents the all-in-one replay action
+	// replays in parallel.
+	EnvConcurrency = "REPLAY_CONCURRENCY"
+	// EnvStuckAfter is when the views show a retrying incident as stuck
+	// (the sweeper reopens it then), e.g. "15m".
+	EnvStuckAfter = "REPLAY_STUCK_AFTER"
+)
+
+// FunctionTimeout covers an all-in-one replay of replay.MaxLimit
+// incidents; the state machine's replay-one calls take a fraction.
+const FunctionTimeout = 5 * time.Minute
+
+// Config is the replay function's configuration.
+type Config struct {
+	Replay          replay.Config
+	Views           operator.Config
+	Topology        topology.Topology
+	EventsTable     string
+	IncidentsTable  string
+	Bucket          string
+	QueueURLs       map[string]string
+	ClaimCheckBytes int
+}
+
+// Load reads the config from the environment and validates it.
+func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
+	c := Config{
+		Topology:        top,
+		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
+		IncidentsTable:  wire.Required(r, wire.EnvIncidentsTable, ""),
+		Bucket:          wire.Required(r, wire.EnvBucket, "incident bodies and claim-checked payloads"),
+		QueueURLs:       wire.TopicMap(r, wire.EnvQueueURLs, top, "queue URL"),
+		ClaimCheckBytes: r.Int(wire.EnvClaimCheckBytes, claimcheck.DefaultThreshold),
+		Replay: replay.Config{
+			Retention:   r.Duration(wire.EnvRetention, 0),
+			Concurrency: r.Int(EnvConcurrency, 0),
+		}.WithDefaults(),
+		Views: operator.Config{StuckAfter: r.Duration(EnvStuckAfter, 0)}.WithDefaults(),
+	}
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the config with the components' own checks.
+func (c Config) Validate() error {
+	return errors.Join(
+		wire.FromVars(c.Replay.Validate(), wire.EnvRetention, EnvConcurrency),
+		wire.FromVars(c.Views.Validate(), EnvStuckAfter),
+		wire.FromVars(claimcheck.CheckThreshold(c.ClaimCheckBytes), wire.EnvClaimCheckBytes),
+	)
+}
+
+// Clients are the AWS services the replay function calls.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+}
+
+// Services are the replay engine and the operator views over the same
+// tables (the admin API serves them too).
+type Services struct {
+	Replay    *replay.Service
+	Views     *operator.Views
+	Incidents *dynamo.Incidents
+}
+
+// NewServices builds the replay engine and the views.
+func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
+	rt = rt.WithDefaults()
+	blobs := &s3blob.S3{Client: cl.S3}
+	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
+	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
+	bodies := &incident.Bodies{Store: blobs, Bucket: c.Bucket}
+	r, err := replay.New(c.Replay, replay.Deps{
+		Incidents:  incidents,
+		Events:     events,
+		Bodies:     bodies,
+		ClaimCheck: claimcheck.Checker{Store: blobs, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
+		Sender:     &sqsqueue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: c.Topology.FIFOTopics()},
+		Topology:   c.Topology,
+		Log:        rt.Log,
+		Now:        rt.Now,
+		// A replay's trace continues into the consumer (AWSTraceHeader).
+		TraceHeader: trace.Header,
+	})
+	if err != nil {
+		return Services{}, err
+	}
+	v, err := operator.New(c.Views, operator.Deps{Incidents: incidents, Events: events, Bodies: bodies, Payloads: blobs, Now: rt.Now})
+	if err != nil {
+		return Services{}, err
+	}
+	return Services{Replay: r, Views: v, Incidents: incidents}, nil
+}
+
+// New builds the replay function's handler.
+func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
+	s, err := NewServices(c, cl, rt)
+	if err != nil {
+		return nil, err
+	}
+	return operator.NewFunction(s.Replay, s.Views), nil
+}

@@ -1,0 +1,128 @@
+// Package webhookfn wires the webhook-stripe function: environment →
+// Config, the Lambda client (to invoke ingest) and, on deployed stages, the
+// Secrets Manager client (signing secrets), the Stripe provider behind the
+// webhook handler.
+package webhookfn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Name is the function's name.
+const Name = "webhook-stripe"
+
+// Environment variables of webhook-stripe (docs/webhooks.md). Never rename
+// one.
+const (
+	// EnvIngestFunction is the ingest function's ARN (a name works too, as
+	// in the local stack).
+	EnvIngestFunction = "INGEST_FUNCTION_ARN"
+	// EnvIngestTimeout bounds one ingest invoke, e.g. "10s".
+	EnvIngestTimeout = "INGEST_TIMEOUT"
+	// EnvRetryAfter is the Retry-After of 503 answers, e.g. "60s".
+	EnvRetryAfter = "WEBHOOK_RETRY_AFTER"
+	// EnvSecretARN is the Secrets Manager secret holding a JSON list of the
+	// active Stripe signing secrets (deployed stages).
+	EnvSecretARN = "STRIPE_WEBHOOK_SECRET_ARN"
+	// EnvSecret holds comma-separated signing secrets directly: local
+	// development only (see wire.SecretSource).
+	EnvSecret = "STRIPE_WEBHOOK_SECRET"
+	// EnvSecretRefresh is how often the cached secrets are re-read, e.g.
+	// "5m".
+	EnvSecretRefresh = "STRIPE_WEBHOOK_SECRET_REFRESH"
+	// EnvTenantMap is the tenant mapping as JSON:
+	// {"accounts":{"acct_…":"tenant"},"default":"tenant"} (both optional).
+	EnvTenantMap = "STRIPE_TENANT_MAP"
+)
+
+const (
+	// FunctionTimeout is the Lambda timeout: the ingest call (at most
+	// MaxIngestTimeout), a secret refresh (at most
+	// secret.DefaultLoadTimeout) and margin, under API Gateway's 30 s
+	// integration limit.
+	FunctionTimeout = 20 * time.Second
+	// MaxIngestTimeout is the largest accepted EnvIngestTimeout.
+	MaxIngestTimeout = 15 * time.Second
+)
+
+// Config is the webhook-stripe function's configuration.
+type Config struct {
+	Webhook        webhook.Config
+	IngestFunction string
+	IngestTimeout  time.Duration
+	Secrets        wire.SecretSource
+	Tenants        webhook.TenantMap
+}
+
+// Load reads the config from the environment and validates it. Errors
+// never quote a secret.
+func Load(r *envconf.Reader) (Config, error) {
+	c := Config{
+		Webhook:        webhook.Config{RetryAfter: r.Duration(EnvRetryAfter, 0)}.WithDefaults(),
+		IngestFunction: wire.Required(r, EnvIngestFunction, ""),
+		IngestTimeout:  r.Duration(EnvIngestTimeout, lambdainvoke.DefaultTimeout),
+		Secrets:        wire.LoadSecretSource(r, EnvSecretARN, EnvSecret, EnvSecretRefresh, stripe.CheckSecrets),
+	}
+	r.JSON(EnvTenantMap, &c.Tenants)
+	if c.IngestTimeout < time.Second || c.IngestTimeout > MaxIngestTimeout {
+		r.Fail(fmt.Errorf("%s must be 1s..%s (API Gateway gives up after 30s)", EnvIngestTimeout, MaxIngestTimeout))
+	}
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the config with the components' own checks.
+func (c Config) Validate() error {
+	return errors.Join(
+		wire.FromVars(c.Webhook.Validate(), EnvRetryAfter),
+		wire.FromVars(c.Tenants.Validate(), EnvTenantMap),
+	)
+}
+
+// Clients are the AWS services webhook-stripe calls; SecretsManager may be
+// nil where secrets come from the environment (the local stack).
+type Clients struct {
+	Lambda         *lambda.Client
+	SecretsManager *secretsmanager.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+}
+
+// New builds the handler. It reads the signing secrets once (failing the
+// cold start if they cannot be read) and caches them; deliveries refresh
+// the cache every Keyring.Refresh.
+func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*webhook.Handler, error) {
+	rt = rt.WithDefaults()
+	keys, err := c.Secrets.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: signing secrets: %w", Name, err)
+	}
+	if cl.Lambda == nil {
+		return nil, fmt.Errorf("%s: a Lambda client is required to invoke ingest", Name)
+	}
+	return webhook.New(c.Webhook, webhook.Deps{
+		Provider: stripe.New(keys, c.Tenants, rt.Log),
+		Ingest:   &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction, Timeout: c.IngestTimeout},
+		Log:      rt.Log,
+		Metrics:  rt.Metrics,
+	})
+}

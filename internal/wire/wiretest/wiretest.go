@@ -1,0 +1,220 @@
+// Package wiretest builds the platform's functions on a test's emulator
+// environment the way the Lambdas build themselves: from the environment
+// the CDK app sets (resource names from the test's own tables, queues and
+// bucket, plus the test's settings), through each function's Load and New.
+// Tests get the deployed graph without writing the environment out again.
+package wiretest
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
+)
+
+// Opts are a function's settings beyond the env's resources and its
+// runtime: metrics to capture, a clock. Zero values discard metrics and
+// logs and use the wall clock.
+type Opts struct {
+	// Settings are environment variables, over the resource names.
+	Settings map[string]string
+	Metrics  *metric.Emitter
+	Now      func() time.Time
+}
+
+// Environment is the environment a deployed function of env's stage reads:
+// tables, bucket, topic queue URLs, DLQ URLs and ARNs and the stage name,
+// with settings over them.
+func Environment(env *localawstest.Env, settings map[string]string) map[string]string {
+	dlqURLs, dlqARNs := map[string]string{}, map[string]string{}
+	for name, q := range env.Resources.Queues {
+		dlqURLs[name], dlqARNs[name] = q.DLQURL, q.DLQARN
+	}
+	m := map[string]string{
+		wire.EnvEventsTable:    env.Resources.EventsTable,
+		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
+		wire.EnvBucket:         env.Resources.Bucket,
+		wire.EnvQueueURLs:      jsonOf(env.Resources.QueueURLs()),
+		wire.EnvDLQURLs:        jsonOf(dlqURLs),
+		wire.EnvDLQARNs:        jsonOf(dlqARNs),
+		wire.EnvStage:          env.Prefix,
+	}
+	maps.Copy(m, settings)
+	return m
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func (o Opts) reader(env *localawstest.Env) *envconf.Reader {
+	return envconf.FromMap(Environment(env, o.Settings))
+}
+
+func (o Opts) runtime() wire.Runtime {
+	m := o.Metrics
+	if m == nil {
+		m = metric.Discard()
+	}
+	return wire.Runtime{Metrics: m, Now: o.Now}
+}
+
+// check fails the test on err.
+func check(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatalf("wiretest: %v", err)
+	}
+}
+
+// IngestConfig loads the ingest config.
+func IngestConfig(tb testing.TB, env *localawstest.Env, o Opts) ingestfn.Config {
+	tb.Helper()
+	v, err := ingestfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	return v
+}
+
+// Ingest builds the ingestion service.
+func Ingest(tb testing.TB, env *localawstest.Env, o Opts) *ingest.Service {
+	tb.Helper()
+	cl := ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
+	v, err := ingestfn.New(IngestConfig(tb, env, o), cl, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// StripeWebhook builds the webhook-stripe handler; it invokes ingest with
+// env's Lambda client (see localawstest.Env.ServeFunctions).
+func StripeWebhook(tb testing.TB, env *localawstest.Env, o Opts) *webhook.Handler {
+	tb.Helper()
+	cfg, err := webhookfn.Load(o.reader(env))
+	check(tb, err)
+	v, err := webhookfn.New(context.Background(), cfg, webhookfn.Clients{Lambda: env.Lambda}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// HTTPConsumer builds a topic's consumer-http handler.
+func HTTPConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+	tb.Helper()
+	cfg, err := httpconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
+	check(tb, err)
+	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// ArchiveConsumer builds a topic's consumer-archive handler.
+func ArchiveConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+	tb.Helper()
+	cfg, err := archiveconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
+	check(tb, err)
+	v, err := archiveconsumerfn.New(cfg, consumerClients(env), o.runtime())
+	check(tb, err)
+	return v
+}
+
+func consumerEnv(env *localawstest.Env, topic string, settings map[string]string) map[string]string {
+	q := env.Queue(topic)
+	m := Environment(env, map[string]string{
+		consumerfn.EnvTopic: topic, consumerfn.EnvQueueURL: q.URL, consumerfn.EnvDLQURL: q.DLQURL,
+	})
+	maps.Copy(m, settings)
+	return m
+}
+
+func consumerClients(env *localawstest.Env) consumerfn.Clients {
+	return consumerfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
+}
+
+// Sweeper builds the sweeper.
+func Sweeper(tb testing.TB, env *localawstest.Env, o Opts) *sweep.Sweeper {
+	tb.Helper()
+	cfg, err := sweeperfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	v, err := sweeperfn.New(cfg, sweeperfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// Archiver builds the DLQ archiver (alerts to ALERT_TOPIC_ARN when the
+// settings name one, log lines otherwise).
+func Archiver(tb testing.TB, env *localawstest.Env, o Opts) *dlqarchiver.Archiver {
+	tb.Helper()
+	cfg, err := archiverfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	v, err := archiverfn.New(cfg, archiverfn.Clients{DynamoDB: env.DynamoDB, S3: env.S3, SNS: env.SNS}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// ReplayConfig loads the replay function's config.
+func ReplayConfig(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Config {
+	tb.Helper()
+	v, err := replayfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	return v
+}
+
+// Replay builds the replay engine and operator views.
+func Replay(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Services {
+	tb.Helper()
+	v, err := replayfn.NewServices(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
+	check(tb, err)
+	return v
+}
+
+// ReplayFunction builds the replay function's handler.
+func ReplayFunction(tb testing.TB, env *localawstest.Env, o Opts) *operator.Function {
+	tb.Helper()
+	v, err := replayfn.New(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
+	check(tb, err)
+	return v
+}
+
+func replayClients(env *localawstest.Env) replayfn.Clients {
+	return replayfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
+}
+
+// Admin builds the admin API with the given bearer key.
+func Admin(tb testing.TB, env *localawstest.Env, key string, o Opts) *admin.API {
+	tb.Helper()
+	s := maps.Clone(o.Settings)
+	if s == nil {
+		s = map[string]string{}
+	}
+	s[adminfn.EnvKey] = key
+	o.Settings = s
+	cfg, err := adminfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: replayClients(env)}, o.runtime())
+	check(tb, err)
+	return v
+}
