@@ -35,6 +35,8 @@ func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {
 		"dlq-archiver":     {"dynamodb", "s3", "sns"},
 		"replay":           {"dynamodb", "sqs", "s3"},
 		"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
+		"purge-api":        {"dynamodb", "lambda"},
+		"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			t.Parallel()

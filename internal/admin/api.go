@@ -47,6 +47,12 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 
 func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	if !a.authorized(ctx, header(req.Headers, "authorization")) {
+		if strings.HasPrefix(rawPath, Prefix+"/purge/") || rawPath == Prefix+"/purge" {
+			// The cache purge service's own shape (spec 001 §9.1).
+			r := reply(http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized"})
+			r.Headers = map[string]string{"WWW-Authenticate": `Bearer realm="admin"`}
+			return r
+		}
 		r := problem(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <ADMIN_API_KEY>")
 		r.Headers = map[string]string{"WWW-Authenticate": `Bearer realm="admin"`}
 		return r
@@ -70,6 +76,8 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 		return h()
 	}
 	switch {
+	case len(segs) >= 1 && segs[0] == "purge":
+		return a.purgeRoutes(ctx, method, segs[1:], q)
 	case len(segs) == 1 && segs[0] == "health":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.health(ctx) })
 	case len(segs) == 1 && segs[0] == "queues":

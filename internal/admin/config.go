@@ -45,10 +45,14 @@ type Deps struct {
 	Incidents Incidents
 	Queues    QueueStats
 	// Checks are GET /admin/health's probes.
-	Checks   []Check
-	Topology topology.Topology
-	Now      func() time.Time
-	Log      *slog.Logger
+	Checks []Check
+	// Purge serves /admin/purge/* (nil: those routes answer 404), probed by
+	// PurgeChecks.
+	Purge       PurgeViews
+	PurgeChecks []Check
+	Topology    topology.Topology
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // New builds the admin API; it refuses a config or dependencies that

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/pagecursor"
@@ -23,24 +22,7 @@ import (
 // answer, 503 "degraded" (with the failing checks) otherwise, so a monitor
 // can alarm on the status code alone.
 func (a *API) health(ctx context.Context) events.APIGatewayV2HTTPResponse {
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.HealthTimeout)
-	defer cancel()
-	results := make(map[string]string, len(a.d.Checks))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, c := range a.d.Checks {
-		wg.Go(func() {
-			res := "ok"
-			if err := c.Probe(ctx); err != nil {
-				a.d.Log.WarnContext(ctx, "admin: health check failed", "check", c.Name, "error", err)
-				res = "failed"
-			}
-			mu.Lock()
-			results[c.Name] = res
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	results := a.probe(ctx, a.d.Checks)
 	status, code := "healthy", http.StatusOK
 	for _, r := range results {
 		if r != "ok" {

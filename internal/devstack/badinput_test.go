@@ -187,6 +187,25 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 		}
 		return answer{status: 400, code: res.Error.Code}
 	}
+	purgeCall := func(payload string) answer {
+		t.Helper()
+		out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("purge-api"), Payload: []byte(payload)})
+		if err != nil {
+			return answer{status: 400, code: serviceCode(err)}
+		}
+		require.Nil(t, out.FunctionError, "bad input is an answer, never a function error: %s", out.Payload)
+		var res struct {
+			OK    bool `json:"ok"`
+			Error *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(out.Payload, &res), "%s", out.Payload)
+		if res.Error == nil {
+			return answer{status: 200}
+		}
+		return answer{status: 400, code: res.Error.Code}
+	}
 	admin := func(method, path, body string) answer {
 		t.Helper()
 		req, err := http.NewRequestWithContext(ctx, method, st.URL()+path, strings.NewReader(body))
@@ -270,7 +289,35 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 			return replayCall(`{"action":"event","eventId":"` + ev.ID + `","tenantId":"globex"}`)
 		}, "not_found"},
 
+		// The cache purge API through the Lambda Invoke API.
+		{"purge not json", func() answer { return purgeCall(`{"op":`) }, "InvalidRequestContentException"},
+		{"purge non-object", func() answer { return purgeCall(`[1]`) }, "invalid_request"},
+		{"purge unknown op", func() answer { return purgeCall(`{"op":"purgeEverything"}`) }, "invalid_request"},
+		{"purge duplicate keys", func() answer { return purgeCall(`{"op":"purgeTags","op":"getPurgeStatus"}`) }, "invalid_request"},
+		{"purge cross-tenant tag", func() answer {
+			return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":["tenant:acme","tenant:globex"]}`)
+		}, "cross_tenant_tag"},
+		{"purge upper-case tenant", func() answer { return purgeCall(`{"op":"purgeTags","tenantId":"ACME","tags":["tenant:acme"]}`) }, "invalid_tenant"},
+		{"purge 501 tags", func() answer {
+			tags := make([]string, 501)
+			for i := range tags {
+				tags[i] = fmt.Sprintf(`"tenant:acme:page:/p%d"`, i)
+			}
+			return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":[` + strings.Join(tags, ",") + `]}`)
+		}, "too_many_tags"},
+		{"purge tag with a comma", func() answer {
+			return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":["tenant:acme:page:/a,b"]}`)
+		}, "invalid_tag"},
+		{"purge tag not a string", func() answer { return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":[{"x":1}]}`) }, "invalid_tag"},
+		{"purge no tags", func() answer { return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":[]}`) }, "empty_tags"},
+		{"purge path traversal job", func() answer { return purgeCall(`{"op":"getPurgeStatus","jobId":"../../etc"}`) }, "invalid_request"},
+		{"purge deep nesting", func() answer { return purgeCall(`{"op":"purgeTags","tenantId":"acme","tags":` + deep + `}`) }, "invalid_request"},
+
 		// The admin API.
+		{"admin purge no key", func() answer {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, st.URL()+"/admin/purge/jobs/pj_00000000000000000000000000000000", nil)
+			return httpAnswer(t, req)
+		}, "unauthorized"},
 		{"admin path traversal event", func() answer { return admin(http.MethodGet, "/admin/events/..%2F..%2Fetc%2Fpasswd", "") }, "invalid_id"},
 		{"admin path traversal incident", func() answer { return admin(http.MethodGet, "/admin/incidents/..%2Finc", "") }, "invalid_id"},
 		{"admin cross-tenant event", func() answer { return admin(http.MethodGet, "/admin/events/"+ev.ID+"?tenant=globex", "") }, "event_not_found"},

@@ -31,6 +31,7 @@ func (s *Stack) AdminResources() (map[string]string, error) {
 		return nil, err
 	}
 	res[wire.EnvDLQURLs] = string(dlqs)
+	res[wire.EnvPurgeTable] = s.Resources.PurgeTable
 	return res, nil
 }
 

@@ -92,8 +92,7 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 
 // consumerFunctions registers one consumer per HTTP and archive topic,
 // each fed by an SQS event source shaped by the topology (batch size,
-// window, max concurrency). Purge topics get theirs from the cache purge
-// service.
+// window, max concurrency). Purge topics get theirs in fn_purge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
 	cl := consumerfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}
@@ -127,14 +126,17 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		}
 		q := s.Resources.Queues[tp.Name]
 		fns = append(fns, Function{
-			Name:    name,
-			Handler: c.Handle,
-			Timeout: tp.ConsumerTimeout,
-			Triggers: []lambdalocal.Trigger{lambdalocal.QueueSource{
-				QueueURL: q.URL, QueueARN: q.ARN,
-				BatchSize: tp.BatchSize, BatchWindow: tp.BatchWindow, MaxConcurrency: tp.MaxConcurrency,
-			}},
+			Name:     name,
+			Handler:  c.Handle,
+			Timeout:  tp.ConsumerTimeout,
+			Triggers: []lambdalocal.Trigger{queueSource(tp, q.URL, q.ARN)},
 		})
 	}
 	return fns, nil
+}
+
+// queueSource is a topic consumer's SQS event source, shaped by the
+// topology (batch size, window, max concurrency) as the CDK app shapes it.
+func queueSource(tp topology.Topic, url, arn string) lambdalocal.QueueSource {
+	return lambdalocal.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: tp.BatchSize, BatchWindow: tp.BatchWindow, MaxConcurrency: tp.MaxConcurrency}
 }

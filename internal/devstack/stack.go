@@ -18,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
@@ -64,6 +65,9 @@ type Stack struct {
 	Settings *envconf.Reader
 	// Sink is the local HTTP subscriber behind SinkPath.
 	Sink *Sink
+	// Purges is local mode's purge API behind PurgesPath (nil when a
+	// Cloudflare token is configured).
+	Purges *purge.LocalAPI
 
 	provisioning localaws.Clients
 	mux          *http.ServeMux

@@ -8,6 +8,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident/incidenttest"
 	"github.com/siteswarm/eventplatform/internal/ingest/ingesttest"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/purge/purgetest"
 	"github.com/siteswarm/eventplatform/internal/sweep/sweeptest"
 )
 
@@ -38,5 +39,13 @@ func TestIncidentStoreContract(t *testing.T) {
 	incidenttest.Exercise(t, func(t *testing.T) incidenttest.Store {
 		env := localawstest.NewEnv(t)
 		return env.Incidents()
+	})
+}
+
+func TestPurgeStoreContract(t *testing.T) {
+	t.Parallel()
+	purgetest.Exercise(t, func(t *testing.T) purgetest.Store {
+		env := localawstest.NewEnv(t)
+		return &dynamo.Purge{Client: env.DynamoDB, Table: env.Resources.PurgeTable}
 	})
 }

@@ -31,6 +31,14 @@ const (
 	// EnvClaimCheckBytes is the payload size above which payloads go to
 	// the bucket (ingest, and replay which re-applies it).
 	EnvClaimCheckBytes = "CLAIM_CHECK_BYTES"
+	// EnvPurgeTable is the cache purge service's table (purge-api,
+	// consumer-purge, admin-api).
+	EnvPurgeTable = "PURGE_TABLE"
+	// EnvIngestFunction is the ingest function's ARN (a name works too, as
+	// in the local stack): the functions that publish through ingest.
+	EnvIngestFunction = "INGEST_FUNCTION_ARN"
+	// EnvIngestTimeout bounds one ingest invoke, e.g. "10s".
+	EnvIngestTimeout = "INGEST_TIMEOUT"
 	// EnvIncidentInlineBytes is the largest incident body kept inline
 	// (larger ones go to the bucket).
 	EnvIncidentInlineBytes = "INCIDENT_INLINE_BYTES"

@@ -29,7 +29,8 @@ func stageEnv(top topology.Topology, extra map[string]string) *envconf.Reader {
 	}
 	m := map[string]string{
 		wire.EnvEventsTable: "evp-prod-events", wire.EnvIncidentsTable: "evp-prod-incidents", wire.EnvBucket: "evp-prod-archive",
-		wire.EnvQueueURLs: testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
+		wire.EnvPurgeTable: "evp-prod-purge",
+		wire.EnvQueueURLs:  testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
 	}
 	maps.Copy(m, extra)
 	return envconf.FromMap(m)

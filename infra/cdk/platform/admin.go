@@ -25,6 +25,7 @@ func (p *Platform) newAdmin() {
 	env := p.replayEnv()
 	env[wire.EnvDLQURLs] = p.queueURLs(true)
 	env[adminfn.EnvKeySecretARN] = p.Secrets.AdminAPIKey.SecretArn()
+	env[wire.EnvPurgeTable] = p.Tables[table.Purge.Name].TableName()
 	f := p.newFunction(fnSpec{
 		ID:          "AdminApi",
 		Binary:      RoleAdminAPI,
@@ -41,7 +42,9 @@ func (p *Platform) newAdmin() {
 		queues = append(queues, p.Queues[tp.Name].Queue.QueueArn(), p.Queues[tp.Name].DLQ.QueueArn())
 	}
 	allow(f.Role, []string{"sqs:GetQueueAttributes"}, queues...)
-	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn())
+	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn(), p.Tables[table.Purge.Name].TableArn())
+	// /admin/purge: jobs (GetItem), today's rollups and dead letters (Query).
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:Query"}, p.Tables[table.Purge.Name].TableArn())
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, p.Secrets.AdminAPIKey.SecretArn())
 	p.route(f, awsapigatewayv2.HttpMethod_ANY, PathAdmin,
 		"The admin function authenticates every request itself: Authorization: Bearer <key>, compared in constant time with the active keys of the admin-api-key secret (re-read every few minutes, so a rotation needs no redeploy). The route is throttled below the stage limit.")

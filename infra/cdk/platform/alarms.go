@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -11,7 +12,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
@@ -124,6 +127,9 @@ func (p *Platform) newAlarms() {
 
 // Thresholds of the alarms on the platform's own (EMF) metrics.
 const (
+	// purgeRateLimitedAlarm: a few 429s are the pacer finding the limit;
+	// sustained ones mean purges are being delayed for every tenant.
+	purgeRateLimitedAlarm = 20
 	// outboxLagLimit: rows become due after their lease (60 s) or retry
 	// delay (2 min, growing) and the sweeper runs every 2 minutes, so a due
 	// row older than this means dispatches are not draining.
@@ -207,4 +213,31 @@ func (p *Platform) newMetricAlarms() {
 			Threshold: 0,
 		})
 	}
+	if p.hasPurgeConsumer() {
+		p.alarm(alarmSpec{
+			ID: "PurgeFailures", Name: "purge-failures",
+			Description: "Cache purge jobs failed for good (metric " + purge.MetricFailures + "): rejected by Cloudflare (token, zone) or still rate limited after " +
+				fmt.Sprint(purge.MaxAttempts) + " attempts. Stale pages stay cached until their TTL: `evp purge dlq`, fix the cause, replay the incidents.",
+			Metric:    emf(purge.MetricFailures, nil, "Sum"),
+			Threshold: 0,
+		})
+		p.alarm(alarmSpec{
+			ID: "PurgeRateLimited", Name: "purge-rate-limited",
+			Description: "Cloudflare answered 429 to more than " + fmt.Sprint(purgeRateLimitedAlarm) + " purge calls in " + alarmPeriod.String() +
+				" for two periods (metric " + purge.MetricRetries429 + "): the account's purge limit is shared by every tenant; lower purgeRate or look for a tenant bursting.",
+			Metric:    emf(purge.MetricRetries429, nil, "Sum"),
+			Threshold: purgeRateLimitedAlarm,
+			Periods:   2,
+		})
+	}
+}
+
+// hasPurgeConsumer reports whether any purge topic's consumer is deployed.
+func (p *Platform) hasPurgeConsumer() bool {
+	for _, tp := range p.Topology.Topics {
+		if tp.Consumer == topology.ConsumerPurge && p.Consumers[tp.Name] != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 )
 
@@ -77,10 +78,14 @@ func TestAlarms(t *testing.T) {
 			require.Equal(t, map[string]string{"Topic": tp.Name, metric.DimensionStage: s.p.Stage.Prefix()}, inc.Dims,
 				"the stage dimension keeps two stages in one account apart")
 		}
-		// Topics nobody consumes (cache.purge until its service lands;
-		// HTTP topics without a subscriber outside production) are alarmed
-		// on their depth.
-		require.Contains(t, s.p.Unconsumed, "cache.purge")
+		// Topics nobody consumes (HTTP topics without a subscriber, purge
+		// without zones, outside production) are alarmed on their depth.
+		require.NotContains(t, s.p.Unconsumed, "cache.purge", "both test stages name purge zones")
+		failures, limited := get("purge-failures"), get("purge-rate-limited")
+		require.Equal(t, purge.MetricFailures, failures.Metric)
+		require.Equal(t, 0.0, failures.Threshold)
+		require.Equal(t, purge.MetricRetries429, limited.Metric)
+		require.Equal(t, map[string]string{metric.DimensionStage: s.p.Stage.Prefix()}, limited.Dims)
 		for _, topic := range s.p.Unconsumed {
 			a := get(slug(topic) + "-unconsumed")
 			require.Equal(t, "ApproximateNumberOfMessagesVisible", a.Metric)

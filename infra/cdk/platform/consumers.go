@@ -18,12 +18,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
-// consumerRole is the binary serving each consumer kind. A kind without
-// one (purge: its consumer comes with the cache purge service) leaves its
-// topics unconsumed and alarmed.
+// consumerRole is the binary serving each consumer kind.
 var consumerRole = map[topology.ConsumerKind]string{
 	topology.ConsumerHTTP:    RoleConsumerHTTP,
 	topology.ConsumerArchive: RoleConsumerArchive,
+	topology.ConsumerPurge:   RoleConsumerPurge,
 }
 
 // newConsumers creates one consumer function per topic, fed by an SQS event
@@ -45,6 +44,14 @@ func (p *Platform) newConsumers() {
 			p.Unconsumed = append(p.Unconsumed, tp.Name)
 			continue
 		}
+		if tp.Consumer == topology.ConsumerPurge && !p.Stage.HasPurgeZones() {
+			// Validate refuses this for production stages.
+			awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String("evp:no-purge-zones:"+tp.Name), jsii.String(fmt.Sprintf(
+				"topic %s: stage %s names no Cloudflare zone (evp:stages.%s.purgeZones or purgeDefaultZone): its consumer is not deployed and its queue is alarmed as unconsumed",
+				tp.Name, p.Stage.Name, p.Stage.Name)), nil)
+			p.Unconsumed = append(p.Unconsumed, tp.Name)
+			continue
+		}
 		p.newConsumer(tp, binary)
 	}
 }
@@ -62,6 +69,7 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		wire.EnvRetention:      p.retention(),
 	}
 	var secret awssecretsmanager.Secret
+	var extra func(*Function)
 	switch tp.Consumer {
 	case topology.ConsumerHTTP:
 		secret = awssecretsmanager.NewSecret(p.Stack, jsii.String(logicalName(tp.Name)+"SubscriberSecret"), &awssecretsmanager.SecretProps{
@@ -80,6 +88,8 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 	case topology.ConsumerArchive:
 		env[wire.EnvBucket] = p.Bucket.BucketName()
 		env[archiveconsumerfn.EnvPrefix] = jsii.String(topicarchive.DefaultPrefix)
+	case topology.ConsumerPurge:
+		extra = p.purgeConsumer(env)
 	}
 	name := "consumer-" + slug(tp.Name)
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
@@ -114,6 +124,9 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		prefix := topicarchive.DefaultPrefix + "/" + tp.Name + "/"
 		allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(prefix))
 		wildcards = `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(payloads|` + regexp.QuoteMeta(prefix[:len(prefix)-1]) + `)/\*$`
+	}
+	if extra != nil {
+		extra(f)
 	}
 	suppressWildcard(f.Role, wildcards,
 		"Object keys are per event (payloads/<tenant>/<event>/…) or per batch (archive/<topic>/<date>/…): the grant is that prefix of the archive bucket and nothing else.")

@@ -24,12 +24,14 @@ const (
 	RoleDLQArchiver     = "dlq-archiver"
 	RoleReplay          = "replay"
 	RoleAdminAPI        = "admin-api"
+	RolePurgeAPI        = "purge-api"
+	RoleConsumerPurge   = "consumer-purge"
 )
 
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
 	return []string{RoleIngest, RoleWebhookStripe, RoleConsumerHTTP, RoleConsumerArchive,
-		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI}
+		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge}
 }
 
 // fnSpec describes one Lambda function.

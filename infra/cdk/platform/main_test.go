@@ -25,6 +25,8 @@ var (
 // Test settings of the two stages.
 const (
 	testProducerRole    = "arn:aws:iam::111122223333:role/cms-publisher"
+	testZoneAcme        = "023e105f4ecef8ad9ca31a8372d0c353"
+	testZoneDefault     = "9a7806061c88ada191ed06f989cc3dac"
 	testProducerAccount = "444455556666"
 	testAlarmEmail      = "oncall@example.com"
 	testSubscribers     = `{"billing.events":"https://billing.example.com/hook",` +
@@ -67,10 +69,13 @@ func run(m *testing.M) (int, error) {
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(filepath.Join(tmp, "cdk.out"))})
 
 	prodStage, err := LoadStage(lookup(ctx, map[string]any{
-		CtxStage:             "prod",
-		"alarmEmail":         testAlarmEmail,
-		"producerPrincipals": testProducerRole + "," + testProducerAccount,
-		"subscribers":        testSubscribers,
+		CtxStage:                  "prod",
+		"alarmEmail":              testAlarmEmail,
+		"producerPrincipals":      testProducerRole + "," + testProducerAccount,
+		"subscribers":             testSubscribers,
+		"purgeZones":              `{"acme":"` + testZoneAcme + `"}`,
+		"purgeDefaultZone":        testZoneDefault,
+		"purgeProducerPrincipals": testProducerRole,
 	}))
 	if err != nil {
 		return 1, err
@@ -78,8 +83,9 @@ func run(m *testing.M) (int, error) {
 	// dev configures one subscriber only: the other HTTP topics deploy
 	// unconsumed (and alarmed).
 	devStage, err := LoadStage(lookup(ctx, map[string]any{
-		CtxStage:      "dev",
-		"subscribers": `{"billing.events":"https://billing.dev.example.com/hook"}`,
+		CtxStage:           "dev",
+		"subscribers":      `{"billing.events":"https://billing.dev.example.com/hook"}`,
+		"purgeDefaultZone": testZoneDefault,
 	}))
 	if err != nil {
 		return 1, err

@@ -23,6 +23,7 @@ const (
 	ParamEventsTable      = "events-table"
 	ParamIncidentsTable   = "incidents-table"
 	ParamPurgeTable       = "purge-table"
+	ParamPurgeFunction    = "purge-function"
 	ParamBucket           = "archive-bucket"
 	ParamQueueURLs        = "queue-urls"
 	ParamDLQURLs          = "dlq-urls"
@@ -30,6 +31,7 @@ const (
 	ParamAdminKeySecret   = "admin-api-key-secret"
 	ParamStripeSecret     = "stripe-webhook-secret"
 	ParamSubscriberSecret = "subscriber-secrets"
+	ParamCloudflareToken  = "cloudflare-token-secret"
 )
 
 // newOutputs publishes what an operator and the CLI need to find the stage.
@@ -49,6 +51,12 @@ func (p *Platform) newOutputs() {
 	}
 	p.publish("EventsTable", ParamEventsTable, p.Tables[table.Events.Name].TableName(), "Events table (ledger + outbox)")
 	p.publish("IncidentsTable", ParamIncidentsTable, p.Tables[table.Incidents.Name].TableName(), "Incidents table")
+	if p.PurgeAPI != nil {
+		p.publish("PurgeFunction", ParamPurgeFunction, p.PurgeAPI.Fn.FunctionArn(), "Cache purge API function ARN (producers invoke it directly; `evp purge`)")
+	}
+	if p.Secrets.CloudflareToken != nil {
+		p.publish("CloudflareTokenSecret", ParamCloudflareToken, p.Secrets.CloudflareToken.SecretArn(), "Secret to put the Cloudflare API token in (JSON list)")
+	}
 	p.publish("PurgeTable", ParamPurgeTable, p.Tables[table.Purge.Name].TableName(), "Cache purge table")
 	p.publish("ArchiveBucket", ParamBucket, p.Bucket.BucketName(), "Archive bucket (claim-checked payloads, incident bodies, audit archive)")
 	p.publish("QueueUrls", ParamQueueURLs, p.queueURLs(false), "Topic queue URLs (JSON: topic → URL)")

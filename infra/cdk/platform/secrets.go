@@ -16,6 +16,9 @@ type Secrets struct {
 	Subscribers map[string]awssecretsmanager.Secret
 	// AdminAPIKey is the bearer key of the admin API.
 	AdminAPIKey awssecretsmanager.Secret
+	// CloudflareToken is the cache purge service's API token (set when
+	// the purge consumer is deployed).
+	CloudflareToken awssecretsmanager.Secret
 }
 
 // Secrets get generated names on purpose: Secrets Manager keeps a deleted

@@ -42,7 +42,8 @@ func TestIngestIsPrivate(t *testing.T) {
 				principals = append(principals, str(principal))
 			}
 		}
-		want := []string{roleOf(t, webhook)}
+		_, purgeAPI := s.function(t, "purge-api")
+		want := []string{roleOf(t, webhook), roleOf(t, purgeAPI)}
 		if s.p.Stage.Name == "prod" {
 			want = append(want, testProducerRole, testProducerAccount)
 		}
@@ -309,6 +310,42 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)
+		}
+	})
+}
+
+// The purge API is private like ingest: only the stage's purge producers
+// may invoke it, and its role may invoke ingest and touch the purge table,
+// nothing else.
+func TestPurgeAPIIsPrivate(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		id, fn := s.function(t, "purge-api")
+		var principals []string
+		for _, perm := range s.tpl.ofType("AWS::Lambda::Permission") {
+			if refID(perm.Properties["FunctionName"]) == id {
+				principals = append(principals, str(perm.Properties["Principal"]))
+			}
+		}
+		var want []string
+		if s.p.Stage.Name == "prod" {
+			want = []string{testProducerRole}
+		}
+		require.ElementsMatch(t, want, principals)
+		ingestID, _ := s.function(t, "ingest")
+		purgeTable := s.idOf(s.p.Tables["purge"])
+		granted := actionsOn(s.statements(roleOf(t, fn)))
+		require.Len(t, granted, 4, "ingest, the purge table, its log group, X-Ray: %v", granted)
+		for res, actions := range granted {
+			switch {
+			case strings.Contains(res, ingestID):
+				require.Equal(t, []string{"lambda:InvokeFunction"}, actions)
+			case strings.Contains(res, purgeTable):
+				require.ElementsMatch(t, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}, actions)
+			case strings.Contains(res, "PurgeApiLogs"), res == "*":
+			default:
+				t.Errorf("purge-api may %v on %s", actions, res)
+			}
 		}
 	})
 }

@@ -50,9 +50,11 @@ type Platform struct {
 	API        awsapigatewayv2.HttpApi
 	// Functions by physical name suffix ("ingest", "consumer-billing-events").
 	Functions map[string]*Function
-	// Consumers by topic; topics whose consumer kind has no function yet
-	// (cache.purge) are absent and alarmed on instead (Unconsumed).
+	// Consumers by topic; topics whose consumer is not deployed (an HTTP
+	// topic without a subscriber, cache.purge without zones) are absent and
+	// alarmed on instead (Unconsumed).
 	Consumers    map[string]*Function
+	PurgeAPI     *Function
 	Unconsumed   []string
 	Archiver     *Function
 	StateMachine awsstepfunctions.StateMachine
@@ -100,6 +102,7 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	ingest := p.newIngest()
 	p.newAPI()
 	p.newWebhookStripe(ingest)
+	p.newPurgeAPI(ingest)
 	p.newConsumers()
 	p.newRecovery()
 	p.newAdmin()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -68,6 +69,19 @@ type Stage struct {
 	APIBurstLimit int `json:"apiBurstLimit"`
 	// Subscribers maps an HTTP-consumer topic to its subscriber URL.
 	Subscribers map[string]string `json:"subscribers"`
+	// PurgeZones maps tenants to their Cloudflare zone id;
+	// PurgeDefaultZone serves every other tenant (one zone for all sites).
+	// Without either, the cache purge consumer is not deployed and
+	// cache.purge is alarmed as unconsumed.
+	PurgeZones       map[string]string `json:"purgeZones"`
+	PurgeDefaultZone string            `json:"purgeDefaultZone"`
+	// PurgeRate paces purge API calls per second per consumer instance
+	// (the account's Cloudflare limit divided by the topic's max
+	// concurrency; default 4).
+	PurgeRate int `json:"purgeRate"`
+	// PurgeProducerPrincipals may invoke the purge-api function (role ARNs
+	// or account ids), e.g. the CMS service's role.
+	PurgeProducerPrincipals []string `json:"purgeProducerPrincipals"`
 	// StripeDefaultTenant is the tenant of Stripe events that name none
 	// (no Connect account mapping and no metadata.tenant_id).
 	StripeDefaultTenant string `json:"stripeDefaultTenant"`
@@ -88,6 +102,7 @@ type Stage struct {
 var (
 	stageName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 	accountID = regexp.MustCompile(`^[0-9]{12}$`)
+	zoneID    = regexp.MustCompile(`^[0-9a-f]{32}$`)
 	roleARN   = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$`)
 	logLevels = []string{"DEBUG", "INFO", "WARN", "ERROR"}
 )
@@ -113,6 +128,9 @@ func (s Stage) Reserved() bool {
 	}
 	return s.Production
 }
+
+// HasPurgeZones reports whether the cache purge consumer has any zone.
+func (s Stage) HasPurgeZones() bool { return len(s.PurgeZones) > 0 || s.PurgeDefaultZone != "" }
 
 // ParamPrefix is the SSM parameter path the operator CLI reads a stage from.
 func (s Stage) ParamPrefix() string { return "/evp/" + s.Name }
@@ -218,6 +236,21 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("apiRateLimit", intVal(&s.APIRateLimit))
 	set("apiBurstLimit", intVal(&s.APIBurstLimit))
 	set("subscribers", mapVal(&s.Subscribers))
+	set("purgeZones", mapVal(&s.PurgeZones))
+	set("purgeDefaultZone", strVal(&s.PurgeDefaultZone))
+	set("purgeRate", intVal(&s.PurgeRate))
+	set("purgeProducerPrincipals", func(v string) error {
+		if strings.HasPrefix(v, "[") {
+			return json.Unmarshal([]byte(v), &s.PurgeProducerPrincipals)
+		}
+		s.PurgeProducerPrincipals = nil
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				s.PurgeProducerPrincipals = append(s.PurgeProducerPrincipals, p)
+			}
+		}
+		return nil
+	})
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
@@ -244,6 +277,9 @@ func (s *Stage) applyDefaults() {
 	}
 	if s.APIBurstLimit == 0 {
 		s.APIBurstLimit = 100
+	}
+	if s.PurgeRate == 0 {
+		s.PurgeRate = 4
 	}
 }
 
@@ -283,6 +319,22 @@ func (s Stage) Validate() error {
 	}
 	if s.APIRateLimit < 1 || s.APIBurstLimit < 1 {
 		errs = append(errs, fmt.Errorf("stage %s: apiRateLimit and apiBurstLimit must be positive", s.Name))
+	}
+	for _, p := range s.PurgeProducerPrincipals {
+		if !accountID.MatchString(p) && !roleARN.MatchString(p) {
+			errs = append(errs, fmt.Errorf("stage %s: purge producer principal %q must be an IAM role/user ARN or a 12-digit account id", s.Name, p))
+		}
+	}
+	if s.PurgeRate < 1 || s.PurgeRate > 100 {
+		errs = append(errs, fmt.Errorf("stage %s: purgeRate %d must be 1..100 calls a second", s.Name, s.PurgeRate))
+	}
+	for tenant, zone := range s.PurgeZones {
+		if !envelope.ValidTenant(tenant) || !zoneID.MatchString(zone) {
+			errs = append(errs, fmt.Errorf("stage %s: purge zone %q → %q must map a tenant id to a Cloudflare zone id (32 hex digits)", s.Name, tenant, zone))
+		}
+	}
+	if s.PurgeDefaultZone != "" && !zoneID.MatchString(s.PurgeDefaultZone) {
+		errs = append(errs, fmt.Errorf("stage %s: purgeDefaultZone %q is not a Cloudflare zone id (32 hex digits)", s.Name, s.PurgeDefaultZone))
 	}
 	for topic, u := range s.Subscribers {
 		if !strings.HasPrefix(u, "https://") {
@@ -344,6 +396,9 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 	}
 	if s.Production {
 		for _, tp := range top.Topics {
+			if tp.Consumer == topology.ConsumerPurge && !s.HasPurgeZones() {
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (evp:stages.%s.purgeZones or purgeDefaultZone)", s.Name, s.Name))
+			}
 			if tp.Consumer == topology.ConsumerHTTP && s.Subscribers[tp.Name] == "" {
 				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (evp:stages.%s.subscribers in cdk.json, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, s.Name, tp.Name))
 			}

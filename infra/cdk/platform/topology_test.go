@@ -1,16 +1,19 @@
 package platform
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 )
 
 // Every topic of the topology has its queue and DLQ with the topology's
@@ -39,15 +42,15 @@ func TestQueuePerTopic(t *testing.T) {
 	})
 }
 
-// Every topic with a consumer binary and (for HTTP) a subscriber has one
-// consumer function with one event source matching the topology; the others
-// are listed as unconsumed.
+// Every topic with its consumer's settings (an HTTP subscriber, purge
+// zones) has one consumer function with one event source matching the
+// topology; the others are listed as unconsumed.
 func TestConsumerPerTopic(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		mappings := s.tpl.ofType("AWS::Lambda::EventSourceMapping")
 		for _, tp := range s.p.Topology.Topics {
-			consumed := tp.Consumer != topology.ConsumerPurge &&
+			consumed := (tp.Consumer != topology.ConsumerPurge || s.p.Stage.HasPurgeZones()) &&
 				(tp.Consumer != topology.ConsumerHTTP || s.p.Stage.Subscribers[tp.Name] != "")
 			if !consumed {
 				require.Contains(t, s.p.Unconsumed, tp.Name)
@@ -62,6 +65,14 @@ func TestConsumerPerTopic(t *testing.T) {
 			require.Equal(t, s.idOf(s.p.Queues[tp.Name].DLQ), refID(env[consumerfn.EnvDLQURL]))
 			require.Equal(t, s.idOf(s.p.Tables[table.Events.Name]), refID(env[wire.EnvEventsTable]))
 			require.Equal(t, s.idOf(s.p.Tables[table.Incidents.Name]), refID(env[wire.EnvIncidentsTable]))
+			if tp.Consumer == topology.ConsumerPurge {
+				require.Equal(t, s.idOf(s.p.Tables[table.Purge.Name]), refID(env[wire.EnvPurgeTable]))
+				require.Equal(t, s.idOf(s.p.Secrets.CloudflareToken), refID(env[purgeconsumerfn.EnvTokenSecretARN]))
+				var zones purge.Zones
+				require.NoError(t, json.Unmarshal([]byte(env[purgeconsumerfn.EnvZones].(string)), &zones))
+				require.Equal(t, s.p.Stage.PurgeDefaultZone, zones.Default)
+				require.Equal(t, len(s.p.Stage.PurgeZones), len(zones.ByTenant))
+			}
 			if tp.Consumer == topology.ConsumerHTTP {
 				require.Equal(t, s.p.Stage.Subscribers[tp.Name], env[httpconsumerfn.EnvSubscriberURL])
 				require.Equal(t, s.idOf(s.p.Secrets.Subscribers[tp.Name]), refID(env[httpconsumerfn.EnvSecretARN]))

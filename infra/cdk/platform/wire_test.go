@@ -14,6 +14,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -41,6 +43,14 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := archiverfn.Load(r, top); return err },
 		RoleReplay:          func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
 		RoleAdminAPI:        func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
+		RolePurgeAPI: func(r *envconf.Reader) error {
+			c, err := purgeapifn.Load(r)
+			if err == nil && !strings.HasPrefix(c.IngestFunction, "arn:") {
+				err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
+			}
+			return err
+		},
+		RoleConsumerPurge: func(r *envconf.Reader) error { _, err := purgeconsumerfn.Load(r, top); return err },
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}

@@ -16,6 +16,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/smsecret"
 	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -48,10 +49,11 @@ const FunctionTimeout = 25 * time.Second
 
 // Config is the admin-api function's configuration.
 type Config struct {
-	Admin   admin.Config
-	Replay  replayfn.Config
-	DLQURLs map[string]string
-	Keys    wire.SecretSource
+	Admin      admin.Config
+	PurgeTable string
+	Replay     replayfn.Config
+	DLQURLs    map[string]string
+	Keys       wire.SecretSource
 }
 
 // Load reads the config from the environment and validates it. Errors name
@@ -59,10 +61,11 @@ type Config struct {
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
 	c := Config{
-		Admin:   admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
-		Replay:  rc,
-		DLQURLs: wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
-		Keys:    wire.LoadSecretSource(r, EnvKeySecretARN, EnvKey, EnvKeyRefresh, admin.CheckKeys),
+		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Replay:     rc,
+		DLQURLs:    wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
+		PurgeTable: wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),
+		Keys:       wire.LoadSecretSource(r, EnvKeySecretARN, EnvKey, EnvKeyRefresh, admin.CheckKeys),
 	}
 	if rerr != nil {
 		return c, rerr
@@ -105,6 +108,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	if err != nil {
 		return nil, err
 	}
+	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
 	return admin.New(c.Admin, admin.Deps{
 		Keys:      keys,
@@ -116,6 +120,11 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
 			{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
 			{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
+		},
+		Purge: &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now},
+		PurgeChecks: []admin.Check{
+			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
+			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
 		Topology: c.Replay.Topology,
 		Log:      rt.Log,

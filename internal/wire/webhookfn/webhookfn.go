@@ -28,11 +28,9 @@ const Name = "webhook-stripe"
 // Environment variables of webhook-stripe (docs/webhooks.md). Never rename
 // one.
 const (
-	// EnvIngestFunction is the ingest function's ARN (a name works too, as
-	// in the local stack).
-	EnvIngestFunction = "INGEST_FUNCTION_ARN"
-	// EnvIngestTimeout bounds one ingest invoke, e.g. "10s".
-	EnvIngestTimeout = "INGEST_TIMEOUT"
+	// EnvIngestFunction and EnvIngestTimeout: see package wire.
+	EnvIngestFunction = wire.EnvIngestFunction
+	EnvIngestTimeout  = wire.EnvIngestTimeout
 	// EnvRetryAfter is the Retry-After of 503 answers, e.g. "60s".
 	EnvRetryAfter = "WEBHOOK_RETRY_AFTER"
 	// EnvSecretARN is the Secrets Manager secret holding a JSON list of the

@@ -20,6 +20,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -29,6 +30,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -55,6 +58,7 @@ func Environment(env *localawstest.Env, settings map[string]string) map[string]s
 	m := map[string]string{
 		wire.EnvEventsTable:    env.Resources.EventsTable,
 		wire.EnvIncidentsTable: env.Resources.IncidentsTable,
+		wire.EnvPurgeTable:     env.Resources.PurgeTable,
 		wire.EnvBucket:         env.Resources.Bucket,
 		wire.EnvQueueURLs:      jsonOf(env.Resources.QueueURLs()),
 		wire.EnvDLQURLs:        jsonOf(dlqURLs),
@@ -215,6 +219,28 @@ func Admin(tb testing.TB, env *localawstest.Env, key string, o Opts) *admin.API 
 	cfg, err := adminfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
 	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: replayClients(env)}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// PurgeAPI builds the purge-api function; it publishes through ingest with
+// env's Lambda client (see localawstest.Env.ServeFunctions).
+func PurgeAPI(tb testing.TB, env *localawstest.Env, o Opts) *purge.Function {
+	tb.Helper()
+	cfg, err := purgeapifn.Load(o.reader(env))
+	check(tb, err)
+	v, err := purgeapifn.New(cfg, purgeapifn.Clients{DynamoDB: env.DynamoDB, Lambda: env.Lambda}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// PurgeConsumer builds a purge topic's consumer-purge handler; the
+// settings name the purge API (CLOUDFLARE_API_BASE_URL, the token, zones).
+func PurgeConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+	tb.Helper()
+	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
+	check(tb, err)
+	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
 	check(tb, err)
 	return v
 }

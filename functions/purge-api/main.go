@@ -1,0 +1,22 @@
+// Command purge-api is the cache purge service's private API: producers
+// (CMS workers, internal services) invoke it by ARN with
+// {"op":"purgeTags","tenantId":…,"tags":[…]} or
+// {"op":"getPurgeStatus","jobId":…}; it validates, coalesces and queues
+// purges through ingest, and never answers bad input with a function error.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+)
+
+func main() {
+	b := wire.NewBoot(purgeapifn.Name)
+	cfg, err := purgeapifn.Load(b.Env)
+	b.Check("invalid config", err)
+	f, err := purgeapifn.New(cfg, purgeapifn.NewClients(b.AWSConfig()), b.Runtime())
+	b.Check("build", err)
+	lambda.Start(f.Handle)
+}

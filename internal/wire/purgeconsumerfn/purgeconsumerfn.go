@@ -1,0 +1,158 @@
+// Package purgeconsumerfn wires consumer-purge: the consume runtime around
+// the purge consumer (internal/purge), calling the CDN's purge API
+// (internal/cfpurge) with a token from Secrets Manager (deployed) or the
+// environment (local).
+package purgeconsumerfn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/siteswarm/eventplatform/internal/cfpurge"
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+)
+
+// Name is the function's role name.
+const Name = "consumer-purge"
+
+// Environment variables of consumer-purge (besides consumerfn's and
+// PURGE_TABLE).
+const (
+	// EnvZones maps tenants to Cloudflare zone ids:
+	// {"zones":{"acme":"023e…"},"default":"…"} (default optional).
+	EnvZones = "PURGE_ZONES"
+	// EnvAPIBaseURL is the purge API root (default Cloudflare's).
+	EnvAPIBaseURL = "CLOUDFLARE_API_BASE_URL"
+	// EnvTokenSecretARN is the Secrets Manager secret holding a JSON list
+	// of API tokens (the first is used; deployed stages).
+	EnvTokenSecretARN = "CLOUDFLARE_API_TOKEN_SECRET_ARN"
+	// EnvToken holds the token directly: local development only.
+	EnvToken = "CLOUDFLARE_API_TOKEN"
+	// EnvTokenRefresh is how often the token is re-read, e.g. "5m".
+	EnvTokenRefresh = "CLOUDFLARE_API_TOKEN_REFRESH"
+	// EnvRate is the pace of purge API calls per second per function
+	// instance (the account's limit divided by the consumer's maximum
+	// concurrency), e.g. "4".
+	EnvRate = "PURGE_RATE"
+	// EnvAPITimeout bounds one API call, e.g. "10s".
+	EnvAPITimeout = "PURGE_API_TIMEOUT"
+	// EnvConcurrency bounds tenant groups purged at once per batch.
+	EnvConcurrency = "PURGE_CONCURRENCY"
+)
+
+// DefaultRate paces each instance at 4 calls a second.
+const DefaultRate = 4
+
+// Config is consumer-purge's configuration.
+type Config struct {
+	consumerfn.Config
+	Purge      purge.ConsumerConfig
+	PurgeTable string
+	BaseURL    string
+	Token      wire.SecretSource
+	Rate       float64
+	APITimeout time.Duration
+}
+
+// Load reads the config from the environment and validates it. Errors never
+// quote a token.
+func Load(r *envconf.Reader, top topology.Topology) (Config, error) { return load(r, top, false) }
+
+// LoadLocal is Load for local mode (the local stack without a token):
+// purges are recorded by a local API instead of sent, so no token is read.
+func LoadLocal(r *envconf.Reader, top topology.Topology) (Config, error) { return load(r, top, true) }
+
+// HasToken reports whether the environment names a token (local mode is
+// the absence of one).
+func HasToken(r *envconf.Reader) bool {
+	return r.String(EnvTokenSecretARN, "") != "" || r.String(EnvToken, "") != ""
+}
+
+func load(r *envconf.Reader, top topology.Topology, local bool) (Config, error) {
+	c := Config{
+		Config:     consumerfn.Load(r, top, topology.ConsumerPurge),
+		PurgeTable: wire.Required(r, wire.EnvPurgeTable, ""),
+		BaseURL:    r.String(EnvAPIBaseURL, cfpurge.DefaultBaseURL),
+		Rate:       float64(r.Int(EnvRate, DefaultRate)),
+		APITimeout: r.Duration(EnvAPITimeout, cfpurge.DefaultTimeout),
+	}
+	if !local {
+		c.Token = wire.LoadSecretSource(r, EnvTokenSecretARN, EnvToken, EnvTokenRefresh, nil)
+	}
+	r.JSON(EnvZones, &c.Purge.Zones)
+	c.Purge.Concurrency = r.Int(EnvConcurrency, 0)
+	c.Purge = c.Purge.WithDefaults()
+	if err := cfpurge.ValidateBaseURL(c.BaseURL); err != nil {
+		r.Fail(fmt.Errorf("%s: %w", EnvAPIBaseURL, err))
+	}
+	if c.Rate < 1 || c.Rate > 100 {
+		r.Fail(fmt.Errorf("%s must be 1..100 calls a second", EnvRate))
+	}
+	if tp := c.Consume.Topic; c.APITimeout < time.Second || (tp.ConsumerTimeout > 0 && c.APITimeout > tp.ConsumerTimeout/2) {
+		r.Fail(fmt.Errorf("%s must be 1s..half the topic's %s consumer timeout", EnvAPITimeout, tp.ConsumerTimeout))
+	}
+	if tp := c.Consume.Topic; tp.MaxReceiveCount > 0 && tp.MaxReceiveCount < c.Purge.MaxAttempts {
+		r.Fail(fmt.Errorf("topic %s redrives after %d receives, before the purge consumer's %d attempts", tp.Name, tp.MaxReceiveCount, c.Purge.MaxAttempts))
+	}
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, errors.Join(
+		wire.FromVars(c.Consume.Validate(), consumerfn.EnvBackoffBase, consumerfn.EnvBackoffCap, consumerfn.EnvConcurrency),
+		wire.FromVars(c.Purge.Validate(), EnvZones, EnvConcurrency),
+	)
+}
+
+// Clients are the AWS services consumer-purge calls; SecretsManager may be
+// nil where the token comes from the environment (the local stack).
+type Clients struct {
+	consumerfn.Clients
+	SecretsManager *secretsmanager.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{Clients: consumerfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+}
+
+// New builds the consumer-purge handler. The token is read at cold start
+// (failing it when it cannot be) and refreshed lazily.
+func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*consume.Consumer, error) {
+	tokens, err := c.Token.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: API token: %w", Name, err)
+	}
+	return NewWithAPI(c, cl, rt, &cfpurge.Client{BaseURL: c.BaseURL, Tokens: tokens, HTTP: cfpurge.NewHTTPClient(), Timeout: c.APITimeout})
+}
+
+// NewWithAPI builds the handler around a given purge API (local mode's
+// recorder).
+func NewWithAPI(c Config, cl Clients, rt wire.Runtime, api purge.API) (*consume.Consumer, error) {
+	rt = rt.WithDefaults()
+	store := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
+	h, err := purge.NewConsumer(c.Purge, purge.ConsumerDeps{
+		Jobs:      store,
+		Telemetry: store,
+		API:       api,
+		Pacer:     purge.NewPacer(c.Rate, time.Now), // pacing is wall-clock time, whatever the test clock
+		Metrics:   rt.Metrics,
+		Now:       rt.Now,
+		Log:       rt.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return consumerfn.New(c.Config, cl.Clients, rt, nil, h)
+}
