@@ -37,6 +37,8 @@ func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {
 		"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
 		"purge-api":        {"dynamodb", "lambda"},
 		"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager"},
+		"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager"},
+		"jobs-sweep":       {"dynamodb", "sqs", "s3", "lambda", "secretsmanager"},
 	} {
 		t.Run(fn, func(t *testing.T) {
 			t.Parallel()

@@ -76,6 +76,8 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 		return h()
 	}
 	switch {
+	case len(segs) >= 1 && segs[0] == "jobs":
+		return a.jobRoutes(ctx, method, segs[1:], q, body)
 	case len(segs) >= 1 && segs[0] == "purge":
 		return a.purgeRoutes(ctx, method, segs[1:], q)
 	case len(segs) == 1 && segs[0] == "health":

@@ -50,9 +50,11 @@ type Deps struct {
 	// PurgeChecks.
 	Purge       PurgeViews
 	PurgeChecks []Check
-	Topology    topology.Topology
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Jobs serves /admin/jobs (nil: those routes answer 404).
+	Jobs     Jobs
+	Topology topology.Topology
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // New builds the admin API; it refuses a config or dependencies that

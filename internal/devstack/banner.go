@@ -33,6 +33,8 @@ func (s *Stack) Banner(w io.Writer) {
 		{"Admin API", fmt.Sprintf("%s/admin/…  (Authorization: Bearer %s)", u, s.shown(SettingAdminKey, s.AdminKey()))},
 		{"Lambda Invoke", fmt.Sprintf("POST %s/2015-03-31/functions/{name}/invocations", u)},
 		{"Deliveries", fmt.Sprintf("%s%s  (the local HTTP subscriber)", u, SinkPath)},
+		{"Jobs", fmt.Sprintf("%s/admin/jobs  (durable jobs; `%s jobs list`)", u, evp)},
+		{"Stripe API", fmt.Sprintf("%s%s/v1/events  (local stand-in reconciliation pages; POST adds an event)", u, StripeAPIPath)},
 		{"Health", u + "/healthz"},
 	}
 	for _, r := range rows {

@@ -8,6 +8,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
@@ -32,6 +33,8 @@ func (s *Stack) AdminResources() (map[string]string, error) {
 	}
 	res[wire.EnvDLQURLs] = string(dlqs)
 	res[wire.EnvPurgeTable] = s.Resources.PurgeTable
+	res[jobsfn.EnvJobsTable] = s.Resources.JobsTable
+	res[jobsfn.EnvJobsQueueURL] = s.Resources.JobsQueue.URL
 	return res, nil
 }
 

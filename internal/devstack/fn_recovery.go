@@ -12,6 +12,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -53,6 +54,9 @@ func (s *Stack) RecoveryResources(alertTopicARN string) (map[string]string, erro
 		wire.EnvQueueURLs:      string(queues),
 		wire.EnvDLQARNs:        string(dlqARNs),
 		wire.EnvStage:          s.Resources.Prefix,
+		// replaying a failed job's incident restarts the job
+		jobsfn.EnvJobsTable:    s.Resources.JobsTable,
+		jobsfn.EnvJobsQueueURL: s.Resources.JobsQueue.URL,
 	}
 	if alertTopicARN != "" {
 		res[archiverfn.EnvAlertTopicARN] = alertTopicARN

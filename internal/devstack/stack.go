@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/stripeapi"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
@@ -68,6 +69,9 @@ type Stack struct {
 	// Purges is local mode's purge API behind PurgesPath (nil when a
 	// Cloudflare token is configured).
 	Purges *purge.LocalAPI
+	// StripeEvents is the local stand-in of Stripe's events API behind
+	// StripeAPIPath (what reconciliation pages locally).
+	StripeEvents *stripeapi.LocalEvents
 
 	provisioning localaws.Clients
 	mux          *http.ServeMux

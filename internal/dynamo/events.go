@@ -183,6 +183,28 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Record reads an event's ledger item alone (strongly consistent): the
+// whole event, payload and claim-check reference included, which the
+// tenant index does not project.
+func (e *Events) Record(ctx context.Context, key string) (ledger.Record, error) {
+	out, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(e.Table),
+		Key:            map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(key)), table.AttrSK: str(ledgerSK)},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return ledger.Record{}, fmt.Errorf("dynamo: read %s: %w", key, err)
+	}
+	if out.Item == nil {
+		return ledger.Record{}, fmt.Errorf("dynamo: read %s: %w", key, ledger.ErrNotFound)
+	}
+	var it ledgerItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return ledger.Record{}, fmt.Errorf("dynamo: decode ledger %s: %w", key, err)
+	}
+	return it.record(), nil
+}
+
 // Load reads an event's whole item collection (ledger item and outbox rows)
 // with one strongly consistent Query.
 func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error) {

@@ -44,3 +44,8 @@ func CheckRetention(d time.Duration) error {
 	}
 	return nil
 }
+
+// ErasedPayload replaces the payload of an event whose subject was erased:
+// the record keeps its id and content hash, so a late duplicate of it is
+// still acknowledged as a duplicate and never ingested again.
+var ErasedPayload = []byte(`{"erased":true}`)

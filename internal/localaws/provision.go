@@ -23,6 +23,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -56,11 +57,14 @@ type Resources struct {
 	EventsTable    string
 	IncidentsTable string
 	PurgeTable     string
+	JobsTable      string
 	// Tables lists every provisioned table (table.All() under Prefix).
 	Tables []string
 	Bucket string
 	// Queues by topic name.
 	Queues map[string]Queue
+	// JobsQueue is the durable job engine's wake queue (internal/jobs).
+	JobsQueue Queue
 }
 
 // QueueURLs maps topic name to queue URL.
@@ -100,6 +104,7 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		EventsTable:    table.Events.PhysicalName(prefix),
 		IncidentsTable: table.Incidents.PhysicalName(prefix),
 		PurgeTable:     table.Purge.PhysicalName(prefix),
+		JobsTable:      table.Jobs.PhysicalName(prefix),
 		Bucket:         BucketName(prefix),
 		Queues:         map[string]Queue{},
 	}
@@ -117,6 +122,13 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		}
 		res.Queues[tp.Name] = q
 	}
+	jq, err := provisionQueues(ctx, c.SQS, prefix, topology.Topic{
+		Name: jobs.QueueName, VisibilityTimeout: jobs.QueueVisibilityTimeout, MaxReceiveCount: jobs.QueueMaxReceiveCount,
+	})
+	if err != nil {
+		return res, err
+	}
+	res.JobsQueue = jq
 	if err := provisionBucket(ctx, c.S3, res.Bucket); err != nil {
 		return res, err
 	}
@@ -297,7 +309,8 @@ func provisionBucket(ctx context.Context, c *s3.Client, bucket string) error {
 // down as they grow.
 func Teardown(ctx context.Context, c Clients, r Resources) error {
 	var errs []error
-	for _, q := range r.Queues {
+	queues := slices.Collect(maps.Values(r.Queues))
+	for _, q := range append(queues, r.JobsQueue) {
 		for _, url := range []string{q.URL, q.DLQURL} {
 			if url == "" {
 				continue

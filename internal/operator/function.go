@@ -47,6 +47,14 @@ type Call struct {
 	RequestToken string           `json:"requestToken,omitempty"`
 	Actor        string           `json:"actor,omitempty"`
 	Note         string           `json:"note,omitempty"`
+	// The jobs.* actions' fields.
+	JobID          string          `json:"jobId,omitempty"`
+	Kind           string          `json:"kind,omitempty"`
+	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
+	Args           json.RawMessage `json:"args,omitempty"`
+	Status         string          `json:"status,omitempty"`
+	Limit          int             `json:"limit,omitempty"`
+	FromScratch    bool            `json:"fromScratch,omitempty"`
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age
@@ -135,8 +143,9 @@ type Function struct {
 	routes map[string]func(context.Context, []byte) (any, error)
 }
 
-// NewFunction builds the handler.
-func NewFunction(r *replay.Service, v *Views) *Function {
+// NewFunction builds the handler; with a job engine (not nil) it serves
+// the jobs.* actions too.
+func NewFunction(r *replay.Service, v *Views, j Jobs) *Function {
 	f := &Function{Replay: r, Views: v}
 	f.routes = map[string]func(context.Context, []byte) (any, error){
 		ActionSelect:    typed(f.selectPage),
@@ -149,6 +158,9 @@ func NewFunction(r *replay.Service, v *Views) *Function {
 		ActionIgnore:    typed(f.transitionTo(incident.StatusIgnored)),
 		ActionEvent:     typed(f.event),
 		ActionEvents:    typed(f.events),
+	}
+	if j != nil {
+		f.jobRoutes(j)
 	}
 	return f
 }

@@ -66,6 +66,8 @@ type Deps struct {
 	Log        *slog.Logger
 	// TraceHeader returns the trace header to carry into SQS (nil: none).
 	TraceHeader func(context.Context) string
+	// Jobs restarts failed durable jobs (nil: their incidents are skipped).
+	Jobs JobRestarter
 }
 
 // New builds a replay service; it refuses a config or dependencies that

@@ -22,3 +22,9 @@ type Events interface {
 	// ledgerExists, its ledger record, together.
 	Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error
 }
+
+// JobRestarter restarts a failed durable job from its last checkpoint
+// (the job engine), for incidents on a "jobs.<kind>" topic.
+type JobRestarter interface {
+	RestartJob(ctx context.Context, jobID, note string) error
+}

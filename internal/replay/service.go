@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/identity"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
@@ -165,6 +167,9 @@ func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
 		if reason, detail := replayable(inc, r.Force); reason != "" {
 			return skip(reason, detail)
 		}
+	}
+	if strings.HasPrefix(inc.Topic, jobs.IncidentTopicPrefix) {
+		return s.replayJob(ctx, r, inc, retried, actor, now, out)
 	}
 	if _, ok := s.d.Topology.Topic(inc.Topic); !ok {
 		return skip(SkipUnknownTopic, fmt.Sprintf("topic %q is not in the topology", inc.Topic))
@@ -436,4 +441,38 @@ func Summarize(totals *Summary, selected int, outcomes []Outcome, dryRun bool) S
 		sum.Selected = selected
 	}
 	return sum
+}
+
+// replayJob replays a failed durable job's incident: the job restarts
+// under a new generation from its last checkpoint, and resolves the
+// incident when it completes.
+func (s *Service) replayJob(ctx context.Context, r Request, inc incident.Incident, retried bool, actor string, now time.Time, out Outcome) Outcome {
+	if s.d.Jobs == nil {
+		out.Result, out.Reason, out.Detail = ResultSkipped, SkipUnknownTopic, "this function has no job engine configured"
+		return out
+	}
+	if r.DryRun {
+		out.Result = ResultWouldReplay
+		return out
+	}
+	if !retried {
+		moved, err := incident.UpdateFrom(ctx, s.d.Incidents, inc, func(cur *incident.Incident) error {
+			return cur.StartReplay(actor, r.Note, r.Token, now, r.Force)
+		})
+		if errors.Is(err, incident.ErrTransition) {
+			out.Result, out.Reason, out.Detail = ResultSkipped, SkipStatus, err.Error()
+			return out
+		}
+		if err != nil {
+			out.Result, out.Error = ResultError, err.Error()
+			return out
+		}
+		out.Incident = BriefOf(moved)
+	}
+	if err := s.d.Jobs.RestartJob(ctx, inc.EventID, "replayed from incident "+inc.ID+" by "+actor); err != nil {
+		out.Result, out.Error = ResultError, s.revert(ctx, s.d.Log, inc.ID, actor, fmt.Errorf("restart job %s: %w", inc.EventID, err)).Error()
+		return out
+	}
+	out.Result = ResultReplayed
+	return out
 }

@@ -171,5 +171,44 @@ var Purge = Def{
 	TTLAttribute: AttrExpiresAt,
 }
 
+// Jobs attributes and indexes. A job item (pk JOB#<id>, sk JOB) carries the
+// due index attributes only while the job is not finished (a sparse index:
+// a terminal job is rewritten without them); its idempotency key is an item
+// of its own (pk KEY#<tenant>#<kind>#<key>, sk KEY).
+const (
+	AttrDuePK       = "duePk"
+	AttrDueAt       = "dueAt"
+	AttrKind        = "kind"
+	AttrCreatedAt   = "createdAt"
+	IndexJobsDue    = "due"
+	IndexJobsTenant = "tenant-createdAt"
+	IndexJobsKind   = "kind-createdAt"
+)
+
+// JobsDueShards spreads due jobs over this many index partitions.
+const JobsDueShards = 4
+
+// JobsDueShard is the due index partition of a job id.
+func JobsDueShard(jobID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(jobID))
+	return int(h.Sum32() % JobsDueShards)
+}
+
+// Jobs holds durable jobs (internal/jobs): the job items, their
+// idempotency keys, a sparse due index the sweep reads, and listings by
+// tenant and by kind.
+var Jobs = Def{
+	Name: "jobs",
+	PK:   Key{AttrPK, String},
+	SK:   &Key{AttrSK, String},
+	Indexes: []Index{
+		{Name: IndexJobsDue, PK: Key{AttrDuePK, String}, SK: &Key{AttrDueAt, Number}, Projection: ProjectKeysOnly},
+		{Name: IndexJobsTenant, PK: Key{AttrTenantID, String}, SK: &Key{AttrCreatedAt, String}, Projection: ProjectAll},
+		{Name: IndexJobsKind, PK: Key{AttrKind, String}, SK: &Key{AttrCreatedAt, String}, Projection: ProjectAll},
+	},
+	TTLAttribute: AttrExpiresAt,
+}
+
 // All is every table the platform provisions.
-func All() []Def { return []Def{Events, Incidents, Purge} }
+func All() []Def { return []Def{Events, Incidents, Purge, Jobs} }

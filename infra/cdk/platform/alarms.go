@@ -11,6 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/sweep"
@@ -130,6 +131,10 @@ const (
 	// purgeRateLimitedAlarm: a few 429s are the pacer finding the limit;
 	// sustained ones mean purges are being delayed for every tenant.
 	purgeRateLimitedAlarm = 20
+	// jobsDueAlarm: a woken job runs within seconds and a lost wake is
+	// found by the next sweep (15 minutes); two sweeps without progress
+	// mean the worker is not running them.
+	jobsDueAlarm = 2 * JobsSweepSchedule
 	// outboxLagLimit: rows become due after their lease (60 s) or retry
 	// delay (2 min, growing) and the sweeper runs every 2 minutes, so a due
 	// row older than this means dispatches are not draining.
@@ -213,6 +218,27 @@ func (p *Platform) newMetricAlarms() {
 			Threshold: 0,
 		})
 	}
+	p.alarm(alarmSpec{
+		ID: "JobsFailed", Name: "jobs-failed",
+		Description: "Durable jobs failed (metric " + jobs.MetricFailed + "): each opened an incident. `evp jobs list --status failed`, fix the cause, then replay the incident or `evp jobs restart`.",
+		Metric:      emf(jobs.MetricFailed, nil, "Sum"),
+		Threshold:   0,
+	})
+	p.alarm(alarmSpec{
+		ID: "JobsOldestDue", Name: "jobs-oldest-due",
+		Description: "A durable job has been due for over " + jobsDueAlarm.String() + " (jobs-sweep metric " + jobs.MetricOldestDue +
+			"): wakes are not being processed. Check jobs-worker errors and the jobs DLQ.",
+		Metric:    emf(jobs.MetricOldestDue, map[string]string{"Function": RoleJobsSweep}, "Maximum"),
+		Threshold: jobsDueAlarm.Seconds(),
+	})
+	p.alarm(alarmSpec{
+		ID: "JobsDLQ", Name: "jobs-dlq",
+		Description: "Job wakes reached the jobs DLQ (malformed, or failing " + fmt.Sprint(jobs.QueueMaxReceiveCount) + " times). The jobs stay due in the table; the sweep wakes them again. Inspect the DLQ's messages.",
+		Metric: p.Jobs.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: duration(alarmPeriod), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold: 0,
+	})
 	if p.hasPurgeConsumer() {
 		p.alarm(alarmSpec{
 			ID: "PurgeFailures", Name: "purge-failures",

@@ -26,12 +26,14 @@ const (
 	RoleAdminAPI        = "admin-api"
 	RolePurgeAPI        = "purge-api"
 	RoleConsumerPurge   = "consumer-purge"
+	RoleJobsWorker      = "jobs-worker"
+	RoleJobsSweep       = "jobs-sweep"
 )
 
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
 	return []string{RoleIngest, RoleWebhookStripe, RoleConsumerHTTP, RoleConsumerArchive,
-		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge}
+		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep}
 }
 
 // fnSpec describes one Lambda function.

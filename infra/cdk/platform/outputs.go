@@ -32,6 +32,8 @@ const (
 	ParamStripeSecret     = "stripe-webhook-secret"
 	ParamSubscriberSecret = "subscriber-secrets"
 	ParamCloudflareToken  = "cloudflare-token-secret"
+	ParamJobsTable        = "jobs-table"
+	ParamStripeAPIKey     = "stripe-api-key-secret"
 )
 
 // newOutputs publishes what an operator and the CLI need to find the stage.
@@ -56,6 +58,10 @@ func (p *Platform) newOutputs() {
 	}
 	if p.Secrets.CloudflareToken != nil {
 		p.publish("CloudflareTokenSecret", ParamCloudflareToken, p.Secrets.CloudflareToken.SecretArn(), "Secret to put the Cloudflare API token in (JSON list)")
+	}
+	p.publish("JobsTable", ParamJobsTable, p.Tables[table.Jobs.Name].TableName(), "Durable jobs table (docs/jobs.md)")
+	if p.Secrets.StripeAPIKey != nil {
+		p.publish("StripeApiKeySecret", ParamStripeAPIKey, p.Secrets.StripeAPIKey.SecretArn(), "Secret to put the Stripe restricted API key (Events: read) in, for reconciliation (JSON list)")
 	}
 	p.publish("PurgeTable", ParamPurgeTable, p.Tables[table.Purge.Name].TableName(), "Cache purge table")
 	p.publish("ArchiveBucket", ParamBucket, p.Bucket.BucketName(), "Archive bucket (claim-checked payloads, incident bodies, audit archive)")

@@ -134,13 +134,17 @@ func (p *Platform) newArchiver() {
 // replayEnv is the environment of the replay service (the replay function
 // and the admin API, which runs it in-process).
 func (p *Platform) replayEnv() map[string]*string {
-	return map[string]*string{
+	env := map[string]*string{
 		wire.EnvEventsTable:    p.Tables[table.Events.Name].TableName(),
 		wire.EnvIncidentsTable: p.Tables[table.Incidents.Name].TableName(),
 		wire.EnvBucket:         p.Bucket.BucketName(),
 		wire.EnvQueueURLs:      p.queueURLs(false),
 		wire.EnvRetention:      p.retention(),
 	}
+	// Replaying a failed job's incident restarts the job; `evp jobs` and
+	// /admin/jobs start, list, cancel and restart jobs.
+	p.jobsEnv(env)
+	return env
 }
 
 // allowReplay grants what the replay service calls: incidents (read, list
@@ -159,6 +163,7 @@ func (p *Platform) allowReplay(f *Function) {
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(incidents|payloads)/\*$`,
 		"Replay reads incident bodies (incidents/<tenant>/<incident>/…) and claim-checked payloads (payloads/<tenant>/<event>/…) and re-stores large payloads under payloads/: those prefixes only.")
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
+	p.allowJobs(f, table.IndexJobsTenant, table.IndexJobsKind)
 }
 
 func (p *Platform) newReplay() *Function {

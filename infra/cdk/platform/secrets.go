@@ -19,6 +19,8 @@ type Secrets struct {
 	// CloudflareToken is the cache purge service's API token (set when
 	// the purge consumer is deployed).
 	CloudflareToken awssecretsmanager.Secret
+	// StripeAPIKey is the Stripe reconciliation's restricted API key.
+	StripeAPIKey awssecretsmanager.Secret
 }
 
 // Secrets get generated names on purpose: Secrets Manager keeps a deleted

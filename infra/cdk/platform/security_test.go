@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,7 +44,8 @@ func TestIngestIsPrivate(t *testing.T) {
 			}
 		}
 		_, purgeAPI := s.function(t, "purge-api")
-		want := []string{roleOf(t, webhook), roleOf(t, purgeAPI)}
+		_, jobsWorker := s.function(t, "jobs-worker") // reconciliation
+		want := []string{roleOf(t, webhook), roleOf(t, purgeAPI), roleOf(t, jobsWorker)}
 		if s.p.Stage.Name == "prod" {
 			want = append(want, testProducerRole, testProducerAccount)
 		}
@@ -277,12 +279,16 @@ func toAny(ss []string) []any {
 
 // Only the senders (ingest, sweeper, replay and the admin API's in-process
 // replay) write topic queues; each secret is readable by its one function;
-// no role may delete table items or objects.
+// no role may delete table items, and only subject erasure (jobs-worker)
+// may delete objects: claim-checked payloads and incident bodies.
+var erasable = regexp.MustCompile(`/(payloads|incidents)/\*`)
+
 func TestWhoMayDoWhat(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		senders := map[string][]string{} // queue id → functions
 		readers := map[string][]string{} // secret id → functions
+		var deleters []string
 		for name := range s.p.Functions {
 			_, fn := s.function(t, name)
 			for res, actions := range actionsOn(s.statements(roleOf(t, fn))) {
@@ -292,7 +298,14 @@ func TestWhoMayDoWhat(t *testing.T) {
 						senders[res] = append(senders[res], name)
 					case "secretsmanager:GetSecretValue":
 						readers[res] = append(readers[res], name)
-					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteObjectVersion", "sqs:PurgeQueue", "sqs:DeleteQueue":
+					case "s3:DeleteObject":
+						// Subject erasure (jobs-worker) deletes claim-checked
+						// payloads and incident bodies, and nothing else may.
+						if name != RoleJobsWorker || !erasable.MatchString(res) {
+							t.Errorf("%s may %s on %s", name, a, res)
+						}
+						deleters = append(deleters, name+" "+res)
+					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObjectVersion", "sqs:PurgeQueue", "sqs:DeleteQueue":
 						t.Errorf("%s may %s on %s", name, a, res)
 					}
 				}
@@ -308,6 +321,9 @@ func TestWhoMayDoWhat(t *testing.T) {
 		}
 		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
+		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
+		require.Len(t, deleters, 2, "jobs-worker deletes under payloads/ and incidents/ only: %v", deleters)
+		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)
 		}

@@ -53,8 +53,13 @@ type Platform struct {
 	// Consumers by topic; topics whose consumer is not deployed (an HTTP
 	// topic without a subscriber, cache.purge without zones) are absent and
 	// alarmed on instead (Unconsumed).
-	Consumers    map[string]*Function
-	PurgeAPI     *Function
+	Consumers map[string]*Function
+	PurgeAPI  *Function
+	// Jobs are the durable job engine's wake queue and DLQ; JobsWorker and
+	// JobsSweep its functions.
+	Jobs         *JobsQueues
+	JobsWorker   *Function
+	JobsSweep    *Function
 	Unconsumed   []string
 	Archiver     *Function
 	StateMachine awsstepfunctions.StateMachine
@@ -98,11 +103,13 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	p.newTables()
 	p.newBucket()
 	p.newQueues()
+	p.newJobsQueues()
 	p.newSecrets()
 	ingest := p.newIngest()
 	p.newAPI()
 	p.newWebhookStripe(ingest)
 	p.newPurgeAPI(ingest)
+	p.newJobs(ingest)
 	p.newConsumers()
 	p.newRecovery()
 	p.newAdmin()

@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
@@ -51,6 +52,8 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			return err
 		},
 		RoleConsumerPurge: func(r *envconf.Reader) error { _, err := purgeconsumerfn.Load(r, top); return err },
+		RoleJobsWorker:    loadJobs(top),
+		RoleJobsSweep:     loadJobs(top),
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}
@@ -69,6 +72,25 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			require.True(t, seen[role], "no function runs %s", role)
 		}
 	})
+}
+
+// loadJobs loads jobs-worker's and jobs-sweep's config: reconciliation
+// invokes ingest by ARN, reads a key from Secrets Manager, and the engine
+// has its queue (jobs run by wakes, not by the sweep alone).
+func loadJobs(top topology.Topology) func(r *envconf.Reader) error {
+	return func(r *envconf.Reader) error {
+		c, err := jobsworkerfn.Load(r, top)
+		switch {
+		case err != nil:
+		case !strings.HasPrefix(c.IngestFunction, "arn:"):
+			err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
+		case !c.HasStripeKey || !strings.HasPrefix(r.String(jobsworkerfn.EnvStripeAPIKeySecretARN, ""), "arn:"):
+			err = fmt.Errorf("no Stripe API key secret ARN")
+		case c.QueueURL == "":
+			err = fmt.Errorf("no jobs queue")
+		}
+		return err
+	}
 }
 
 // resolve renders a CloudFormation value the way AWS would: queue Refs are

@@ -16,11 +16,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/smsecret"
 	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
@@ -108,6 +110,16 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	if err != nil {
 		return nil, err
 	}
+	// Jobs are started, viewed, cancelled and restarted here; their steps
+	// run in jobs-worker, so the kinds need no ports of theirs.
+	var jobEngine admin.Jobs
+	if c.Replay.Jobs != nil {
+		e, err := jobsfn.New(*c.Replay.Jobs, jobsfn.Clients{DynamoDB: cl.DynamoDB, SQS: cl.SQS, S3: cl.S3}, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Replay.Bucket}))
+		if err != nil {
+			return nil, err
+		}
+		jobEngine = e
+	}
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
 	return admin.New(c.Admin, admin.Deps{
@@ -126,6 +138,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
+		Jobs:     jobEngine,
 		Topology: c.Replay.Topology,
 		Log:      rt.Log,
 		Now:      rt.Now,

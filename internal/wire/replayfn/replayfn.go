@@ -18,6 +18,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/s3blob"
@@ -25,6 +27,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
 // Name is the function's name (the CLI invokes it).
@@ -56,6 +59,9 @@ type Config struct {
 	Bucket          string
 	QueueURLs       map[string]string
 	ClaimCheckBytes int
+	// Jobs, when JOBS_TABLE is set, lets replaying a failed job's incident
+	// restart the job, and serves the jobs.* actions (`evp jobs`).
+	Jobs *jobsfn.Config
 }
 
 // Load reads the config from the environment and validates it.
@@ -73,6 +79,10 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 		}.WithDefaults(),
 		Views: operator.Config{StuckAfter: r.Duration(EnvStuckAfter, 0)}.WithDefaults(),
 	}
+	if r.String(jobsfn.EnvJobsTable, "") != "" {
+		jc := jobsfn.Load(r)
+		c.Jobs = &jc
+	}
 	if err := r.Err(); err != nil {
 		return c, err
 	}
@@ -81,7 +91,12 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 
 // Validate checks the config with the components' own checks.
 func (c Config) Validate() error {
+	var jobsErr error
+	if c.Jobs != nil {
+		jobsErr = c.Jobs.Validate()
+	}
 	return errors.Join(
+		jobsErr,
 		wire.FromVars(c.Replay.Validate(), wire.EnvRetention, EnvConcurrency),
 		wire.FromVars(c.Views.Validate(), EnvStuckAfter),
 		wire.FromVars(claimcheck.CheckThreshold(c.ClaimCheckBytes), wire.EnvClaimCheckBytes),
@@ -106,6 +121,8 @@ type Services struct {
 	Replay    *replay.Service
 	Views     *operator.Views
 	Incidents *dynamo.Incidents
+	// Jobs is the job engine (nil without JOBS_TABLE).
+	Jobs *jobs.Engine
 }
 
 // NewServices builds the replay engine and the views.
@@ -115,7 +132,19 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	bodies := &incident.Bodies{Store: blobs, Bucket: c.Bucket}
+	var restarter replay.JobRestarter
+	var engine *jobs.Engine
+	if c.Jobs != nil {
+		// The kinds validate starts; their steps run in jobs-worker, so
+		// they need no ports here.
+		e, err := jobsfn.New(*c.Jobs, jobsfn.Clients{DynamoDB: cl.DynamoDB, SQS: cl.SQS, S3: cl.S3}, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Bucket}))
+		if err != nil {
+			return Services{}, err
+		}
+		restarter, engine = e, e
+	}
 	r, err := replay.New(c.Replay, replay.Deps{
+		Jobs:       restarter,
 		Incidents:  incidents,
 		Events:     events,
 		Bodies:     bodies,
@@ -134,7 +163,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if err != nil {
 		return Services{}, err
 	}
-	return Services{Replay: r, Views: v, Incidents: incidents}, nil
+	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine}, nil
 }
 
 // New builds the replay function's handler.
@@ -143,5 +172,9 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return operator.NewFunction(s.Replay, s.Views), nil
+	var j operator.Jobs
+	if s.Jobs != nil {
+		j = s.Jobs
+	}
+	return operator.NewFunction(s.Replay, s.Views, j), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/metric"
 	"github.com/siteswarm/eventplatform/internal/operator"
@@ -30,6 +31,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
@@ -64,6 +67,8 @@ func Environment(env *localawstest.Env, settings map[string]string) map[string]s
 		wire.EnvDLQURLs:        jsonOf(dlqURLs),
 		wire.EnvDLQARNs:        jsonOf(dlqARNs),
 		wire.EnvStage:          env.Prefix,
+		jobsfn.EnvJobsTable:    env.Resources.JobsTable,
+		jobsfn.EnvJobsQueueURL: env.Resources.JobsQueue.URL,
 	}
 	maps.Copy(m, settings)
 	return m
@@ -241,6 +246,24 @@ func PurgeConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *
 	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
 	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
+	check(tb, err)
+	return v
+}
+
+// Jobs builds the job engine as jobs-worker and jobs-sweep do, with every
+// shipped kind; reconciliation publishes through ingest with env's Lambda
+// client (see localawstest.Env.ServeFunctions) and reads Stripe where the
+// settings say (STRIPE_API_BASE_URL, STRIPE_API_KEY). INGEST_FUNCTION_ARN
+// defaults to "ingest".
+func Jobs(tb testing.TB, env *localawstest.Env, o Opts) *jobs.Engine {
+	tb.Helper()
+	s := map[string]string{wire.EnvIngestFunction: ingestfn.Name}
+	maps.Copy(s, o.Settings)
+	o.Settings = s
+	cfg, err := jobsworkerfn.Load(o.reader(env), env.Topology)
+	check(tb, err)
+	cl := jobsworkerfn.Clients{Clients: jobsfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, Lambda: env.Lambda}
+	v, err := jobsworkerfn.New(context.Background(), cfg, cl, o.runtime())
 	check(tb, err)
 	return v
 }

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/operator"
+)
+
+func init() { commands = append(commands, newJobsCmd) }
+
+func newJobsCmd() *cobra.Command {
+	t := &target{}
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "Durable jobs: start one (tenant-export, subject-erasure, stripe-reconcile), follow, cancel, restart",
+		Long: "Talks to the replay function (which serves the job engine's operations) of the local `make dev` stack,\n" +
+			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md.",
+	}
+	t.flags(cmd)
+	cmd.AddCommand(newJobsStartCmd(t), newJobsViewCmd(t), newJobsListCmd(t), newJobsCancelCmd(t), newJobsRestartCmd(t))
+	return cmd
+}
+
+// parseArgs turns repeated k=v flags into a JSON object: a value that is
+// JSON (a number, true, an object, a "quoted string") is kept as such,
+// anything else is a string.
+func parseArgs(kv []string) (json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	for _, a := range kv {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--arg %q: want key=value", a)
+		}
+		if v != "" && json.Valid([]byte(v)) {
+			m[k] = json.RawMessage(v)
+			continue
+		}
+		b, _ := json.Marshal(v)
+		m[k] = b
+	}
+	return json.Marshal(m)
+}
+
+func newJobsStartCmd(t *target) *cobra.Command {
+	var (
+		tenant, key string
+		argv        []string
+		wait        bool
+		timeout     time.Duration
+		asJSON      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "start <kind> --tenant <tenant> [--arg key=value]...",
+		Short: "Start a job (the same --key returns the job it started)",
+		Example: "  evp jobs start tenant-export --tenant acme --arg since=2026-11-01T00:00:00Z --wait\n" +
+			"  evp jobs start subject-erasure --tenant acme --arg subject=cus_123\n" +
+			"  evp jobs start stripe-reconcile --tenant platform --arg date=2026-12-02 --key 2026-12-02",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tenant == "" {
+				return errors.New("--tenant is required")
+			}
+			raw, err := parseArgs(argv)
+			if err != nil {
+				return err
+			}
+			op, err := t.actions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var started operator.JobStarted
+			if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionJobStart, Kind: args[0], TenantID: tenant, IdempotencyKey: key, Args: raw}, &started); err != nil {
+				return err
+			}
+			j := started.Job
+			if !started.Created {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the key already started job %s\n", j.ID)
+			}
+			if wait {
+				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+				defer cancel()
+				if j, err = waitJob(ctx, op, j, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), j)
+			}
+			if !wait {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", j.ID, j.Status)
+				return nil
+			}
+			renderJobView(cmd.OutOrStdout(), j)
+			if j.Status != jobs.StatusCompleted {
+				return fmt.Errorf("job %s ended %s", j.ID, j.Status)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant the job works for")
+	cmd.Flags().StringVar(&key, "key", "", "idempotency key: a retried start with it returns the same job")
+	cmd.Flags().StringArrayVar(&argv, "arg", nil, "an argument of the kind, key=value (repeatable; JSON values kept)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the job ends (a progress line on a terminal)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// waitJob polls a job until it ends, redrawing a progress line on a
+// terminal.
+func waitJob(ctx context.Context, op actions, j jobs.Job, progress io.Writer) (jobs.Job, error) {
+	tty := isTerminal(progress)
+	defer func() {
+		if tty {
+			fmt.Fprintln(progress)
+		}
+	}()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for !j.Status.Terminal() {
+		if tty {
+			fmt.Fprintf(progress, "\r%s %-9s step %d, attempt %d, generation %d   ", j.ID, j.Status, j.Steps, max(j.Attempts, 1), j.Generation)
+		}
+		select {
+		case <-ctx.Done():
+			return j, fmt.Errorf("job %s is still %s: %w (it keeps running; `evp jobs view %s`)", j.ID, j.Status, ctx.Err(), j.ID)
+		case <-tick.C:
+		}
+		if err := op.call(ctx, operator.Call{Action: operator.ActionJobGet, JobID: j.ID}, &j); err != nil {
+			return j, err
+		}
+	}
+	return j, nil
+}
+
+func newJobsViewCmd(t *target) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "view <job-id>",
+		Short: "Show a job: status, steps, result or error",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobGet, JobID: args[0]}, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newJobsCancelCmd(t *target) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cancel <job-id>",
+		Short: "Cancel a job (its in-flight step's writes are refused)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobCancel, JobID: args[0]}, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newJobsRestartCmd(t *target) *cobra.Command {
+	var (
+		asJSON, fromScratch bool
+		note                string
+	)
+	cmd := &cobra.Command{
+		Use:   "restart <job-id>",
+		Short: "Restart a failed or cancelled job at its last checkpoint (or --from-scratch)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobRestart, JobID: args[0], FromScratch: fromScratch, Note: note}, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&fromScratch, "from-scratch", false, "drop the checkpoint and start over")
+	cmd.Flags().StringVar(&note, "note", "", "why (kept in the log)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func jobCall(cmd *cobra.Command, t *target, c operator.Call, asJSON bool) error {
+	op, err := t.actions(cmd.Context())
+	if err != nil {
+		return err
+	}
+	var j jobs.Job
+	if err := op.call(cmd.Context(), c, &j); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), j)
+	}
+	renderJobView(cmd.OutOrStdout(), j)
+	return nil
+}
+
+func newJobsListCmd(t *target) *cobra.Command {
+	var (
+		tenant, kind, status, cursor string
+		limit                        int
+		asJSON                       bool
+	)
+	cmd := &cobra.Command{
+		Use:     "list --tenant <tenant> | --kind <kind> [--status <status>]",
+		Short:   "List jobs, newest first",
+		Example: "  evp jobs list --tenant acme\n  evp jobs list --kind stripe-reconcile --status failed",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			op, err := t.actions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var page jobs.Page
+			c := operator.Call{Action: operator.ActionJobList, TenantID: tenant, Kind: kind, Status: status, Limit: limit, Cursor: cursor}
+			if err := op.call(cmd.Context(), c, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				if page.Jobs == nil {
+					page.Jobs = []jobs.Job{}
+				}
+				return writeJSON(cmd.OutOrStdout(), page)
+			}
+			if len(page.Jobs) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no jobs")
+				return nil
+			}
+			tw := table(cmd.OutOrStdout())
+			fmt.Fprintln(tw, "CREATED\tJOB\tKIND\tTENANT\tSTATUS\tSTEPS\tERROR")
+			for _, j := range page.Jobs {
+				code := ""
+				if j.Error != nil {
+					code = j.Error.Code
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", ts(j.CreatedAt), j.ID, j.Kind, j.TenantID, j.Status, j.Steps, orDash(code))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.Cursor != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nmore: --cursor %s\n", page.Cursor)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the jobs of a tenant")
+	cmd.Flags().StringVar(&kind, "kind", "", "the jobs of a kind")
+	cmd.Flags().StringVar(&status, "status", "", "queued, running, waiting, completed, failed or cancelled")
+	cmd.Flags().IntVar(&limit, "limit", 50, "how many")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue a listing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func renderJobView(w io.Writer, j jobs.Job) {
+	tw := table(w)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("Job", j.ID)
+	row("Kind", j.Kind)
+	row("Tenant", j.TenantID)
+	row("Key", j.IdempotencyKey)
+	row("Status", string(j.Status))
+	row("Generation", fmt.Sprint(j.Generation))
+	row("Steps", fmt.Sprint(j.Steps))
+	if j.Attempts > 0 {
+		row("Attempts", fmt.Sprint(j.Attempts))
+	}
+	row("Created", ts(j.CreatedAt))
+	row("Updated", ts(j.UpdatedAt))
+	if !j.FinishedAt.IsZero() {
+		row("Finished", ts(j.FinishedAt))
+	}
+	if !j.Status.Terminal() && !j.DueAt.IsZero() {
+		row("Due", ts(j.DueAt))
+	}
+	row("Args", string(j.Args))
+	if len(j.Result) > 0 {
+		row("Result", string(j.Result))
+	}
+	if j.Error != nil {
+		row("Error", j.Error.Code+": "+j.Error.Message)
+	}
+	if j.IncidentID != "" {
+		row("Incident", j.IncidentID+"  (evp dlq view "+j.IncidentID+"; replaying it restarts the job)")
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,197 @@
+package platform
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
+)
+
+const (
+	// JobsSweepSchedule is how often the job sweep rediscovers due jobs
+	// (spec 003: every 15 minutes; wakes do the rest).
+	JobsSweepSchedule = 15 * time.Minute
+	// PrefixJobs holds large checkpoints and job output (exports, erasure
+	// evidence), under jobs/<jobId>/g<generation>/s<step>/v<version>/.
+	PrefixJobs = "jobs/"
+	// ReconcileTenant is the tenant the daily Stripe reconciliation runs
+	// as (the events it publishes carry their own tenants).
+	ReconcileTenant = "platform"
+)
+
+// JobsQueues are the wake queue and its DLQ.
+type JobsQueues struct {
+	Queue awssqs.Queue
+	DLQ   awssqs.Queue
+}
+
+// newJobsQueues creates the jobs queue: wakes only (ids, never blobs); a
+// wake that cannot be parsed or keeps failing lands in the DLQ, and the job
+// itself stays due in the table for the sweep.
+func (p *Platform) newJobsQueues() {
+	dlq := awssqs.NewQueue(p.Stack, jsii.String("JobsDLQ"), &awssqs.QueueProps{
+		QueueName:       jsii.String(p.Stage.Prefix() + "-jobs-dlq"),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: duration(dlqRetention),
+		RemovalPolicy:   awscdk.RemovalPolicy_DESTROY,
+	})
+	q := awssqs.NewQueue(p.Stack, jsii.String("JobsQueue"), &awssqs.QueueProps{
+		QueueName:  jsii.String(p.Stage.Prefix() + "-jobs"),
+		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL: jsii.Bool(true),
+		// Lambda's guidance: at least 6× the function timeout.
+		VisibilityTimeout: duration(6 * jobsworkerfn.WorkerTimeout),
+		RetentionPeriod:   duration(queueRetention),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(jobs.QueueMaxReceiveCount)},
+		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
+	})
+	p.Jobs = &JobsQueues{Queue: q, DLQ: dlq}
+}
+
+// jobsEnv is what every function using the job engine reads.
+func (p *Platform) jobsEnv(env map[string]*string) {
+	env[jobsfn.EnvJobsTable] = p.Tables[table.Jobs.Name].TableName()
+	env[jobsfn.EnvJobsQueueURL] = p.Jobs.Queue.QueueUrl()
+}
+
+// allowJobs grants the engine's own calls: job items (conditional puts,
+// the key item's expiry update in the same transaction, consistent reads),
+// the listing indexes and wakes.
+func (p *Platform) allowJobs(f *Function, indexes ...string) {
+	jt := p.Tables[table.Jobs.Name]
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, jt.TableArn())
+	if len(indexes) > 0 {
+		var arns []*string
+		for _, ix := range indexes {
+			arns = append(arns, indexArn(jt, ix))
+		}
+		allow(f.Role, []string{"dynamodb:Query"}, arns...)
+	}
+	allow(f.Role, []string{"sqs:SendMessage"}, p.Jobs.Queue.QueueArn())
+}
+
+// newStripeAPIKey is the secret reconciliation reads Stripe's events API
+// with.
+func (p *Platform) newStripeAPIKey() awssecretsmanager.Secret {
+	s := awssecretsmanager.NewSecret(p.Stack, jsii.String("StripeApiKey"), &awssecretsmanager.SecretProps{
+		Description: p.secretDescription(`Stripe restricted API key(s) with read access to Events, a JSON list: ["rk_live_…"] (the first is used). ` +
+			"Set it after the first deploy; until then the daily reconciliation fails into an incident."),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{ExcludePunctuation: jsii.Bool(true)},
+		RemovalPolicy:        awscdk.RemovalPolicy_DESTROY,
+	})
+	suppress(s, "AwsSolutions-SMG4",
+		"A Stripe restricted key is issued in Stripe's dashboard; no rotation function can mint one. Operators roll it by putting the new key first in the list (docs/deploy.md#rotation); the worker re-reads it every few minutes.")
+	p.Secrets.StripeAPIKey = s
+	return s
+}
+
+// newJobs creates the job engine's worker (the jobs queue's consumer:
+// one leased step per wake) and sweep (rediscovery every 15 minutes, and
+// the daily Stripe reconciliation), each with only what its steps call.
+func (p *Platform) newJobs(ingest *Function) {
+	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
+	tenants, err := json.Marshal(webhook.TenantMap{Accounts: p.Stage.StripeAccountTenants, Default: p.Stage.StripeDefaultTenant})
+	if err != nil {
+		panic(err)
+	}
+	key := p.newStripeAPIKey()
+	env := func() map[string]*string {
+		e := map[string]*string{
+			wire.EnvEventsTable:                   events.TableName(),
+			wire.EnvIncidentsTable:                incidents.TableName(),
+			wire.EnvBucket:                        p.Bucket.BucketName(),
+			wire.EnvIngestFunction:                ingest.Fn.FunctionArn(),
+			jobsworkerfn.EnvStripeAPIKeySecretARN: key.SecretArn(),
+			jobsworkerfn.EnvStripeTenantMap:       jsii.String(string(tenants)),
+			wire.EnvStage:                         jsii.String(p.Stage.Prefix()),
+		}
+		p.jobsEnv(e)
+		return e
+	}
+
+	worker := p.newFunction(fnSpec{
+		ID:          "JobsWorker",
+		Binary:      RoleJobsWorker,
+		Name:        jobsworkerfn.WorkerName,
+		Description: "Durable jobs: runs one leased, bounded step per wake (tenant export, subject erasure, Stripe reconciliation)",
+		Timeout:     jobsworkerfn.WorkerTimeout,
+		MemoryMB:    512,
+		Env:         env(),
+	})
+	p.allowJobs(worker)
+	// Fenced writes carry a condition check on the job item.
+	allow(worker.Role, []string{"dynamodb:ConditionCheckItem"}, p.Tables[table.Jobs.Name].TableArn())
+	// Export and erasure: the tenant's events (index listing, whole items,
+	// erasure's fenced update) and incidents (listing; opened, resolved and
+	// redacted by conditional puts).
+	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
+	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
+	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
+	// Checkpoints and output under jobs/; claim-checked payloads read for
+	// exports; erasure deletes payload objects and incident bodies and
+	// proves them absent (HeadObject is s3:GetObject).
+	allow(worker.Role, []string{"s3:PutObject", "s3:GetObject"}, p.objectsArn(PrefixJobs))
+	allow(worker.Role, []string{"s3:GetObject", "s3:DeleteObject"}, p.objectsArn(PrefixPayloads), p.objectsArn(PrefixIncidents))
+	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents)/\*$`,
+		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…): those prefixes only.")
+	// Reconciliation publishes through ingest and reads its Stripe key.
+	allow(worker.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
+	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)
+	allow(worker.Role, []string{"secretsmanager:GetSecretValue"}, key.SecretArn())
+	worker.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Jobs.Queue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(1),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+	p.JobsWorker = worker
+
+	// The sweep only wakes (a queue is configured): job items and the due
+	// index, and the queue. The daily schedule's start is a conditional
+	// put.
+	sweep := p.newFunction(fnSpec{
+		ID:          "JobsSweep",
+		Binary:      RoleJobsSweep,
+		Name:        jobsworkerfn.SweepName,
+		Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation",
+		Timeout:     jobsworkerfn.SweepTimeout,
+		MemoryMB:    256,
+		Reserved:    2,
+		Env:         env(),
+	})
+	p.allowJobs(sweep, table.IndexJobsDue)
+	awsevents.NewRule(p.Stack, jsii.String("JobsSweepSchedule"), &awsevents.RuleProps{
+		RuleName:    jsii.String(p.Stage.Prefix() + "-jobs-sweep"),
+		Description: jsii.String("Wakes due durable jobs every " + JobsSweepSchedule.String()),
+		Schedule:    awsevents.Schedule_Rate(duration(JobsSweepSchedule)),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweep.Fn, &awseventstargets.LambdaFunctionProps{
+			Event:         awsevents.RuleTargetInput_FromObject(map[string]any{"action": "sweep"}),
+			RetryAttempts: jsii.Number(0), // the next run covers a missed one
+			MaxEventAge:   duration(JobsSweepSchedule),
+		})},
+	})
+	awsevents.NewRule(p.Stack, jsii.String("StripeReconcileSchedule"), &awsevents.RuleProps{
+		RuleName:    jsii.String(p.Stage.Prefix() + "-stripe-reconcile"),
+		Description: jsii.String("Starts the day's Stripe reconciliation (idempotent per UTC date)"),
+		Schedule:    awsevents.Schedule_Cron(&awsevents.CronOptions{Hour: jsii.String("3"), Minute: jsii.String("17")}),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweep.Fn, &awseventstargets.LambdaFunctionProps{
+			Event:         awsevents.RuleTargetInput_FromObject(map[string]any{"action": "daily", "kind": jobkinds.KindReconcile, "tenantId": ReconcileTenant}),
+			RetryAttempts: jsii.Number(2), // the date is the key: a retry is the same job
+			MaxEventAge:   duration(time.Hour),
+		})},
+	})
+	p.JobsSweep = sweep
+}

@@ -1,0 +1,8 @@
+// Package jobkinds holds the durable job kinds the platform ships, each one
+// file with its ports and a constructor returning a jobs.Kind:
+// tenant-export (a tenant's events and incidents to S3 as gzip NDJSON parts
+// with a manifest), subject-erasure (redact a subject's stored payloads,
+// delete its objects with positive evidence) and stripe-reconcile (replay
+// Stripe's events API through ingest so a webhook outage loses nothing).
+// Registering a kind is one line in internal/wire/jobsfn.
+package jobkinds

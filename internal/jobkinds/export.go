@@ -1,0 +1,264 @@
+package jobkinds
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/operator"
+)
+
+// KindExport is the tenant export's kind name.
+const KindExport = "tenant-export"
+
+// ExportSource reads what an export copies.
+type ExportSource interface {
+	// ListTenant pages a tenant's events, newest first (the index's
+	// projection: no payloads).
+	ListTenant(ctx context.Context, q operator.TenantQuery) ([]ledger.Record, string, error)
+	// Record reads one whole event.
+	Record(ctx context.Context, key string) (ledger.Record, error)
+	// List pages incidents.
+	List(ctx context.Context, f incident.Filter) (incident.Page, error)
+}
+
+// Objects writes export objects.
+type Objects interface {
+	Put(ctx context.Context, bucket, key string, body []byte) error
+}
+
+// ExportArgs are a tenant export's args; Since/Until bound the events'
+// acceptance time and the incidents' last failure (RFC 3339; empty:
+// unbounded).
+type ExportArgs struct {
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
+	// PageSize is how many records one step (one part) holds (1..1000,
+	// default 500).
+	PageSize int `json:"pageSize,omitempty"`
+}
+
+// ExportPart is one written part, as the manifest lists it.
+type ExportPart struct {
+	Key     string `json:"key"`
+	Records string `json:"records"` // "events" or "incidents"
+	Count   int    `json:"count"`
+	Bytes   int    `json:"bytes"`
+	SHA256  string `json:"sha256"`
+}
+
+// ExportManifest is the export's manifest object.
+type ExportManifest struct {
+	JobID     string       `json:"jobId"`
+	TenantID  string       `json:"tenantId"`
+	Since     string       `json:"since,omitempty"`
+	Until     string       `json:"until,omitempty"`
+	Events    int          `json:"events"`
+	Incidents int          `json:"incidents"`
+	Bytes     int          `json:"bytes"`
+	Parts     []ExportPart `json:"parts"`
+	CreatedAt time.Time    `json:"createdAt"`
+}
+
+// ExportResult is the job's result.
+type ExportResult struct {
+	Events      int    `json:"events"`
+	Incidents   int    `json:"incidents"`
+	ManifestKey string `json:"manifestKey"`
+}
+
+type exportCheckpoint struct {
+	Phase     string       `json:"phase"` // events, incidents
+	Cursor    string       `json:"cursor,omitempty"`
+	Parts     []ExportPart `json:"parts,omitempty"`
+	Events    int          `json:"events"`
+	Incidents int          `json:"incidents"`
+}
+
+// Export builds the tenant-export kind: one page of events, then of
+// incidents, per step, each written as a gzip NDJSON part under the step's
+// attempt scope (a part becomes the export's only when the step's
+// checkpoint commits, so a crashed or fenced-out attempt leaves at most an
+// orphan object, never a duplicate record), then the manifest.
+func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string) jobs.Kind {
+	return jobs.Kind{
+		Name:        KindExport,
+		StepTimeout: 2 * time.Minute,
+		CheckArgs: func(raw json.RawMessage) error {
+			var a ExportArgs
+			if err := strictArgs(raw, &a); err != nil {
+				return err
+			}
+			if _, _, err := a.bounds(); err != nil {
+				return err
+			}
+			if a.PageSize < 0 || a.PageSize > 1000 {
+				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "pageSize must be 1..1000"}
+			}
+			return nil
+		},
+		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+			var a ExportArgs
+			if err := s.Args(&a); err != nil {
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+			}
+			since, until, _ := a.bounds()
+			page := a.PageSize
+			if page == 0 {
+				page = 500
+			}
+			cp := exportCheckpoint{Phase: "events"}
+			if err := s.Resume(&cp); err != nil {
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+			}
+			var (
+				lines [][]byte
+				next  string
+				err   error
+			)
+			switch cp.Phase {
+			case "events":
+				var recs []ledger.Record
+				recs, next, err = src.ListTenant(ctx, operator.TenantQuery{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: page, Cursor: cp.Cursor})
+				if err != nil {
+					return jobs.Outcome{}, err
+				}
+				for _, r := range recs {
+					if r, err = src.Record(ctx, r.Key); errors.Is(err, ledger.ErrNotFound) {
+						continue // expired since the listing
+					} else if err != nil {
+						return jobs.Outcome{}, err
+					}
+					ev := r.Event
+					if ev.PayloadRef != nil {
+						if ev.Payload, err = claimcheck.Load(ctx, payloads, *ev.PayloadRef); err != nil {
+							return jobs.Outcome{}, fmt.Errorf("rehydrate %s: %w", ev.ID, err)
+						}
+						ev.PayloadRef = nil
+					}
+					b, err := json.Marshal(ev)
+					if err != nil {
+						return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+					}
+					lines = append(lines, b)
+				}
+			case "incidents":
+				var res incident.Page
+				res, err = src.List(ctx, incident.Filter{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: min(page, incident.MaxPageSize), Cursor: cp.Cursor})
+				if err != nil {
+					return jobs.Outcome{}, err
+				}
+				next = res.Cursor
+				for _, inc := range res.Incidents {
+					b, err := json.Marshal(inc)
+					if err != nil {
+						return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+					}
+					lines = append(lines, b)
+				}
+			default:
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown export phase %q", cp.Phase))
+			}
+			if len(lines) > 0 {
+				part, err := writePart(ctx, objects, bucket, s.Scope, len(cp.Parts)+1, cp.Phase, lines)
+				if err != nil {
+					return jobs.Outcome{}, err
+				}
+				cp.Parts = append(cp.Parts, part)
+				if cp.Phase == "events" {
+					cp.Events += len(lines)
+				} else {
+					cp.Incidents += len(lines)
+				}
+			}
+			cp.Cursor = next
+			if next != "" {
+				return jobs.Continue(cp), nil
+			}
+			if cp.Phase == "events" {
+				cp.Phase, cp.Cursor = "incidents", ""
+				return jobs.Continue(cp), nil
+			}
+			m := ExportManifest{JobID: s.Job.ID, TenantID: s.Job.TenantID, Since: a.Since, Until: a.Until,
+				Events: cp.Events, Incidents: cp.Incidents, Parts: cp.Parts, CreatedAt: time.Now().UTC()}
+			if m.Parts == nil {
+				m.Parts = []ExportPart{}
+			}
+			for _, p := range m.Parts {
+				m.Bytes += p.Bytes
+			}
+			body, err := json.MarshalIndent(m, "", "  ")
+			if err != nil {
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+			}
+			key := s.Scope + "manifest.json"
+			if err := objects.Put(ctx, bucket, key, body); err != nil {
+				return jobs.Outcome{}, err
+			}
+			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key}), nil
+		}),
+	}
+}
+
+func (a ExportArgs) bounds() (since, until time.Time, err error) {
+	parse := func(name, v string) (time.Time, error) {
+		if v == "" {
+			return time.Time{}, nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return t, &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: name + " must be an RFC 3339 time"}
+		}
+		return t, nil
+	}
+	if since, err = parse("since", a.Since); err != nil {
+		return
+	}
+	if until, err = parse("until", a.Until); err != nil {
+		return
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		err = &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "since must be before until"}
+	}
+	return
+}
+
+// writePart writes lines as one gzip NDJSON object.
+func writePart(ctx context.Context, objects Objects, bucket, scope string, n int, records string, lines [][]byte) (ExportPart, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, l := range lines {
+		_, _ = zw.Write(l)
+		_, _ = zw.Write([]byte{'\n'})
+	}
+	if err := zw.Close(); err != nil {
+		return ExportPart{}, err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	p := ExportPart{Key: fmt.Sprintf("%spart-%05d-%s.ndjson.gz", scope, n, records), Records: records, Count: len(lines), Bytes: buf.Len(), SHA256: hex.EncodeToString(sum[:])}
+	if err := objects.Put(ctx, bucket, p.Key, buf.Bytes()); err != nil {
+		return ExportPart{}, err
+	}
+	return p, nil
+}
+
+// strictArgs decodes args with no unknown members, as an invalid_args
+// refusal.
+func strictArgs(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "args: " + err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package jobkinds
+
+import (
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+)
+
+// Deps are the ports of every shipped kind. Functions that only start,
+// view or cancel jobs (the admin API) pass what they have: a handler's
+// ports are used only when its steps run.
+type Deps struct {
+	Events   ExportSource
+	Erasure  ErasureStore
+	Payloads claimcheck.Store
+	Objects  Deleter
+	// Bucket holds exports, erasure evidence and large checkpoints.
+	Bucket string
+	Stripe Canonicalizer
+	// StripeEvents is nil where no Stripe API key is configured: a
+	// reconcile then fails with a clear error.
+	StripeEvents StripeEvents
+	// StripeTypes filter the listing (StripeTypes of the topology).
+	StripeTypes []string
+	Ingest      Publisher
+}
+
+// Kinds are the shipped kinds; adding one is its file and a line here.
+func Kinds(d Deps) []jobs.Kind {
+	return []jobs.Kind{
+		Export(d.Events, d.Payloads, d.Objects, d.Bucket),
+		Erasure(d.Erasure, d.Objects, d.Bucket),
+		Reconcile(d.StripeEvents, d.Stripe, d.Ingest, d.StripeTypes),
+	}
+}

@@ -1,0 +1,188 @@
+package jobkinds
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+)
+
+// KindReconcile is the Stripe reconciliation's kind name.
+const KindReconcile = "stripe-reconcile"
+
+// StripeEvents pages Stripe's events API, newest first, each event as
+// Stripe sent it.
+type StripeEvents interface {
+	ListEvents(ctx context.Context, p StripeListParams) (events []json.RawMessage, hasMore bool, err error)
+}
+
+// StripeListParams page the events API.
+type StripeListParams struct {
+	CreatedFrom   time.Time
+	StartingAfter string
+	Limit         int
+	// Types are the Stripe event types to list (nil: all).
+	Types []string
+}
+
+// Canonicalizer turns a Stripe event into the platform envelope exactly as
+// the webhook adapter does (stripe.Provider).
+type Canonicalizer interface {
+	Canonicalize(ctx context.Context, d webhook.Delivery) (envelope.Event, error)
+}
+
+// Publisher is ingest.
+type Publisher interface {
+	Publish(ctx context.Context, raw []byte) (envelope.Result, error)
+}
+
+// ReconcileArgs: the day the run covers (YYYY-MM-DD, the daily schedule's
+// idempotency key too) and how many days before it to look back (default
+// 4: longer than Stripe's 3-day webhook retry window).
+type ReconcileArgs struct {
+	Date         string `json:"date"`
+	LookbackDays int    `json:"lookbackDays,omitempty"`
+}
+
+// ReconcileResult counts what the run found: Published were new to the
+// platform (the webhook never delivered them), Duplicates were delivered
+// already, Unrouted are types the topology does not route, Skipped could
+// not be attributed to a tenant (see the job's log).
+type ReconcileResult struct {
+	Published  int `json:"published"`
+	Duplicates int `json:"duplicates"`
+	Unrouted   int `json:"unrouted"`
+	Skipped    int `json:"skipped"`
+}
+
+type reconcileCheckpoint struct {
+	StartingAfter string `json:"startingAfter,omitempty"`
+	ReconcileResult
+}
+
+// Reconcile builds the stripe-reconcile kind: one page of Stripe's events
+// per step, each canonicalized as the webhook adapter would and published
+// through ingest (already-delivered ones are acknowledged duplicates).
+//
+// types narrow the listing to what the topology routes (StripeTypes).
+func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types []string) jobs.Kind {
+	return jobs.Kind{
+		Name:        KindReconcile,
+		StepTimeout: time.Minute,
+		MaxAttempts: 8,
+		CheckArgs: func(raw json.RawMessage) error {
+			var a ReconcileArgs
+			if err := strictArgs(raw, &a); err != nil {
+				return err
+			}
+			if _, err := a.from(); err != nil {
+				return err
+			}
+			return nil
+		},
+		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+			var a ReconcileArgs
+			if err := s.Args(&a); err != nil {
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+			}
+			from, _ := a.from()
+			if events == nil || canon == nil || ingest == nil {
+				return jobs.Outcome{}, jobs.Fail("stripe_not_configured", errors.New("no Stripe API key is configured for reconciliation (STRIPE_API_KEY_SECRET_ARN)"))
+			}
+			var cp reconcileCheckpoint
+			if err := s.Resume(&cp); err != nil {
+				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+			}
+			page, more, err := events.ListEvents(ctx, StripeListParams{CreatedFrom: from, StartingAfter: cp.StartingAfter, Limit: 100, Types: types})
+			if err != nil {
+				var re interface{ Retryable() bool }
+				if errors.As(err, &re) && !re.Retryable() {
+					return jobs.Outcome{}, jobs.Fail("stripe_refused", err)
+				}
+				return jobs.Outcome{}, err
+			}
+			for _, raw := range page {
+				var head struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(raw, &head)
+				ev, err := canon.Canonicalize(ctx, webhook.Delivery{Body: raw})
+				if err != nil {
+					cp.Skipped++
+					continue
+				}
+				body, err := webhook.Encode(ev)
+				if err != nil {
+					cp.Skipped++
+					continue
+				}
+				res, err := ingest.Publish(ctx, body)
+				if err != nil {
+					return jobs.Outcome{}, fmt.Errorf("publish %s: %w", head.ID, err) // the step retries; duplicates are acknowledged
+				}
+				switch res.Status {
+				case envelope.StatusEnqueued, envelope.StatusAccepted:
+					cp.Published++
+				case envelope.StatusDuplicate:
+					cp.Duplicates++
+				case envelope.StatusUnrouted:
+					cp.Unrouted++
+				default:
+					cp.Skipped++
+				}
+				cp.StartingAfter = head.ID
+			}
+			if more && len(page) > 0 {
+				return jobs.Continue(cp), nil
+			}
+			return jobs.Done(cp.ReconcileResult), nil
+		}),
+	}
+}
+
+func (a ReconcileArgs) from() (time.Time, error) {
+	day, err := time.Parse(time.DateOnly, a.Date)
+	if err != nil {
+		return time.Time{}, &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "date must be YYYY-MM-DD"}
+	}
+	lb := a.LookbackDays
+	if lb == 0 {
+		lb = 4
+	}
+	if lb < 1 || lb > 30 {
+		return time.Time{}, &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "lookbackDays must be 1..30 (Stripe keeps events 30 days)"}
+	}
+	return day.AddDate(0, 0, -lb), nil
+}
+
+// StripeTypes are the Stripe event types the topology routes, as the
+// events API's types filter: nil (every type) when a route takes all of
+// Stripe's events or there are more patterns than one call may carry.
+func StripeTypes(top topology.Topology, max int) []string {
+	var types []string
+	for _, r := range top.Routes {
+		switch {
+		case r.Pattern == stripe.Source+".*":
+			return nil
+		case strings.HasPrefix(r.Pattern, stripe.Source+"."):
+			t := strings.TrimPrefix(r.Pattern, stripe.Source+".")
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	if len(types) > max {
+		return nil
+	}
+	slices.Sort(types)
+	return types
+}

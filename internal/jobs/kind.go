@@ -1,0 +1,164 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Handler runs one bounded step of a kind's job.
+type Handler interface {
+	Step(ctx context.Context, s Step) (Outcome, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, s Step) (Outcome, error)
+
+// Step calls f.
+func (f HandlerFunc) Step(ctx context.Context, s Step) (Outcome, error) { return f(ctx, s) }
+
+// Kind is a registered job kind.
+type Kind struct {
+	Name    string
+	Handler Handler
+	// CheckArgs validates a Start's args (a *RequestError, or nil).
+	CheckArgs func(args json.RawMessage) error
+	// Supersede: a Start with an existing key restarts the job from scratch
+	// under a new generation instead of returning it (a new erasure of a
+	// subject supersedes the old one).
+	Supersede bool
+	// KeyOf derives the idempotency key of a Start that gives none from
+	// its (checked) args: an erasure is keyed by its subject, so a new one
+	// supersedes the old. Nil: such a Start gets a key of its own.
+	KeyOf func(args json.RawMessage) string
+	// BestEffort kinds keep no job item: a wake carries the work's id (Ref)
+	// and is lost if its send fails (recomputable work only).
+	BestEffort bool
+	// MaxAttempts of one step before the job fails (default 5).
+	MaxAttempts int
+	// StepTimeout bounds one step (default 30 s; it must fit the worker's
+	// Lambda timeout with the commit).
+	StepTimeout time.Duration
+}
+
+// Step is what a handler gets for one step.
+type Step struct {
+	// Job is the job as claimed (args, tenant, generation, steps so far).
+	Job Job
+	// Checkpoint is the state the last committed step left (nil at first).
+	Checkpoint json.RawMessage
+	// Lease is the fencing token every write of the step must carry.
+	Lease Lease
+	// Attempt is this try of the step (1 on the first).
+	Attempt int
+	// Scope is a key prefix unique to this attempt of this step: objects
+	// the step writes go under it and only become part of the job through
+	// the checkpoint the step commits.
+	Scope string
+	// Ref is a best-effort wake's subject (best-effort kinds only).
+	Ref string
+}
+
+// Args decodes the job's args strictly into v.
+func (s Step) Args(v any) error { return strictJSON(s.Job.Args, v) }
+
+// Resume decodes the checkpoint into v (left alone when there is none).
+func (s Step) Resume(v any) error {
+	if len(s.Checkpoint) == 0 || string(s.Checkpoint) == "null" {
+		return nil
+	}
+	return json.Unmarshal(s.Checkpoint, v)
+}
+
+type outcomeKind int
+
+const (
+	outcomeContinue outcomeKind = iota + 1
+	outcomeDone
+	outcomeSnooze
+)
+
+// Outcome is what a successful step asks for next.
+type Outcome struct {
+	kind       outcomeKind
+	checkpoint any
+	result     any
+	after      time.Duration
+}
+
+// Continue commits checkpoint and runs the next step at once.
+func Continue(checkpoint any) Outcome { return Outcome{kind: outcomeContinue, checkpoint: checkpoint} }
+
+// Done finishes the job with result.
+func Done(result any) Outcome { return Outcome{kind: outcomeDone, result: result} }
+
+// Snooze commits checkpoint and runs the next step after d (no attempt is
+// used: waiting is not failing).
+func Snooze(d time.Duration, checkpoint any) Outcome {
+	return Outcome{kind: outcomeSnooze, checkpoint: checkpoint, after: d}
+}
+
+// StepError carries a failed step's retry intent.
+type StepError struct {
+	Permanent  bool
+	Code       string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *StepError) Error() string { return e.Err.Error() }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Retry marks err transient: the step is tried again with backoff until
+// the kind's attempts run out. A plain error means the same.
+func Retry(err error) error { return &StepError{Err: err} }
+
+// RetryAfter marks err transient and asks for the next try after d.
+func RetryAfter(err error, d time.Duration) error { return &StepError{Err: err, RetryAfter: d} }
+
+// Fail marks err permanent: the job fails at once with code.
+func Fail(code string, err error) error {
+	if code == "" {
+		code = CodeHandlerFailed
+	}
+	return &StepError{Permanent: true, Code: code, Err: err}
+}
+
+// Failure codes the engine records.
+const (
+	CodeHandlerFailed     = "handler_failed"
+	CodeAttemptsExhausted = "attempts_exhausted"
+	CodeStepTimeout       = "step_timeout"
+)
+
+// RequestError is a refused request (Start, Cancel, Restart, a view): a
+// machine-readable code and a message.
+type RequestError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
+
+// Codes of refused requests.
+const (
+	CodeInvalidRequest       = "invalid_request"
+	CodeUnknownKind          = "unknown_kind"
+	CodeInvalidArgs          = "invalid_args"
+	CodeIdempotencyConflict  = "idempotency_conflict"
+	CodeNotFound             = "not_found"
+	CodeTransitionNotAllowed = "transition_not_allowed"
+)
+
+func badRequest(code, format string, args ...any) error {
+	return &RequestError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsRequestError reports whether err is a refusal (not an infrastructure
+// failure).
+func IsRequestError(err error) bool {
+	var re *RequestError
+	return errors.As(err, &re)
+}

@@ -1,0 +1,177 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/metric"
+)
+
+// SweepReport is what one sweep did.
+type SweepReport struct {
+	// Due counts the due jobs found, Woken the wakes sent, Ran the steps
+	// run in-process (no queue), Failed the jobs that could not be read or
+	// woken.
+	Due, Woken, Ran, Failed int
+	// OldestDue is how long the oldest due job has been waiting.
+	OldestDue time.Duration
+	// Drained is false when the budget ran out first.
+	Drained bool
+}
+
+// HandleSweep is the sweep Lambda's handler (an EventBridge schedule).
+func (e *Engine) HandleSweep(ctx context.Context, _ events.EventBridgeEvent) (SweepReport, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(time.Minute)
+	}
+	return e.Sweep(ctx, deadline.Add(-5*time.Second))
+}
+
+// Sweep rediscovers every due job (queued or waiting past its due time,
+// or running past its lease) and wakes it; without a queue it runs their
+// steps itself, again and again until nothing is due or the budget ends.
+// Overlapping sweeps, and a sweep racing a wake, are safe: only one claim
+// of a step can succeed.
+func (e *Engine) Sweep(ctx context.Context, budget time.Time) (SweepReport, error) {
+	var rep SweepReport
+	seen := map[string]bool{}
+	for pass := 0; ; pass++ {
+		now := e.d.Now().UTC()
+		ids, oldest, err := e.due(ctx, now)
+		if err != nil {
+			return rep, err
+		}
+		if pass == 0 {
+			rep.OldestDue = oldest
+		}
+		var todo []string
+		for _, id := range ids {
+			if e.d.Waker != nil && seen[id] {
+				continue
+			}
+			seen[id] = true
+			todo = append(todo, id)
+		}
+		rep.Due += len(todo)
+		if len(todo) == 0 {
+			rep.Drained = true
+			break
+		}
+		ran := e.wakeAll(ctx, todo, budget, &rep)
+		if e.d.Waker != nil || ran == 0 || time.Now().After(budget) {
+			rep.Drained = !time.Now().After(budget)
+			break
+		}
+	}
+	e.d.Metrics.Emit(map[string]string{"Function": "jobs-sweep"},
+		metric.Metric{Name: MetricWoken, Unit: metric.Count, Value: float64(rep.Woken + rep.Ran)},
+		metric.Metric{Name: MetricOldestDue, Unit: metric.Seconds, Value: rep.OldestDue.Seconds()})
+	if rep.Due > 0 {
+		e.d.Log.InfoContext(ctx, "jobs: sweep", "due", rep.Due, "woken", rep.Woken, "ran", rep.Ran, "failed", rep.Failed, "oldestDue", rep.OldestDue.String())
+	}
+	return rep, nil
+}
+
+// due lists the due job ids of every partition.
+func (e *Engine) due(ctx context.Context, now time.Time) ([]string, time.Duration, error) {
+	var ids []string
+	var oldest time.Duration
+	for shard := range e.d.Store.Shards() {
+		cursor := ""
+		for {
+			page, err := e.d.Store.Due(ctx, DueParams{Shard: shard, Now: now, Limit: e.cfg.SweepPageSize, Cursor: cursor})
+			if err != nil {
+				return nil, 0, err
+			}
+			ids = append(ids, page.JobIDs...)
+			if page.Cursor == "" {
+				break
+			}
+			cursor = page.Cursor
+		}
+	}
+	if len(ids) > 0 {
+		// The oldest due age is read from the first job of each page
+		// (pages are oldest first); one read is enough for the metric.
+		if j, ok, err := e.d.Store.Get(ctx, ids[0]); err == nil && ok && !j.DueAt.IsZero() {
+			oldest = now.Sub(j.DueAt)
+		}
+	}
+	return ids, oldest, nil
+}
+
+// wakeAll wakes (or, without a queue, runs) the jobs with bounded
+// concurrency and returns how many steps ran in-process.
+func (e *Engine) wakeAll(ctx context.Context, ids []string, budget time.Time, rep *SweepReport) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, e.cfg.SweepConcurrency)
+	ran := 0
+	for _, id := range ids {
+		if time.Now().After(budget) {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			j, ok, err := e.d.Store.Get(ctx, id)
+			if err != nil || !ok {
+				mu.Lock()
+				rep.Failed++
+				mu.Unlock()
+				return
+			}
+			w := wakeOf(j, time.Time{})
+			if e.d.Waker != nil {
+				err = e.d.Waker.Wake(ctx, w, 0)
+			} else {
+				err = e.RunWake(ctx, w)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				rep.Failed++
+				e.d.Log.WarnContext(ctx, "jobs: sweep could not wake a job", "jobId", id, "error", err)
+			case e.d.Waker != nil:
+				rep.Woken++
+			default:
+				rep.Ran++
+				ran++
+			}
+		})
+	}
+	wg.Wait()
+	return ran
+}
+
+// ScheduledCall is what a schedule sends the sweep function: a sweep, or
+// the start of a daily job (kind, tenant; the UTC date is its idempotency
+// key and its args' "date").
+type ScheduledCall struct {
+	Action   string `json:"action"` // "sweep" or "daily"
+	Kind     string `json:"kind,omitempty"`
+	TenantID string `json:"tenantId,omitempty"`
+}
+
+// HandleSchedule is the sweep function's handler: EventBridge schedules
+// send it a ScheduledCall (an empty or unknown body sweeps).
+func (e *Engine) HandleSchedule(ctx context.Context, raw json.RawMessage) (any, error) {
+	var c ScheduledCall
+	_ = json.Unmarshal(raw, &c)
+	if c.Action == "daily" {
+		date := e.d.Now().UTC().Format(time.DateOnly)
+		args, _ := json.Marshal(map[string]string{"date": date})
+		j, created, err := e.Start(ctx, StartParams{Kind: c.Kind, TenantID: c.TenantID, IdempotencyKey: date, Args: args})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"jobId": j.ID, "status": j.Status, "created": created}, nil
+	}
+	return e.HandleSweep(ctx, events.EventBridgeEvent{})
+}

@@ -1,0 +1,89 @@
+// Package jobsfn is what every function using the durable job engine
+// shares (jobs-worker, jobs-sweep, admin-api, replay): the jobs table and
+// queue settings, the engine's config, and the engine over the given kinds.
+package jobsfn
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/wire"
+)
+
+// Environment variables of the job engine's functions (besides
+// INCIDENTS_TABLE and ARCHIVE_BUCKET).
+const (
+	EnvJobsTable = "JOBS_TABLE"
+	// EnvJobsQueueURL is the jobs queue; unset, jobs run by the sweep
+	// alone.
+	EnvJobsQueueURL = "JOBS_QUEUE_URL"
+	// EnvRetention keeps finished jobs, e.g. "720h".
+	EnvRetention = "JOBS_RETENTION"
+)
+
+// Config is the engine's part of a function's configuration.
+type Config struct {
+	Engine         jobs.Config
+	JobsTable      string
+	QueueURL       string
+	IncidentsTable string
+}
+
+// Load reads it (callers check r.Err and Validate).
+func Load(r *envconf.Reader) Config {
+	c := Config{
+		JobsTable:      wire.Required(r, EnvJobsTable, ""),
+		QueueURL:       r.String(EnvJobsQueueURL, ""),
+		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, "failed jobs open incidents"),
+	}
+	c.Engine.Retention = r.Duration(EnvRetention, 0)
+	c.Engine.Bucket = wire.Required(r, wire.EnvBucket, "large checkpoints and job output")
+	c.Engine = c.Engine.WithDefaults()
+	return c
+}
+
+// Validate checks the engine config.
+func (c Config) Validate() error { return wire.FromVars(c.Engine.Validate(), EnvRetention) }
+
+// Clients are the AWS services the engine itself calls.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+}
+
+// Store is the jobs table adapter.
+func (c Config) Store(cl Clients) *dynamo.Jobs {
+	return &dynamo.Jobs{Client: cl.DynamoDB, Table: c.JobsTable}
+}
+
+// New builds the engine over kinds.
+func New(c Config, cl Clients, rt wire.Runtime, kinds []jobs.Kind) (*jobs.Engine, error) {
+	rt = rt.WithDefaults()
+	var waker jobs.Waker
+	if c.QueueURL != "" {
+		waker = &sqsqueue.Waker{Client: cl.SQS, URL: c.QueueURL}
+	}
+	return jobs.New(c.Engine, jobs.Deps{
+		Store:     c.Store(cl),
+		Waker:     waker,
+		Blobs:     &s3blob.S3{Client: cl.S3},
+		Incidents: &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable},
+		Kinds:     kinds,
+		Metrics:   rt.Metrics,
+		Log:       rt.Log,
+		Now:       rt.Now,
+	})
+}

@@ -1,0 +1,147 @@
+// Package jobsworkerfn wires the job engine's worker and sweep functions
+// (jobs-worker: the jobs queue's consumer; jobs-sweep: the schedules) with
+// every shipped kind and the clients their steps need: DynamoDB, SQS, S3,
+// Lambda (reconciliation publishes through ingest) and, on deployed stages,
+// Secrets Manager (the Stripe API key).
+package jobsworkerfn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/stripeapi"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+)
+
+// Names of the two functions.
+const (
+	WorkerName = "jobs-worker"
+	SweepName  = "jobs-sweep"
+)
+
+// Environment variables (besides jobsfn's, EVENTS_TABLE, ARCHIVE_BUCKET,
+// INGEST_FUNCTION_ARN and STRIPE_TENANT_MAP, read as the webhook reads it).
+const (
+	// EnvStripeAPIKeySecretARN is the Secrets Manager secret holding a JSON
+	// list of Stripe API keys (restricted key, events read; the first is
+	// used). Unset: reconciliation fails with a clear error.
+	EnvStripeAPIKeySecretARN = "STRIPE_API_KEY_SECRET_ARN"
+	// EnvStripeAPIKey holds the key directly: local development only.
+	EnvStripeAPIKey = "STRIPE_API_KEY"
+	// EnvStripeAPIBaseURL points at Stripe's API (default) or a local
+	// stand-in.
+	EnvStripeAPIBaseURL = "STRIPE_API_BASE_URL"
+	// EnvStripeTenantMap is the webhook's tenant map (see webhookfn).
+	EnvStripeTenantMap = "STRIPE_TENANT_MAP"
+)
+
+// Timeouts: a worker runs one step (at most a kind's StepTimeout plus the
+// commit); the sweep drains due jobs within its run.
+const (
+	WorkerTimeout = 3 * time.Minute
+	SweepTimeout  = 5 * time.Minute
+)
+
+// Config is the worker's and the sweep's configuration.
+type Config struct {
+	jobsfn.Config
+	EventsTable    string
+	IngestFunction string
+	StripeBaseURL  string
+	StripeKey      wire.SecretSource
+	HasStripeKey   bool
+	Tenants        webhook.TenantMap
+	// StripeTypes are the Stripe event types the topology routes.
+	StripeTypes []string
+}
+
+// Load reads the config from the environment and validates it.
+func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
+	c := Config{
+		StripeTypes:    jobkinds.StripeTypes(top, stripeapi.MaxTypes),
+		Config:         jobsfn.Load(r),
+		EventsTable:    wire.Required(r, wire.EnvEventsTable, ""),
+		IngestFunction: wire.Required(r, wire.EnvIngestFunction, "reconciliation publishes through ingest"),
+		StripeBaseURL:  r.String(EnvStripeAPIBaseURL, stripeapi.DefaultBaseURL),
+	}
+	c.HasStripeKey = r.String(EnvStripeAPIKeySecretARN, "") != "" || r.String(EnvStripeAPIKey, "") != ""
+	if c.HasStripeKey {
+		c.StripeKey = wire.LoadSecretSource(r, EnvStripeAPIKeySecretARN, EnvStripeAPIKey, "STRIPE_API_KEY_REFRESH", nil)
+	}
+	r.JSON(EnvStripeTenantMap, &c.Tenants)
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	if err := c.Tenants.Validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", EnvStripeTenantMap, err)
+	}
+	return c, c.Config.Validate()
+}
+
+// Clients are the AWS services the worker and the sweep call.
+type Clients struct {
+	jobsfn.Clients
+	Lambda         *lambda.Client
+	SecretsManager *secretsmanager.Client
+}
+
+// NewClients builds them from one aws.Config.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{Clients: jobsfn.NewClients(cfg), Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+}
+
+// New builds the engine with every kind ready to run its steps.
+func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
+	rt = rt.WithDefaults()
+	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
+	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
+	blobs := &s3blob.S3{Client: cl.S3}
+	d := jobkinds.Deps{
+		Events:   exportSource{events, incidents},
+		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
+		Payloads: blobs, Objects: blobs, Bucket: c.Engine.Bucket,
+		Stripe:      stripe.New(secret.List{}, c.Tenants, rt.Log),
+		Ingest:      &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
+		StripeTypes: c.StripeTypes,
+	}
+	if c.HasStripeKey {
+		keys, err := c.StripeKey.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: Stripe API key: %w", err)
+		}
+		d.StripeEvents = stripeEvents{stripeapi.NewClient(c.StripeBaseURL, keys, nil)}
+	}
+	return jobsfn.New(c.Config, cl.Clients, rt, jobkinds.Kinds(d))
+}
+
+// exportSource joins the events and incidents readers.
+type exportSource struct {
+	*dynamo.Events
+	*dynamo.Incidents
+}
+
+// stripeEvents adapts the Stripe client to the reconcile kind's port.
+type stripeEvents struct{ c *stripeapi.Client }
+
+func (s stripeEvents) ListEvents(ctx context.Context, p jobkinds.StripeListParams) ([]json.RawMessage, bool, error) {
+	page, err := s.c.ListEvents(ctx, stripeapi.ListParams{CreatedFrom: p.CreatedFrom, StartingAfter: p.StartingAfter, Limit: p.Limit, Types: p.Types})
+	return page.Events, page.HasMore, err
+}
