@@ -1,21 +1,21 @@
 // Command jobs-sweep is the job engine's schedule target: every 15 minutes
-// it rediscovers due jobs (and jobs whose lease expired) and wakes them; a
-// daily schedule starts the Stripe reconciliation (docs/jobs.md).
+// it rediscovers due jobs (and jobs whose lease expired) and wakes them
+// through the jobs queue; a daily schedule starts the Stripe reconciliation
+// (docs/jobs.md). It runs no steps, so it links no client the steps use.
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
 func main() {
-	b := wire.NewBoot(jobsworkerfn.SweepName)
-	cfg, err := jobsworkerfn.Load(b.Env, topology.Default())
+	b := wire.NewBoot(jobsfn.SweepName)
+	cfg, err := jobsfn.LoadSweep(b.Env)
 	b.Check("invalid config", err)
-	e, err := jobsworkerfn.New(b.Ctx, cfg, jobsworkerfn.NewClients(b.AWSConfig()), b.Runtime())
+	e, err := jobsfn.NewSweep(cfg, jobsfn.NewClients(b.AWSConfig()), b.Runtime())
 	b.Check("build", err)
 	lambda.Start(e.HandleSchedule)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
 // Permanent error codes (the errorCode of the dead letter).
@@ -129,8 +130,12 @@ func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 	req.Header.Set(HeaderID, m.Event.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set(HeaderSignature, sig)
-	if m.Event.Traceparent != "" {
-		req.Header.Set("traceparent", m.Event.Traceparent)
+	// The producer's W3C context when it sent one; else the platform's
+	// own trace, so a subscriber that speaks W3C trace context joins it.
+	if tp := m.Event.Traceparent; tp != "" {
+		req.Header.Set("traceparent", tp)
+	} else if tp := trace.Traceparent(ctx); tp != "" {
+		req.Header.Set("traceparent", tp)
 	}
 	client := d.Client
 	if client == nil {

@@ -21,7 +21,7 @@ func init() { register("jobs", jobsFunctions) }
 // Function names of the job engine.
 const (
 	FunctionJobsWorker = jobsworkerfn.WorkerName
-	FunctionJobsSweep  = jobsworkerfn.SweepName
+	FunctionJobsSweep  = jobsfn.SweepName
 )
 
 // SettingJobsSweepEvery is the job sweep's local cadence (deployed: every
@@ -84,7 +84,12 @@ func jobsFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweep, err := jobsworkerfn.New(ctx, cfg, cl, s.runtime(FunctionJobsSweep))
+	// As deployed: the sweep only wakes; jobs-worker runs the steps.
+	sweepCfg, err := jobsfn.LoadSweep(s.env(s.JobsResources()))
+	if err != nil {
+		return nil, fmt.Errorf("jobs-sweep config: %w", err)
+	}
+	sweep, err := jobsfn.NewSweep(sweepCfg, cl.Clients, s.runtime(FunctionJobsSweep))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +100,7 @@ func jobsFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	return []Function{
 		{Name: FunctionJobsWorker, Handler: worker.HandleSQS, Timeout: jobsworkerfn.WorkerTimeout,
 			Triggers: []lambdalocal.Trigger{lambdalocal.QueueSource{QueueURL: q.URL, QueueARN: q.ARN, BatchSize: 1, MaxConcurrency: 4}}},
-		{Name: FunctionJobsSweep, Handler: sweep.HandleSchedule, Timeout: jobsworkerfn.SweepTimeout,
+		{Name: FunctionJobsSweep, Handler: sweep.HandleSchedule, Timeout: jobsfn.SweepTimeout,
 			Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: every}}},
 	}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
-	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
 
 // KindReconcile is the Stripe reconciliation's kind name.
@@ -168,13 +167,24 @@ func (a ReconcileArgs) from() (time.Time, error) {
 // events API's types filter: nil (every type) when a route takes all of
 // Stripe's events or there are more patterns than one call may carry.
 func StripeTypes(top topology.Topology, max int) []string {
+	// The Stripe producer's source prefixes its event types
+	// ("stripe.invoice.paid").
+	source := ""
+	for _, p := range top.Producers {
+		if p.Provider == topology.ProviderStripe {
+			source = p.Source
+		}
+	}
+	if source == "" {
+		return nil
+	}
 	var types []string
 	for _, r := range top.Routes {
 		switch {
-		case r.Pattern == stripe.Source+".*":
+		case r.Pattern == source+".*":
 			return nil
-		case strings.HasPrefix(r.Pattern, stripe.Source+"."):
-			t := strings.TrimPrefix(r.Pattern, stripe.Source+".")
+		case strings.HasPrefix(r.Pattern, source+"."):
+			t := strings.TrimPrefix(r.Pattern, source+".")
 			if !slices.Contains(types, t) {
 				types = append(types, t)
 			}

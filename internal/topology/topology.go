@@ -277,10 +277,12 @@ func queueName(prefix, topic, suffix string, fifo bool) string {
 func (t Topology) Clone() Topology {
 	c := Topology{Topics: slices.Clone(t.Topics)}
 	for _, p := range t.Producers {
-		c.Producers = append(c.Producers, Producer{Source: p.Source, Types: slices.Clone(p.Types)})
+		p.Types = slices.Clone(p.Types) // every other field is a value
+		c.Producers = append(c.Producers, p)
 	}
 	for _, r := range t.Routes {
-		c.Routes = append(c.Routes, Route{Pattern: r.Pattern, Topics: slices.Clone(r.Topics)})
+		r.Topics = slices.Clone(r.Topics)
+		c.Routes = append(c.Routes, r)
 	}
 	return c
 }

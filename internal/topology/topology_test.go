@@ -108,3 +108,16 @@ func TestValidateRejects(t *testing.T) {
 	}
 	require.NoError(t, topology.Default().Validate(), "Clone must not alias the default")
 }
+
+// A clone is equal to its topology in every field (the webhook provider
+// included) and shares no slice with it.
+func TestCloneIsDeepAndComplete(t *testing.T) {
+	t.Parallel()
+	orig := topology.Default()
+	c := orig.Clone()
+	require.Equal(t, orig, c)
+	c.Producers[0].Types[0] = "changed.*"
+	c.Routes[0].Topics[0] = "changed"
+	c.Topics[0].Name = "changed"
+	require.Equal(t, topology.Default(), orig, "the original is untouched")
+}

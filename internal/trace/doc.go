@@ -1,13 +1,18 @@
-// Package trace is the platform's only door to AWS X-Ray
-// (github.com/aws/aws-xray-sdk-go/v2): AWS SDK calls as subsegments
-// (Instrument), the trace header carried downstream (Header: the webhook's
-// ingest invoke, ingest's and replay's SQS sends as AWSTraceHeader), a
-// segment per consumed message continuing the producer's trace (Continue),
-// and annotations (event id, tenant, topic) that make traces searchable.
+// Package trace records AWS X-Ray traces without the X-Ray SDK (in
+// maintenance, end of support 2027-02-25): it writes X-Ray segment
+// documents itself and sends them over UDP to the daemon address Lambda
+// sets (AWS_XRAY_DAEMON_ADDRESS) — the X-Ray daemon Lambda runs, or
+// elsewhere the CloudWatch agent or an OpenTelemetry collector with an
+// awsxray receiver. It covers what the platform uses: AWS SDK calls as
+// subsegments with the trace header propagated (Instrument), the header
+// carried downstream (Header: the webhook's ingest invoke, ingest's and
+// replay's SQS sends as AWSTraceHeader), a segment per consumed message
+// continuing the producer's trace (Continue), timed work (Subsegment),
+// annotations (event id, tenant, topic) that make traces searchable, and
+// the same trace as W3C trace context for subscribers (Traceparent).
 //
-// It is a no-op unless a daemon address is configured: in Lambda,
-// AWS_XRAY_DAEMON_ADDRESS is set by the service (active tracing); locally
-// nothing is traced unless a developer runs the X-Ray daemon and sets it.
-// No other package imports the X-Ray SDK, so the rest of the code never
-// depends on it and tests never need a daemon.
+// It is a no-op unless a daemon address is configured: in Lambda, active
+// tracing sets it; locally nothing is traced unless a developer runs a
+// daemon and sets it. It adds no dependency beyond the AWS SDK's
+// middleware packages, so a binary pays nothing for it at init.
 package trace

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
 )
 
@@ -88,6 +90,13 @@ func TestTraceFollowsAnEventThroughTheStack(t *testing.T) {
 	require.Equal(t, "evt_1PzB7sLkdIwHu7ixQm3nT0aX", consume.Annotations["eventId"], "searchable by event id: %v", consume.Annotations)
 	require.Equal(t, "billing.events", consume.Annotations["topic"])
 	require.Equal(t, "acme", consume.Annotations["tenantId"])
+
+	// The subscriber gets the same trace in W3C form.
+	require.Eventually(t, func() bool { return len(st.Sink.Deliveries(topology.Billing)) > 0 }, 10*time.Second, 20*time.Millisecond)
+	tp := st.Sink.Deliveries(topology.Billing)[0].Headers["traceparent"]
+	wantPrefix := "00-" + strings.ReplaceAll(strings.TrimPrefix(hook.TraceID, "1-"), "-", "") + "-"
+	require.True(t, strings.HasPrefix(tp, wantPrefix), "traceparent %q joins trace %s", tp, hook.TraceID)
+	require.True(t, strings.HasSuffix(tp, "-01"), "sampled")
 }
 
 func names(m map[string]segment) []string {

@@ -2,41 +2,36 @@ package trace
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-xray-sdk-go/v2/header"
-	"github.com/aws/aws-xray-sdk-go/v2/instrumentation/awsv2"
-	"github.com/aws/aws-xray-sdk-go/v2/strategy/ctxmissing"
-	"github.com/aws/aws-xray-sdk-go/v2/strategy/sampling"
-	"github.com/aws/aws-xray-sdk-go/v2/xray"
-	"github.com/aws/aws-xray-sdk-go/v2/xraylog"
 
 	"github.com/siteswarm/eventplatform/internal/logging"
 )
 
 // EnvDaemonAddress is the X-Ray daemon's address ("127.0.0.1:2000");
-// Lambda sets it for every function.
+// Lambda sets it for every function with active tracing.
 const EnvDaemonAddress = "AWS_XRAY_DAEMON_ADDRESS"
 
+// envDisabled turns tracing off even where Lambda set a daemon address
+// (the name the X-Ray SDKs read).
+const envDisabled = "AWS_XRAY_SDK_DISABLED"
+
 // lambdaTraceKey is where the Lambda Go runtime (aws-lambda-go) puts the
-// invocation's trace header; the X-Ray SDK reads the same plain key.
+// invocation's trace header.
 const lambdaTraceKey = "x-amzn-trace-id"
 
 var enabled atomic.Bool
 
 func init() {
-	// The SDK's default logger prints INFO lines to stdout and its default
-	// context-missing strategy logs an error for every SDK call made outside
-	// a traced request (cold-start reads, the local stack's pollers).
-	// Neither belongs in our JSON logs.
-	xray.SetLogger(slogLogger{})
-	_ = xray.Configure(xray.Config{ContextMissingStrategy: ctxmissing.NewDefaultIgnoreErrorStrategy()})
-	enabled.Store(os.Getenv(EnvDaemonAddress) != "" && !xray.SdkDisabled())
+	if addr := os.Getenv(EnvDaemonAddress); addr != "" && os.Getenv(envDisabled) != "true" {
+		// In Lambda, sampling was decided by Lambda: every segment we
+		// record continues its header. The default rule only applies to
+		// traces we start ourselves.
+		_ = Configure(Options{DaemonAddr: addr})
+	}
 	logging.AddHook(annotateFromLog)
 }
 
@@ -65,34 +60,33 @@ func annotateFromLog(ctx context.Context, attrs []slog.Attr) {
 
 // Options configure tracing explicitly (the local stack, tests).
 type Options struct {
-	// DaemonAddr is the daemon's UDP address; "" disables tracing.
+	// DaemonAddr is the daemon's UDP address (the X-Ray daemon, or the
+	// CloudWatch agent / an OpenTelemetry collector with an X-Ray UDP
+	// receiver); "" disables tracing.
 	DaemonAddr string
-	// SampleAll records every new trace. The default is X-Ray's sampling
-	// (the account's rules through the daemon; locally one per second
-	// plus 5%), which is right in AWS and useless for a developer
-	// following one event.
+	// SampleAll records every new trace. The default is X-Ray's default
+	// rule (one per second plus 5%), which is right in AWS and useless
+	// for a developer following one event.
 	SampleAll bool
 }
 
 // Configure enables (or, with no address, disables) tracing for the
-// process. Lambda functions do not need it: Enabled follows the
-// environment Lambda sets.
+// process. Lambda functions do not need it: it follows the environment
+// Lambda sets.
 func Configure(o Options) error {
 	if o.DaemonAddr == "" {
 		enabled.Store(false)
+		out.Store(nil)
 		return nil
 	}
-	cfg := xray.Config{DaemonAddr: o.DaemonAddr}
-	if o.SampleAll {
-		all, err := sampling.NewLocalizedStrategyFromJSONBytes([]byte(`{"version":2,"default":{"fixed_target":1,"rate":1.0},"rules":[]}`))
-		if err != nil {
-			return fmt.Errorf("trace: sampling: %w", err)
+	if old := out.Swap(&emitter{addr: o.DaemonAddr}); old != nil {
+		old.mu.Lock()
+		if old.conn != nil {
+			_ = old.conn.Close()
 		}
-		cfg.SamplingStrategy = all
+		old.mu.Unlock()
 	}
-	if err := xray.Configure(cfg); err != nil {
-		return fmt.Errorf("trace: %w", err)
-	}
+	sampling.Store(&sampler{all: o.SampleAll})
 	enabled.Store(true)
 	return nil
 }
@@ -108,7 +102,7 @@ func Instrument(cfg *aws.Config) {
 	if !Enabled() {
 		return
 	}
-	awsv2.AWSV2Instrumentor(&cfg.APIOptions)
+	cfg.APIOptions = append(cfg.APIOptions, addMiddleware)
 }
 
 // Header is the trace header to hand downstream ("Root=…;Parent=…;
@@ -119,11 +113,8 @@ func Header(ctx context.Context) string {
 	if !Enabled() {
 		return ""
 	}
-	if seg := xray.GetSegment(ctx); seg != nil {
-		if seg.TraceID == "" {
-			return ""
-		}
-		return seg.DownstreamHeader().String()
+	if s := spanFrom(ctx); s != nil {
+		return s.header().String()
 	}
 	h, _ := ctx.Value(lambdaTraceKey).(string)
 	return h
@@ -139,44 +130,61 @@ func noEnd(error) {}
 // upstream (an AWSTraceHeader or X-Amzn-Trace-Id value): a consumer's
 // processing of one message, or — locally — the function segment Lambda
 // would record for an invocation. An empty or malformed upstream starts a
-// new trace (subject to sampling). AWS SDK calls made with the returned
+// new trace (subject to sampling); an upstream decision always wins, so a
+// trace is never half recorded. AWS SDK calls made with the returned
 // context become its subsegments. Event fields already on the context for
 // logging (and any added later with logging.With) become annotations.
 func Continue(ctx context.Context, name, upstream string) (context.Context, End) {
 	if !Enabled() {
 		return ctx, noEnd
 	}
-	h := header.FromString(upstream)
-	if h.TraceID == "" {
-		ctx, seg := xray.BeginSegment(ctx, name)
-		annotateFromLog(ctx, logging.Attrs(ctx))
-		return ctx, seg.Close
+	h := parseHeader(upstream)
+	s := &span{name: name, id: newSpanID(), traceID: h.root, parentID: h.parent, start: now()}
+	if s.traceID == "" {
+		s.traceID, s.parentID = newTraceID(), ""
 	}
-	ctx, seg := xray.NewSegmentFromHeader(ctx, name, nil, h)
+	switch h.sampled {
+	case sampledYes:
+		s.sampled = true
+	case sampledNo:
+		s.sampled = false
+	default:
+		s.sampled = sampling.Load().sample()
+	}
+	ctx = withSpan(ctx, s)
 	annotateFromLog(ctx, logging.Attrs(ctx))
-	// NewSegmentFromHeader samples by the strategy when r is nil; an
-	// upstream decision must win so one trace is never half recorded.
-	switch h.SamplingDecision {
-	case header.Sampled:
-		seg.Sampled, seg.Dummy = true, false
-	case header.NotSampled:
-		seg.Sampled, seg.Dummy = false, true
+	return ctx, s.finish
+}
+
+// begin starts a subsegment of the current span, or of the Lambda
+// invocation's segment (known from its header); nil when ctx is not
+// traced.
+func begin(ctx context.Context, name string) (context.Context, *span) {
+	if !Enabled() {
+		return ctx, nil
 	}
-	return ctx, seg.Close
+	parent := spanFrom(ctx)
+	if parent == nil {
+		lh, _ := ctx.Value(lambdaTraceKey).(string)
+		h := parseHeader(lh)
+		if h.root == "" || h.parent == "" {
+			return ctx, nil
+		}
+		parent = &span{id: h.parent, traceID: h.root, sampled: h.sampled == sampledYes, facade: true}
+	}
+	s := parent.child(name)
+	return withSpan(ctx, s), s
 }
 
 // Subsegment times a piece of work (an HTTP delivery, a replay of one
 // incident) inside the current segment. Without one (tracing off, or an
 // untraced context) it does nothing.
 func Subsegment(ctx context.Context, name string) (context.Context, End) {
-	if !Enabled() || (xray.GetSegment(ctx) == nil && ctx.Value(lambdaTraceKey) == nil) {
+	c, s := begin(ctx, name)
+	if s == nil {
 		return ctx, noEnd
 	}
-	ctx, seg := xray.BeginSubsegment(ctx, name)
-	if seg == nil {
-		return ctx, noEnd
-	}
-	return ctx, seg.Close
+	return c, s.finish
 }
 
 // Annotate adds indexed annotations (searchable in the X-Ray console:
@@ -186,30 +194,13 @@ func Annotate(ctx context.Context, kv ...string) {
 	if !Enabled() {
 		return
 	}
-	seg := xray.GetSegment(ctx)
-	if seg == nil {
+	s := spanFrom(ctx)
+	if s == nil {
 		return
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
-			_ = seg.AddAnnotation(kv[i], kv[i+1])
+			s.annotate(kv[i], kv[i+1])
 		}
-	}
-}
-
-// TraceID returns the trace id ("1-…-…") of a trace header, or "".
-func TraceID(h string) string {
-	return header.FromString(strings.TrimSpace(h)).TraceID
-}
-
-// slogLogger routes the SDK's own warnings and errors to slog.
-type slogLogger struct{}
-
-func (slogLogger) Log(level xraylog.LogLevel, msg fmt.Stringer) {
-	switch level {
-	case xraylog.LogLevelError:
-		slog.Error("xray: " + msg.String())
-	case xraylog.LogLevelWarn:
-		slog.Warn("xray: " + msg.String())
 	}
 }

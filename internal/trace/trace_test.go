@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,8 @@ func newDaemon(t *testing.T) *daemon {
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
+	// Room for a burst (a split segment is hundreds of packets at once).
+	require.NoError(t, conn.SetReadBuffer(8<<20))
 	return &daemon{conn: conn, seen: map[string]bool{}}
 }
 
@@ -38,6 +42,10 @@ type segment struct {
 	TraceID     string         `json:"trace_id"`
 	ParentID    string         `json:"parent_id"`
 	Fault       bool           `json:"fault"`
+	Error       bool           `json:"error"`
+	Type        string         `json:"type"`
+	StartTime   float64        `json:"start_time"`
+	EndTime     float64        `json:"end_time"`
 	Annotations map[string]any `json:"annotations"`
 	AWS         map[string]any `json:"aws"`
 	Namespace   string         `json:"namespace"`
@@ -142,6 +150,39 @@ func TestTracing(t *testing.T) {
 		require.True(t, seg.Fault)
 		require.Len(t, seg.Subsegments, 1)
 		require.Equal(t, "DescribeTable", seg.Subsegments[0].AWS["operation"])
+		require.True(t, seg.Subsegments[0].Error, "a 4xx is the caller's error")
+		require.False(t, seg.Subsegments[0].Fault)
+		require.GreaterOrEqual(t, seg.EndTime, seg.StartTime)
+	})
+
+	t.Run("in Lambda, calls are subsegments of the invocation's segment", func(t *testing.T) {
+		const h = "Root=1-5759e988-bd862e3fe1be46a994272795;Parent=53995c3f42cd8ad7;Sampled=1"
+		//nolint:staticcheck // the Lambda runtime's plain string key
+		lambdaCtx := context.WithValue(ctx, "x-amzn-trace-id", h)
+		_, err := ddb.ListTables(lambdaCtx, &dynamodb.ListTablesInput{})
+		require.NoError(t, err)
+		sub := d.next(t, "DynamoDB")
+		require.Equal(t, "subsegment", sub.Type, "an independent subsegment: Lambda records the segment")
+		require.Equal(t, "1-5759e988-bd862e3fe1be46a994272795", sub.TraceID)
+		require.Equal(t, "53995c3f42cd8ad7", sub.ParentID)
+	})
+
+	t.Run("a segment too large for one packet is split", func(t *testing.T) {
+		c, end := trace.Continue(ctx, "big", "")
+		for i := range 100 {
+			sc, endSub := trace.Subsegment(c, fmt.Sprintf("step-%03d", i))
+			trace.Annotate(sc, "detail", strings.Repeat("x", 700))
+			endSub(nil)
+		}
+		end(nil)
+		seg := d.next(t, "big")
+		require.Empty(t, seg.Subsegments)
+		for i := range 100 {
+			sub := d.next(t, fmt.Sprintf("step-%03d", i))
+			require.Equal(t, "subsegment", sub.Type)
+			require.Equal(t, seg.ID, sub.ParentID)
+			require.Equal(t, seg.TraceID, sub.TraceID)
+		}
 	})
 
 	t.Run("an unsampled upstream is not recorded", func(t *testing.T) {

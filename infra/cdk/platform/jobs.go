@@ -162,15 +162,21 @@ func (p *Platform) newJobs(ingest *Function) {
 	// The sweep only wakes (a queue is configured): job items and the due
 	// index, and the queue. The daily schedule's start is a conditional
 	// put.
+	sweepEnv := map[string]*string{
+		wire.EnvIncidentsTable: incidents.TableName(),
+		wire.EnvBucket:         p.Bucket.BucketName(),
+		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+	}
+	p.jobsEnv(sweepEnv)
 	sweep := p.newFunction(fnSpec{
 		ID:          "JobsSweep",
 		Binary:      RoleJobsSweep,
-		Name:        jobsworkerfn.SweepName,
+		Name:        jobsfn.SweepName,
 		Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation",
-		Timeout:     jobsworkerfn.SweepTimeout,
+		Timeout:     jobsfn.SweepTimeout,
 		MemoryMB:    256,
 		Reserved:    2,
-		Env:         env(),
+		Env:         sweepEnv,
 	})
 	p.allowJobs(sweep, table.IndexJobsDue)
 	awsevents.NewRule(p.Stack, jsii.String("JobsSweepSchedule"), &awsevents.RuleProps{

@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
@@ -53,7 +54,7 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		},
 		RoleConsumerPurge: func(r *envconf.Reader) error { _, err := purgeconsumerfn.Load(r, top); return err },
 		RoleJobsWorker:    loadJobs(top),
-		RoleJobsSweep:     loadJobs(top),
+		RoleJobsSweep:     func(r *envconf.Reader) error { _, err := jobsfn.LoadSweep(r); return err },
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}

@@ -4,6 +4,9 @@
 package jobsfn
 
 import (
+	"errors"
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/s3blob"
 	"github.com/siteswarm/eventplatform/internal/sqsqueue"
@@ -62,6 +66,32 @@ type Clients struct {
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
 	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+}
+
+// SweepName is the sweep function's name; SweepTimeout bounds a run
+// (it wakes every due job within it).
+const (
+	SweepName    = "jobs-sweep"
+	SweepTimeout = 5 * time.Minute
+)
+
+// LoadSweep reads the sweep's config: it only wakes jobs (jobs-worker runs
+// their steps), so it needs the queue.
+func LoadSweep(r *envconf.Reader) (Config, error) {
+	c := Load(r)
+	if c.QueueURL == "" {
+		r.Fail(errors.New(EnvJobsQueueURL + ": required: the sweep wakes jobs through the jobs queue"))
+	}
+	if err := r.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// NewSweep builds the sweep's engine: every kind, for their names and
+// argument checks, none of their ports (their steps run in jobs-worker).
+func NewSweep(c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
+	return New(c, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Engine.Bucket}))
 }
 
 // Store is the jobs table adapter.

@@ -1,8 +1,8 @@
-// Package jobsworkerfn wires the job engine's worker and sweep functions
-// (jobs-worker: the jobs queue's consumer; jobs-sweep: the schedules) with
-// every shipped kind and the clients their steps need: DynamoDB, SQS, S3,
-// Lambda (reconciliation publishes through ingest) and, on deployed stages,
-// Secrets Manager (the Stripe API key).
+// Package jobsworkerfn wires the job engine's worker (jobs-worker, the jobs
+// queue's consumer) with every shipped kind and the clients their steps
+// need: DynamoDB, SQS, S3, Lambda (reconciliation publishes through ingest)
+// and, on deployed stages, Secrets Manager (the Stripe API key). Tests and
+// a queue-less setup use it to run steps in the sweep too.
 package jobsworkerfn
 
 import (
@@ -31,11 +31,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
-// Names of the two functions.
-const (
-	WorkerName = "jobs-worker"
-	SweepName  = "jobs-sweep"
-)
+// WorkerName is the worker function's name.
+const WorkerName = "jobs-worker"
 
 // Environment variables (besides jobsfn's, EVENTS_TABLE, ARCHIVE_BUCKET,
 // INGEST_FUNCTION_ARN and STRIPE_TENANT_MAP, read as the webhook reads it).
@@ -53,12 +50,9 @@ const (
 	EnvStripeTenantMap = "STRIPE_TENANT_MAP"
 )
 
-// Timeouts: a worker runs one step (at most a kind's StepTimeout plus the
-// commit); the sweep drains due jobs within its run.
-const (
-	WorkerTimeout = 3 * time.Minute
-	SweepTimeout  = 5 * time.Minute
-)
+// WorkerTimeout: a worker runs one step (at most a kind's StepTimeout plus
+// the commit).
+const WorkerTimeout = 3 * time.Minute
 
 // Config is the worker's and the sweep's configuration.
 type Config struct {
