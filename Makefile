@@ -19,7 +19,8 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@touch $@
 
 .PHONY: deps
-deps: node_modules/.package-lock.json ## Install pinned node tooling (npm ci) and Go modules
+deps: node_modules/.package-lock.json ## Install pinned node tooling (npm ci), DynamoDB Local (needs Java 17) and Go modules
+	scripts/dynamodb-local.sh
 	$(GO) mod download
 	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) mod download; fi
 
@@ -38,12 +39,13 @@ fuzz: deps ## Run every fuzz target for FUZZTIME each (default 30s); `make test`
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 .PHONY: bench
-bench: deps ## Run the benchmarks and write docs/benchmarks.md
+bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md (what an event costs)
 	@mkdir -p docs
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | tee .bench.out
 	$(GO) run ./cmd/benchreport < .bench.out > docs/benchmarks.md
 	@rm -f .bench.out
-	@echo "wrote docs/benchmarks.md"
+	$(GO) test ./internal/devstack -run '^TestCostPerPath$$' -count=1 -update-cost
+	@echo "wrote docs/benchmarks.md, docs/cost.md and docs/cost-figures.json"
 
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/) and the evp CLI

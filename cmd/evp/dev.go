@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siteswarm/eventplatform/internal/devstack"
+	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
 )
 
@@ -41,7 +42,7 @@ func newDevCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			st, err := devstack.Start(ctx, devstack.Options{Addr: addr, Prefix: prefix, Profile: profile, Log: log, Settings: settings})
+			st, err := devstack.Start(ctx, devstack.Options{Addr: addr, Prefix: prefix, Profile: profile, Log: log, Settings: settings, DynamoDB: localaws.DynamoAuto})
 			if err != nil {
 				return err
 			}

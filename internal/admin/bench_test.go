@@ -15,9 +15,9 @@ import (
 func BenchmarkAdminRequest(b *testing.B) {
 	bd := setup(b)
 	bd.publish(b, "evt_bench", "inquiry.created", "storefront", "acme")
-	inc := bd.deadLetter(b, "evt_bench", "crm.sync")
+	inc := bd.deadLetter(b, "acme/evt_bench", "crm.sync") // an internal event's key is scoped by tenant
 	for _, r := range []struct{ name, path string }{
-		{"event-view-2-topics", "/admin/events/evt_bench"},
+		{"event-view-2-topics", "/admin/events/evt_bench?tenant=acme"},
 		{"incident-view", "/admin/incidents/" + inc.ID},
 		{"incidents-list-open", "/admin/incidents?status=open"},
 		{"health", "/admin/health"},

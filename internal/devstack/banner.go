@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/siteswarm/eventplatform/internal/localaws"
 )
 
 // Banner writes what a developer needs to start: the URLs, the local
@@ -14,6 +16,9 @@ import (
 func (s *Stack) Banner(w io.Writer) {
 	u := s.URL()
 	where := "embedded emulators (DynamoDB, SQS, SNS, S3), in memory"
+	if s.Emulators != nil && s.Emulators.DynamoKind == localaws.DynamoLocal {
+		where = "emulators in memory (DynamoDB Local for DynamoDB; SQS, SNS, S3 embedded)"
+	}
 	if s.Target == TargetAWS {
 		where = fmt.Sprintf("real endpoints, resources prefixed %q (left in place on exit)", s.Resources.Prefix)
 	}

@@ -43,7 +43,9 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	if o.Profile == "" && !usesEndpointOverride(s.Settings) {
 		s.Target = TargetEmulators
 		var err error
-		if s.Emulators, err = localaws.Start(ctx, localaws.Options{}); err != nil {
+		kind := s.Settings.String(localaws.EnvDynamoDB, o.DynamoDB)
+		warn := func(msg string) { s.Log.WarnContext(ctx, "devstack: "+msg, "function", "evp") }
+		if s.Emulators, err = localaws.Start(ctx, localaws.Options{DynamoDB: kind, Warn: warn}); err != nil {
 			return fmt.Errorf("devstack: emulators: %w", err)
 		}
 		e := s.Emulators

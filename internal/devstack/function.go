@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 )
 
@@ -34,4 +36,24 @@ type namedRegistrar struct {
 // register adds a registrar; name is for error messages.
 func register(name string, r Registrar) {
 	registrars = append(registrars, namedRegistrar{name, r})
+}
+
+// timed reports each invocation's duration (Options.Invoked).
+type timed struct {
+	name   string
+	h      lambda.Handler
+	report func(string, time.Duration)
+}
+
+func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	start := time.Now()
+	defer func() { t.report(t.name, time.Since(start)) }()
+	return t.h.Invoke(ctx, payload)
+}
+
+func asHandler(h any) lambda.Handler {
+	if lh, ok := h.(lambda.Handler); ok {
+		return lh
+	}
+	return lambda.NewHandler(h)
 }

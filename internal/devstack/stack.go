@@ -48,6 +48,15 @@ type Options struct {
 	// APIOptions are added to every AWS client the functions get (tests:
 	// fault injection and call counting); provisioning does not get them.
 	APIOptions []func(*middleware.Stack) error
+	// Invoked, when set, is told of every function invocation and its
+	// duration (tests: Lambda billing, measured as the local stack runs).
+	Invoked func(function string, d time.Duration)
+	// DynamoDB picks the DynamoDB emulator (localaws.DynamoEmbedded,
+	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
+	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
+	// DynamoDB Local when Java is there, so a stack left running for a day
+	// keeps its write rate.
+	DynamoDB string
 }
 
 // Stack is a running local platform.
@@ -84,6 +93,7 @@ type Stack struct {
 	closeErr     error
 	namesMu      sync.Mutex
 	names        []string
+	invoked      func(function string, d time.Duration)
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -111,6 +121,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Settings:  layered(o.Settings, o.Env, Defaults()),
 		Functions: lambdalocal.NewFunctions(),
 		Sink:      NewSink(),
+		invoked:   o.Invoked,
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
 	}
@@ -166,7 +177,11 @@ func (s *Stack) Register(fn Function) error {
 	if fn.Timeout > 0 {
 		opts = append(opts, lambdalocal.FunctionTimeout(fn.Timeout))
 	}
-	s.Functions.Register(fn.Name, lambdalocal.WithTracing(fn.Name, fn.Handler), opts...)
+	h := lambdalocal.WithTracing(fn.Name, fn.Handler)
+	if s.invoked != nil {
+		h = timed{name: fn.Name, h: asHandler(h), report: s.invoked}
+	}
+	s.Functions.Register(fn.Name, h, opts...)
 	s.namesMu.Lock()
 	if !slices.Contains(s.names, fn.Name) {
 		s.names = append(s.names, fn.Name)

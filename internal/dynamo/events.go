@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,8 +78,13 @@ func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 	if len(p.Rows) > 0 {
 		// Makes an SDK-level retry of a commit whose response was lost
-		// succeed instead of looking like a duplicate.
-		in.ClientRequestToken = aws.String(p.Rows[0].LeaseOwner)
+		// succeed instead of looking like a duplicate. DynamoDB remembers a
+		// token for 10 minutes and refuses it with other parameters
+		// (IdempotentParameterMismatch) account-wide, across tables, so it
+		// is the table, the publish's owner and the event's key together:
+		// one token per commit, whatever owner names a caller uses.
+		sum := sha256.Sum256([]byte(e.Table + "|" + p.Rows[0].LeaseOwner + "|" + rec.Key))
+		in.ClientRequestToken = aws.String(hex.EncodeToString(sum[:16]))
 	}
 
 	attempts := e.CommitAttempts

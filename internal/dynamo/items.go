@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -43,6 +42,7 @@ type ledgerItem struct {
 	Subject     string               `dynamodbav:"subject,omitempty"`
 	Traceparent string               `dynamodbav:"traceparent,omitempty"`
 	Payload     string               `dynamodbav:"payload,omitempty"`
+	PayloadGz   []byte               `dynamodbav:"payloadGz,omitempty"`
 	PayloadRef  *envelope.PayloadRef `dynamodbav:"payloadRef,omitempty"`
 	Topics      []string             `dynamodbav:"topics"`
 	PayloadHash string               `dynamodbav:"payloadHash"`
@@ -104,12 +104,13 @@ func fromMillis(ms int64) time.Time {
 func toLedgerItem(r ledger.Record) ledgerItem {
 	ev := r.Event
 	created := FormatTime(r.CreatedAt)
+	plain, gz := packPayload(ev.Payload)
 	return ledgerItem{
 		PK: EventPK(r.Key), SK: ledgerSK,
 		EventID: ev.ID, TenantID: ev.TenantID, TenantSK: created + "#" + ev.ID,
 		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
 		Subject: ev.Subject, Traceparent: ev.Traceparent,
-		Payload: string(ev.Payload), PayloadRef: ev.PayloadRef,
+		Payload: plain, PayloadGz: gz, PayloadRef: ev.PayloadRef,
 		Topics: r.Topics, PayloadHash: r.PayloadHash, Status: r.Status,
 		CreatedAt: created, ExpiresAt: r.ExpiresAt.Unix(),
 	}
@@ -122,9 +123,10 @@ func (it ledgerItem) record() ledger.Record {
 		Timestamp: parseTime(it.Timestamp), Subject: it.Subject, Traceparent: it.Traceparent,
 		PayloadRef: it.PayloadRef,
 	}
-	if it.Payload != "" {
-		ev.Payload = json.RawMessage(it.Payload)
-	}
+	// A payload that cannot be inflated is left out: the event then fails
+	// validation where it is used and becomes an incident, never a
+	// delivery of something else.
+	ev.Payload, _ = unpackPayload(it.Payload, it.PayloadGz)
 	return ledger.Record{
 		Key:   keyOf(it.PK),
 		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, Status: it.Status,

@@ -2,15 +2,14 @@ package localaws
 
 import (
 	"encoding/base64"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/siteswarm/eventplatform/internal/table"
 )
 
-// MaxItemSize is DynamoDB's item size limit (400 KB, attribute names
-// included). minidyn stores items of any size, so without this check a
-// payload that would be rejected in production (and must be claim-checked
-// to S3 instead) passes locally.
-const MaxItemSize = 400 * 1024
+// MaxItemSize is DynamoDB's item size limit. minidyn stores items of any
+// size, so without this check a payload that would be rejected in
+// production (and must be claim-checked to S3 instead) passes locally.
+const MaxItemSize = table.MaxItemSize
 
 // ItemSize approximates DynamoDB's item size of an item in wire JSON form
 // (the decoded "Item" map of a PutItem request), following the documented
@@ -74,21 +73,7 @@ func attrSize(v any) int {
 	return n
 }
 
-// numberSize is ceil(significant digits / 2) + 1: DynamoDB stores numbers
-// as variable-length decimals with leading and trailing zeros trimmed.
-func numberSize(s string) int {
-	s = strings.TrimLeft(s, "+-")
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.ReplaceAll(s, ".", "")
-	s = strings.Trim(s, "0")
-	digits := utf8.RuneCountInString(s)
-	if digits == 0 {
-		digits = 1
-	}
-	return (digits+1)/2 + 1
-}
+func numberSize(s string) int { return table.NumberSize(s) }
 
 // binarySize is the decoded length of a base64 wire binary.
 func binarySize(s string) int {

@@ -3,7 +3,9 @@ package localaws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"os"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,6 +25,11 @@ type Options struct {
 	// Fauxqs configures the SQS/SNS child process (Fauxqs.Port pins its
 	// port).
 	Fauxqs FauxqsOptions
+	// DynamoDB is the DynamoDB emulator: DynamoEmbedded, DynamoLocal or
+	// DynamoAuto; "" reads EVP_DYNAMODB, else embedded.
+	DynamoDB string
+	// Warn receives a fallback notice (DynamoAuto without Java).
+	Warn func(msg string)
 }
 
 // Emulators is a running set of DynamoDB, SQS/SNS and S3 emulators. The
@@ -35,13 +42,17 @@ type Emulators struct {
 	// SNSEndpoint is fauxqs again: it serves SNS on the SQS port.
 	SNSEndpoint string
 	S3Endpoint  string
-	// Dynamo is the DynamoDB handler, for inspecting emulator-only state
-	// such as TTL settings.
+	// DynamoKind is the DynamoDB emulator running (DynamoEmbedded or
+	// DynamoLocal).
+	DynamoKind string
+	// Dynamo is the embedded DynamoDB handler, for inspecting
+	// emulator-only state such as TTL settings (nil on DynamoDB Local).
 	Dynamo *DynamoHandler
 
-	dynamoSrv *httptest.Server
-	s3Srv     *httptest.Server
-	fauxqs    *Fauxqs
+	dynamoSrv   *httptest.Server
+	dynamoLocal *DynamoDBLocalProcess
+	s3Srv       *httptest.Server
+	fauxqs      *Fauxqs
 
 	closeOnce sync.Once
 	closeErr  error
@@ -49,10 +60,34 @@ type Emulators struct {
 
 // Start starts all three emulators. On error nothing is left running.
 func Start(ctx context.Context, opts Options) (*Emulators, error) {
-	e := &Emulators{Dynamo: NewDynamoHandler()}
+	e := &Emulators{}
+	kind := opts.DynamoDB
+	if kind == "" {
+		kind = os.Getenv(EnvDynamoDB)
+	}
 	var err error
-	if e.dynamoSrv, err = serve(e.Dynamo, opts.DynamoDBAddr); err != nil {
-		return nil, err
+	switch kind {
+	case DynamoLocal, DynamoAuto:
+		e.dynamoLocal, err = StartDynamoDBLocal(ctx, opts.DynamoDBAddr)
+		if err == nil {
+			e.DynamoKind, e.DynamoDBEndpoint = DynamoLocal, e.dynamoLocal.URL
+			break
+		}
+		if kind == DynamoLocal || !errors.Is(err, ErrNoDynamoDBLocal) {
+			return nil, err
+		}
+		if opts.Warn != nil {
+			opts.Warn(err.Error() + "; using the embedded DynamoDB emulator, whose writes slow down as tables grow")
+		}
+		fallthrough
+	case "", DynamoEmbedded:
+		e.Dynamo = NewDynamoHandler()
+		if e.dynamoSrv, err = serve(e.Dynamo, opts.DynamoDBAddr); err != nil {
+			return nil, err
+		}
+		e.DynamoKind, e.DynamoDBEndpoint = DynamoEmbedded, e.dynamoSrv.URL
+	default:
+		return nil, fmt.Errorf("localaws: %s=%q: want %s, %s or %s", EnvDynamoDB, kind, DynamoEmbedded, DynamoLocal, DynamoAuto)
 	}
 	if e.s3Srv, err = serve(NewS3Handler(), opts.S3Addr); err != nil {
 		_ = e.Close()
@@ -62,7 +97,6 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 		_ = e.Close()
 		return nil, err
 	}
-	e.DynamoDBEndpoint = e.dynamoSrv.URL
 	e.S3Endpoint = e.s3Srv.URL
 	e.SQSEndpoint = e.fauxqs.URL
 	e.SNSEndpoint = e.fauxqs.URL
@@ -78,6 +112,9 @@ func (e *Emulators) Close() error {
 		}
 		if e.dynamoSrv != nil {
 			e.dynamoSrv.Close()
+		}
+		if e.dynamoLocal != nil {
+			errs = append(errs, e.dynamoLocal.Close())
 		}
 		if e.s3Srv != nil {
 			e.s3Srv.Close()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/costmodel"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
@@ -195,6 +196,18 @@ func TestStageDiscovery(t *testing.T) {
 		}
 		for _, out := range []string{"ApiUrl", "WebhookStripeUrl", "IngestFunction", "ReplayStateMachine", "EventsTable", "IncidentsTable", "AlertsTopic"} {
 			require.Contains(t, s.tpl.Outputs, out)
+		}
+	})
+}
+
+// The cost model (docs/cost.md) prices Lambda at each function's deployed
+// memory: its table must match the stack's.
+func TestCostModelKnowsEachFunctionsMemory(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		for name, f := range s.p.Functions {
+			_, fn := s.function(t, name)
+			require.EqualValues(t, costmodel.MemoryMB[f.Spec.Binary], num(t, fn.Properties["MemorySize"]), "%s (%s)", name, f.Spec.Binary)
 		}
 	})
 }

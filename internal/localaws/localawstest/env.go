@@ -2,7 +2,9 @@ package localawstest
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -21,10 +23,34 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-var shared struct {
+var shared, sharedLocal struct {
 	mu  sync.Mutex
 	emu *localaws.Emulators
 	err error
+}
+
+// EnvRequireDynamoDBLocal makes SharedDynamoDBLocal fail rather than skip
+// where DynamoDB Local cannot run (CI sets it: there it must).
+const EnvRequireDynamoDBLocal = "EVP_REQUIRE_DYNAMODB_LOCAL"
+
+// SharedDynamoDBLocal returns a process-wide set of emulators whose
+// DynamoDB is AWS's DynamoDB Local, for the suites that run against every
+// DynamoDB emulator the project keeps. Where Java or the jar is missing
+// the test is skipped, loudly, with what to install.
+func SharedDynamoDBLocal(tb testing.TB) *localaws.Emulators {
+	tb.Helper()
+	sharedLocal.mu.Lock()
+	defer sharedLocal.mu.Unlock()
+	if sharedLocal.emu == nil && sharedLocal.err == nil {
+		sharedLocal.emu, sharedLocal.err = localaws.Start(context.Background(), localaws.Options{DynamoDB: localaws.DynamoLocal})
+	}
+	if errors.Is(sharedLocal.err, localaws.ErrNoDynamoDBLocal) && os.Getenv(EnvRequireDynamoDBLocal) == "" {
+		tb.Skipf("SKIPPED against DynamoDB Local: %v", sharedLocal.err)
+	}
+	if sharedLocal.err != nil {
+		tb.Fatalf("localaws: starting DynamoDB Local: %v", sharedLocal.err)
+	}
+	return sharedLocal.emu
 }
 
 // Shared returns the process-wide emulators, starting them on first use.
@@ -56,6 +82,12 @@ func StopShared() error {
 		err = shared.emu.Close()
 	}
 	shared.emu, shared.err = nil, nil
+	sharedLocal.mu.Lock()
+	defer sharedLocal.mu.Unlock()
+	if sharedLocal.emu != nil {
+		err = errors.Join(err, sharedLocal.emu.Close())
+	}
+	sharedLocal.emu, sharedLocal.err = nil, nil
 	return err
 }
 

@@ -1,0 +1,79 @@
+package costmodel
+
+import "sort"
+
+// Prices are list prices in USD, one per billed unit.
+type Prices struct {
+	// AsOf and Region say where they were read.
+	AsOf, Region string
+	// DynamoDB on-demand, per request unit.
+	WRU, RRU float64
+	// SQS standard queues, per request.
+	SQSRequest float64
+	// S3 Standard, per request.
+	S3Tier1, S3Tier2 float64
+	SNSRequest       float64
+	SecretsRequest   float64
+	// Lambda (arm64), per request and per GB-second.
+	LambdaRequest, LambdaGBSecond float64
+	// API Gateway HTTP API, per request.
+	APIRequest float64
+	// CloudWatch Logs standard ingestion, per byte.
+	LogByte float64
+	// X-Ray, per trace recorded.
+	Trace float64
+	// The alternatives a user would pick instead: EventBridge custom
+	// events (per event put), SNS publish (per request).
+	EventBridgeEvent float64
+}
+
+// USEast1 are the us-east-1 list prices used by docs/cost.md; update the
+// date with the figures.
+var USEast1 = Prices{
+	AsOf: "2026-12-01", Region: "us-east-1",
+	WRU: 0.625 / 1e6, RRU: 0.125 / 1e6,
+	SQSRequest: 0.40 / 1e6,
+	S3Tier1:    0.005 / 1e3, S3Tier2: 0.0004 / 1e3,
+	SNSRequest:     0.50 / 1e6,
+	SecretsRequest: 0.05 / 1e4,
+	LambdaRequest:  0.20 / 1e6, LambdaGBSecond: 0.0000133334,
+	APIRequest: 1.00 / 1e6,
+	LogByte:    0.50 / (1 << 30),
+	Trace:      5.00 / 1e6,
+
+	EventBridgeEvent: 1.00 / 1e6,
+}
+
+// Line is one billed line: what, and its dollars.
+type Line struct {
+	Item    string
+	Dollars float64
+}
+
+// Dollars prices u line by line, largest first.
+func (p Prices) Dollars(u Units) []Line {
+	lines := []Line{
+		{"DynamoDB writes", u.WRU * p.WRU},
+		{"DynamoDB reads", u.RRU * p.RRU},
+		{"SQS requests", u.SQSRequests * p.SQSRequest},
+		{"S3 requests", u.S3Tier1*p.S3Tier1 + u.S3Tier2*p.S3Tier2},
+		{"SNS", u.SNSRequests * p.SNSRequest},
+		{"Secrets Manager", u.SecretsRequests * p.SecretsRequest},
+		{"Lambda requests", u.LambdaInvocations * p.LambdaRequest},
+		{"Lambda compute", u.LambdaGBSeconds * p.LambdaGBSecond},
+		{"API Gateway", u.APIRequests * p.APIRequest},
+		{"CloudWatch Logs", u.LogBytes * p.LogByte},
+		{"X-Ray", u.Traces * p.Trace},
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Dollars > lines[j].Dollars })
+	return lines
+}
+
+// Total is the sum of Dollars.
+func (p Prices) Total(u Units) float64 {
+	t := 0.0
+	for _, l := range p.Dollars(u) {
+		t += l.Dollars
+	}
+	return t
+}

@@ -1,0 +1,85 @@
+package costmodel
+
+import "math"
+
+// Units are what AWS bills, summed over some calls (or per event after
+// Per).
+type Units struct {
+	// DynamoDB on-demand request units (reads may be halves: eventually
+	// consistent reads cost 0.5 per 4 KB).
+	WRU float64 `json:"wru"`
+	RRU float64 `json:"rru"`
+	// WRUIndex is the part of WRU spent on global secondary indexes.
+	WRUIndex float64 `json:"wruIndex"`
+	// SQS requests, each 64 KiB chunk of a payload counting as one.
+	SQSRequests float64 `json:"sqsRequests"`
+	// S3 requests: tier 1 (PUT, COPY, POST, LIST), tier 2 (GET, HEAD).
+	S3Tier1 float64 `json:"s3Tier1"`
+	S3Tier2 float64 `json:"s3Tier2"`
+	// SNS publishes (64 KiB chunks), Secrets Manager API calls.
+	SNSRequests     float64 `json:"snsRequests"`
+	SecretsRequests float64 `json:"secretsRequests"`
+	// Lambda invocations and GB-seconds (configured memory × duration,
+	// rounded up to the millisecond as billed).
+	LambdaInvocations float64 `json:"lambdaInvocations"`
+	LambdaGBSeconds   float64 `json:"lambdaGbSeconds"`
+	// API Gateway HTTP API requests (512 KiB increments).
+	APIRequests float64 `json:"apiRequests"`
+	// LogBytes are CloudWatch Logs bytes ingested.
+	LogBytes float64 `json:"logBytes"`
+	// Traces recorded by X-Ray (a fraction: the sampled share).
+	Traces float64 `json:"traces"`
+}
+
+// Add sums o into u.
+func (u *Units) Add(o Units) {
+	u.WRU += o.WRU
+	u.RRU += o.RRU
+	u.WRUIndex += o.WRUIndex
+	u.SQSRequests += o.SQSRequests
+	u.S3Tier1 += o.S3Tier1
+	u.S3Tier2 += o.S3Tier2
+	u.SNSRequests += o.SNSRequests
+	u.SecretsRequests += o.SecretsRequests
+	u.LambdaInvocations += o.LambdaInvocations
+	u.LambdaGBSeconds += o.LambdaGBSeconds
+	u.APIRequests += o.APIRequests
+	u.LogBytes += o.LogBytes
+	u.Traces += o.Traces
+}
+
+// Per divides every unit by n (per event).
+func (u Units) Per(n int) Units {
+	if n <= 0 {
+		return u
+	}
+	return u.Scale(1 / float64(n))
+}
+
+// Scale multiplies every unit by f.
+func (u Units) Scale(f float64) Units {
+	return Units{
+		WRU: u.WRU * f, RRU: u.RRU * f, WRUIndex: u.WRUIndex * f, SQSRequests: u.SQSRequests * f,
+		S3Tier1: u.S3Tier1 * f, S3Tier2: u.S3Tier2 * f, SNSRequests: u.SNSRequests * f, SecretsRequests: u.SecretsRequests * f,
+		LambdaInvocations: u.LambdaInvocations * f, LambdaGBSeconds: u.LambdaGBSeconds * f, APIRequests: u.APIRequests * f,
+		LogBytes: u.LogBytes * f, Traces: u.Traces * f,
+	}
+}
+
+// writeUnits: one WRU per KB (1024 bytes) started, at least one.
+func writeUnits(size int) float64 { return math.Max(1, math.Ceil(float64(size)/1024)) }
+
+// readUnits: one RRU per 4 KB started (strongly consistent), at least one.
+func readUnits(size int) float64 { return math.Max(1, math.Ceil(float64(size)/4096)) }
+
+// chunks64K: SQS and SNS bill each 64 KiB chunk of a payload as a request.
+func chunks64K(size int) float64 { return math.Max(1, math.Ceil(float64(size)/(64<<10))) }
+
+// APIRequestUnits: HTTP APIs bill each 512 KiB of a request as one.
+func APIRequestUnits(size int) float64 { return math.Max(1, math.Ceil(float64(size)/(512<<10))) }
+
+// LambdaGBSeconds bills a duration (rounded up to the millisecond) at
+// memoryMB.
+func LambdaGBSeconds(memoryMB int, ms float64) float64 {
+	return float64(memoryMB) / 1024 * math.Ceil(ms) / 1000
+}
