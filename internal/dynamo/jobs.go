@@ -118,7 +118,8 @@ func (s *Jobs) Get(ctx context.Context, id string) (jobs.Job, bool, error) {
 }
 
 // Update writes j if the stored version is j.Version-1; a terminal job's
-// idempotency key gets its expiry in the same transaction.
+// idempotency key gets its expiry in the same transaction, and a revived
+// one's loses it.
 func (s *Jobs) Update(ctx context.Context, j jobs.Job) error {
 	it, err := s.item(j)
 	if err != nil {
@@ -128,14 +129,31 @@ func (s *Jobs) Update(ctx context.Context, j jobs.Job) error {
 		TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("version = :prev"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":prev": num(int64(j.Version - 1))},
 	}
-	if j.ExpiresAt.IsZero() {
+	switch {
+	case j.ExpiresAt.IsZero() && j.Revived:
+		// Restarted after it finished: the key stops expiring (a NULL is
+		// not a number, so TTL ignores the item; the embedded emulator
+		// refuses a top-level REMOVE).
+		_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+			{Put: put},
+			{Update: &ddbtypes.Update{
+				TableName: aws.String(s.Table), Key: s.key(jobKeyPK(j.TenantID, j.Kind, j.IdempotencyKey), jobKeySK),
+				UpdateExpression:          aws.String("SET expiresAt = :never"),
+				ConditionExpression:       aws.String("jobId = :id"),
+				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":never": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":id": str(j.ID)},
+			}},
+		}})
+		if class, at := classify(err); err != nil && class == txConditionFailed && at == 0 {
+			return jobs.ErrConflict
+		}
+	case j.ExpiresAt.IsZero():
 		_, err = s.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item,
 			ConditionExpression: put.ConditionExpression, ExpressionAttributeValues: put.ExpressionAttributeValues})
 		var ccf *ddbtypes.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			return jobs.ErrConflict
 		}
-	} else {
+	default:
 		_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 			{Put: put},
 			{Update: &ddbtypes.Update{

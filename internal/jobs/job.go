@@ -61,6 +61,10 @@ type Job struct {
 	// Version increments on every write; every write is conditional on
 	// the version read (optimistic concurrency, and the fencing token).
 	Version int `json:"version"`
+	// Revived is set (never stored) on the write that takes a finished
+	// job back to work (restart): its idempotency key, set to expire with
+	// the finished job, must stop expiring in the same write.
+	Revived bool `json:"-"`
 }
 
 // Lease is the fencing token of a running step: a write conditional on the

@@ -208,6 +208,7 @@ type RestartParams struct {
 // from its last checkpoint, or from scratch. Any job may be restarted.
 func (e *Engine) Restart(ctx context.Context, id string, p RestartParams) (Job, error) {
 	return e.transition(ctx, id, func(j *Job, now time.Time) error {
+		j.Revived = j.Status.Terminal()
 		j.Status, j.Generation, j.Attempts, j.Error, j.Result = StatusQueued, j.Generation+1, 0, nil, nil
 		j.DueAt, j.FinishedAt, j.ExpiresAt, j.LeaseOwner, j.LeaseUntil = now, time.Time{}, time.Time{}, "", time.Time{}
 		if p.FromScratch {

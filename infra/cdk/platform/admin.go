@@ -41,8 +41,8 @@ func (p *Platform) newAdmin() {
 	for _, tp := range p.Topology.Topics {
 		queues = append(queues, p.Queues[tp.Name].Queue.QueueArn(), p.Queues[tp.Name].DLQ.QueueArn())
 	}
-	allow(f.Role, []string{"sqs:GetQueueAttributes"}, queues...)
-	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn(), p.Tables[table.Purge.Name].TableArn())
+	allow(f.Role, []string{"sqs:GetQueueAttributes"}, append(queues, p.Jobs.Queue.QueueArn())...)
+	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn(), p.Tables[table.Purge.Name].TableArn(), p.Tables[table.Jobs.Name].TableArn())
 	// /admin/purge: jobs (GetItem), today's rollups and dead letters (Query).
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:Query"}, p.Tables[table.Purge.Name].TableArn())
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, p.Secrets.AdminAPIKey.SecretArn())

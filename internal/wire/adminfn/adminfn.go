@@ -12,17 +12,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/smsecret"
 	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
@@ -110,15 +110,23 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	if err != nil {
 		return nil, err
 	}
-	// Jobs are started, viewed, cancelled and restarted here; their steps
-	// run in jobs-worker, so the kinds need no ports of theirs.
+	// Jobs are started, viewed, cancelled and restarted here (the replay
+	// services' engine); their steps run in jobs-worker.
 	var jobEngine admin.Jobs
-	if c.Replay.Jobs != nil {
-		e, err := jobsfn.New(*c.Replay.Jobs, jobsfn.Clients{DynamoDB: cl.DynamoDB, SQS: cl.SQS, S3: cl.S3}, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Replay.Bucket}))
-		if err != nil {
-			return nil, err
+	checks := []admin.Check{
+		{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
+		{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
+	}
+	if svc.Jobs != nil {
+		jobEngine = svc.Jobs
+		jc := c.Replay.Jobs
+		checks = append(checks, admin.Check{Name: "jobsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, jc.JobsTable) }})
+		if jc.QueueURL != "" {
+			checks = append(checks, admin.Check{Name: "jobsQueue", Probe: func(ctx context.Context) error {
+				_, err := cl.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(jc.QueueURL), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+				return err
+			}})
 		}
-		jobEngine = e
 	}
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
@@ -128,12 +136,8 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Replayer:  svc.Replay,
 		Incidents: svc.Incidents,
 		Queues:    stats,
-		Checks: []admin.Check{
-			{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
-			{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
-			{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
-		},
-		Purge: &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now},
+		Checks:    append(checks, admin.Check{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }}),
+		Purge:     &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now},
 		PurgeChecks: []admin.Check{
 			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
