@@ -47,6 +47,10 @@ bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md 
 	$(GO) test ./internal/devstack -run '^TestCostPerPath$$' -count=1 -update-cost
 	@echo "wrote docs/benchmarks.md, docs/cost.md and docs/cost-figures.json"
 
+.PHONY: console-shots
+console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
+	$(GO) test ./internal/devstack -run '^TestConsoleInABrowser$$' -count=1 -console-shots
+
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/) and the evp CLI
 	@for fn in $(FUNCTIONS); do \

@@ -39,8 +39,19 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 	if path == "" {
 		path = req.RequestContext.HTTP.Path
 	}
-	resp := a.serve(ctx, method, path, req)
-	resp.Headers = withDefaultHeaders(resp.Headers, req.RequestContext.RequestID)
+	var resp events.APIGatewayV2HTTPResponse
+	if isConsole(path) {
+		resp = a.console(ctx, req) // its own headers, session and CSP
+		if resp.Headers == nil {
+			resp.Headers = map[string]string{}
+		}
+		if id := req.RequestContext.RequestID; id != "" {
+			resp.Headers["X-Request-Id"] = id
+		}
+	} else {
+		resp = a.serve(ctx, method, path, req)
+		resp.Headers = withDefaultHeaders(resp.Headers, req.RequestContext.RequestID)
+	}
 	a.d.Log.InfoContext(ctx, "admin: "+method+" "+path, "status", resp.StatusCode, "durationMs", time.Since(start).Milliseconds())
 	return resp, nil
 }

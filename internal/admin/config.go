@@ -16,6 +16,9 @@ type Config struct {
 	// HealthTimeout bounds the health probes together (1s..20s: the
 	// function answers API Gateway within its 30 s limit).
 	HealthTimeout time.Duration
+	// ConsoleInsecureCookie drops Secure from the console's session
+	// cookie: the local stack serves plain HTTP. Deployed stages keep it.
+	ConsoleInsecureCookie bool
 }
 
 // DefaultHealthTimeout bounds GET /admin/health's probes.

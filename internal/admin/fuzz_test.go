@@ -89,6 +89,12 @@ func (notFound) Transition(context.Context, string, incident.Status, string, str
 func (notFound) ReplayOne(_ context.Context, _ replay.Request, id string) replay.Outcome {
 	return replay.Outcome{IncidentID: id, Result: replay.ResultSkipped, Reason: replay.SkipNotFound}
 }
+func (notFound) ListEvents(context.Context, operator.TenantQuery) (operator.EventPage, error) {
+	return operator.EventPage{}, nil
+}
+func (notFound) Replay(_ context.Context, r replay.Request) (replay.Summary, error) {
+	return replay.Summary{DryRun: r.DryRun}, nil
+}
 func (notFound) List(context.Context, incident.Filter) (incident.Page, error) {
 	return incident.Page{}, nil
 }

@@ -28,6 +28,8 @@ type Views interface {
 	ViewIncident(ctx context.Context, id string) (operator.IncidentView, error)
 	// Transition is an operator's status change (triage, ignore).
 	Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error)
+	// ListEvents pages a tenant's recent events.
+	ListEvents(ctx context.Context, q operator.TenantQuery) (operator.EventPage, error)
 }
 
 // Replayer replays one incident (implemented by *replay.Service, as the
@@ -35,6 +37,9 @@ type Views interface {
 type Replayer interface {
 	// ReplayOne replays one incident; problems are outcomes.
 	ReplayOne(ctx context.Context, r replay.Request, id string) replay.Outcome
+	// Replay runs a request by filter in-process (the console's bulk
+	// replay; a dry run counts and samples).
+	Replay(ctx context.Context, r replay.Request) (replay.Summary, error)
 }
 
 // Incidents lists incidents.

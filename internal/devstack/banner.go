@@ -36,6 +36,7 @@ func (s *Stack) Banner(w io.Writer) {
 	rows := [][2]string{
 		{"Stripe webhook", fmt.Sprintf("POST %s%s  (signing secret %s)", u, "/webhook/stripe", s.shown(SettingStripeSecret, secret))},
 		{"Admin API", fmt.Sprintf("%s/admin/…  (Authorization: Bearer %s)", u, s.shown(SettingAdminKey, s.AdminKey()))},
+		{"Console", fmt.Sprintf("%s/console  (sign in with the admin key)", u)},
 		{"Lambda Invoke", fmt.Sprintf("POST %s/2015-03-31/functions/{name}/invocations", u)},
 		{"Deliveries", fmt.Sprintf("%s%s  (the local HTTP subscriber)", u, SinkPath)},
 		{"Jobs", fmt.Sprintf("%s/admin/jobs  (durable jobs; `%s jobs list`)", u, evp)},

@@ -17,6 +17,10 @@ func init() { register(adminfn.Name, adminFunction) }
 // AdminRoute is the admin API's route: one greedy ANY route, as deployed.
 var AdminRoute = lambdalocal.HTTPRoute{Method: "ANY", Path: "/admin/{proxy+}"}
 
+// ConsoleRoutes serve the operations console from the admin function, as
+// deployed: /console and everything under it.
+var ConsoleRoutes = []lambdalocal.HTTPRoute{{Method: "ANY", Path: "/console"}, {Method: "ANY", Path: "/console/{proxy+}"}}
+
 // AdminResources are the admin-api settings the local stack decides: the
 // replay function's resources (its routes run the replay engine
 // in-process) and the DLQ URLs (queue depths). The bearer key is the
@@ -33,6 +37,7 @@ func (s *Stack) AdminResources() (map[string]string, error) {
 	}
 	res[wire.EnvDLQURLs] = string(dlqs)
 	res[wire.EnvPurgeTable] = s.Resources.PurgeTable
+	res[adminfn.EnvConsoleInsecureCookie] = "true" // plain HTTP locally
 	res[jobsfn.EnvJobsTable] = s.Resources.JobsTable
 	res[jobsfn.EnvJobsQueueURL] = s.Resources.JobsQueue.URL
 	return res, nil
@@ -52,5 +57,5 @@ func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Function{{Name: adminfn.Name, Handler: api.Handle, Timeout: adminfn.FunctionTimeout, Triggers: []lambdalocal.Trigger{AdminRoute}}}, nil
+	return []Function{{Name: adminfn.Name, Handler: api.Handle, Timeout: adminfn.FunctionTimeout, Triggers: []lambdalocal.Trigger{AdminRoute, ConsoleRoutes[0], ConsoleRoutes[1]}}}, nil
 }

@@ -12,7 +12,9 @@ import (
 // authenticates every request itself (constant-time bearer check against
 // the admin key secret).
 const (
-	PathAdmin      = "/admin/{proxy+}"
+	PathAdmin = "/admin/{proxy+}"
+	// PathConsole is the operations console (served by the admin function).
+	PathConsole    = "/console"
 	adminRouteKey  = "ANY " + PathAdmin
 	adminRateLimit = 10
 	adminBurst     = 20
@@ -49,4 +51,12 @@ func (p *Platform) newAdmin() {
 	p.route(f, awsapigatewayv2.HttpMethod_ANY, PathAdmin,
 		"The admin function authenticates every request itself: Authorization: Bearer <key>, compared in constant time with the active keys of the admin-api-key secret (re-read every few minutes, so a rotation needs no redeploy). The route is throttled below the stage limit.")
 	p.throttleRoute(adminRouteKey, adminRateLimit, adminBurst)
+	// The operations console: the same function and key (a login form
+	// trades it for an HttpOnly, Secure, SameSite=Strict session cookie;
+	// state changes carry a CSRF token).
+	consoleAuthz := "The console authenticates every request itself: a session cookie minted by its login form from an active admin key (HMAC-signed, 8 hours, HttpOnly, Secure, SameSite=Strict), or Authorization: Bearer <key>; every state-changing form carries a CSRF token. Throttled like the admin routes."
+	p.routeAs(f, "AdminConsole", awsapigatewayv2.HttpMethod_ANY, PathConsole, consoleAuthz)
+	p.routeAs(f, "AdminConsoleProxy", awsapigatewayv2.HttpMethod_ANY, PathConsole+"/{proxy+}", consoleAuthz)
+	p.throttleRoute("ANY "+PathConsole, adminRateLimit, adminBurst)
+	p.throttleRoute("ANY "+PathConsole+"/{proxy+}", adminRateLimit, adminBurst)
 }

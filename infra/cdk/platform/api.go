@@ -58,7 +58,13 @@ const accessLogFormat = `{"requestId":"$context.requestId","ip":"$context.identi
 // are authenticated when it is not by API Gateway (the justification of the
 // AwsSolutions-APIG4 suppression on the route).
 func (p *Platform) route(f *Function, method awsapigatewayv2.HttpMethod, path, authz string) {
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(f.Spec.ID+"Integration"), f.Fn,
+	p.routeAs(f, f.Spec.ID, method, path, authz)
+}
+
+// routeAs is route for a function's second or later route (id names its
+// integration).
+func (p *Platform) routeAs(f *Function, id string, method awsapigatewayv2.HttpMethod, path, authz string) {
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(id+"Integration"), f.Fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 			PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 			Timeout:              duration(apiIntegrationTimeout),

@@ -97,14 +97,14 @@ func TestAPI(t *testing.T) {
 			switch key {
 			case "POST " + PathWebhookStripe:
 				require.Equal(t, webhookID, fn)
-			case adminRouteKey:
-				require.Equal(t, adminID, fn)
+			case adminRouteKey, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}":
+				require.Equal(t, adminID, fn, "%s is served by the admin function", key)
 			}
 			require.Equal(t, "2.0", integrations[integ].Properties["PayloadFormatVersion"])
 			at := str(r.Properties["AuthorizationType"])
 			require.True(t, at == "" || at == "NONE", "%s: the functions authenticate (signature, bearer key), got %q", key, at)
 		}
-		require.ElementsMatch(t, []string{"POST " + PathWebhookStripe, adminRouteKey}, keys)
+		require.ElementsMatch(t, []string{"POST " + PathWebhookStripe, adminRouteKey, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"}, keys)
 
 		stagesOf := s.tpl.ofType("AWS::ApiGatewayV2::Stage")
 		require.Len(t, stagesOf, 1)

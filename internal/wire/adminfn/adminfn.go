@@ -43,6 +43,9 @@ const (
 	EnvKeyRefresh = "ADMIN_API_KEY_REFRESH"
 	// EnvHealthTimeout bounds GET /admin/health's probes, e.g. "5s".
 	EnvHealthTimeout = "ADMIN_HEALTH_TIMEOUT"
+	// EnvConsoleInsecureCookie ("true") drops Secure from the console's
+	// session cookie: only for the local stack's plain HTTP.
+	EnvConsoleInsecureCookie = "CONSOLE_INSECURE_COOKIE"
 )
 
 // FunctionTimeout is the admin-api's Lambda timeout, under API Gateway's
@@ -63,7 +66,7 @@ type Config struct {
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
 	c := Config{
-		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0), ConsoleInsecureCookie: r.Bool(EnvConsoleInsecureCookie, false)}.WithDefaults(),
 		Replay:     rc,
 		DLQURLs:    wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
 		PurgeTable: wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),

@@ -1,0 +1,140 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/incident"
+)
+
+// page is a console answer.
+type page struct {
+	Status  int
+	Headers map[string]string
+	Cookies []string
+	Body    string
+}
+
+// console calls a console path as API Gateway would (cookies in their own
+// field, forms base64-encoded as HTTP APIs send them).
+func (b *bundle) console(t *testing.T, method, target string, form url.Values, cookie, bearer string) page {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	req := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "ANY /console/{proxy+}", RawPath: u.EscapedPath(), RawQueryString: u.RawQuery, Headers: map[string]string{},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-c", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path}},
+	}
+	if form != nil {
+		req.Headers["content-type"] = "application/x-www-form-urlencoded"
+		req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(form.Encode())), true
+	}
+	if cookie != "" {
+		req.Cookies = []string{cookie}
+	}
+	if bearer != "" {
+		req.Headers["authorization"] = "Bearer " + bearer
+	}
+	resp, err := b.api.Handle(context.Background(), req)
+	require.NoError(t, err)
+	return page{Status: resp.StatusCode, Headers: resp.Headers, Cookies: resp.Cookies, Body: resp.Body}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// The console behind the admin key: a login trades the key for a session
+// cookie (HttpOnly, Secure, SameSite=Strict); pages show the same views as
+// the JSON API; state changes need the page's CSRF token (a forged one
+// changes nothing); a bearer key works for scripts; logout ends the
+// session.
+func TestConsoleSessionsPagesAndActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_con_1", "inquiry.created", "storefront", "acme")
+	inc := b.deadLetter(t, "acme/evt_con_1", "crm.sync")
+
+	p := b.console(t, http.MethodGet, "/console/incidents/"+inc.ID, nil, "", "")
+	require.Equal(t, http.StatusSeeOther, p.Status, "not signed in: to the login form")
+	require.Contains(t, p.Headers["Location"], "/console/login?next=")
+	require.NotContains(t, p.Body, "Ada", "no data without credentials")
+
+	p = b.console(t, http.MethodPost, "/console/login", url.Values{"key": {"wrong-key-123456"}}, "", "")
+	require.Equal(t, http.StatusUnauthorized, p.Status)
+	require.Empty(t, p.Cookies)
+	p = b.console(t, http.MethodPost, "/console/login", url.Values{"key": {key}, "next": {"/console/incidents"}}, "", "")
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	require.Equal(t, "/console/incidents", p.Headers["Location"])
+	require.Len(t, p.Cookies, 1)
+	set := p.Cookies[0]
+	for _, attr := range []string{"HttpOnly", "Secure", "SameSite=Strict", "Path=/console"} {
+		require.Contains(t, set, attr)
+	}
+	cookie, _, _ := strings.Cut(set, ";")
+	p = b.console(t, http.MethodPost, "/console/login", url.Values{"key": {key}, "next": {"https://evil.example/"}}, "", "")
+	require.Equal(t, "/console", p.Headers["Location"], "no open redirect")
+
+	p = b.console(t, http.MethodGet, "/console", nil, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Headers["Content-Security-Policy"], "default-src 'none'")
+	require.Contains(t, p.Body, "crm.sync")
+	require.Contains(t, p.Body, "<svg", "the incidents chart")
+
+	p = b.console(t, http.MethodGet, "/console/incidents?status=open", nil, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status)
+	require.Contains(t, p.Body, inc.ID)
+
+	p = b.console(t, http.MethodGet, "/console/incidents/"+inc.ID, nil, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "Ada", "the payload")
+	m := csrfField.FindStringSubmatch(p.Body)
+	require.NotNil(t, m)
+	token := m[1]
+
+	// A forged or missing token changes nothing.
+	for _, bad := range []string{"", strings.Repeat("0", len(token))} {
+		p = b.console(t, http.MethodPost, "/console/incidents/"+inc.ID+"/triage", url.Values{"csrf": {bad}, "note": {"x"}}, cookie, "")
+		require.Equal(t, http.StatusForbidden, p.Status)
+	}
+	got, err := b.incidents.Get(context.Background(), inc.ID)
+	require.NoError(t, err)
+	require.Equal(t, incident.StatusOpen, got.Status)
+
+	p = b.console(t, http.MethodPost, "/console/incidents/"+inc.ID+"/triage", url.Values{"csrf": {token}, "note": {"looking"}}, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "Marked triaged")
+	got, err = b.incidents.Get(context.Background(), inc.ID)
+	require.NoError(t, err)
+	require.Equal(t, incident.StatusTriaged, got.Status)
+
+	// Bulk replay: a dry run counts, the confirmation names the count.
+	b.publish(t, "evt_con_2", "inquiry.created", "storefront", "acme")
+	b.deadLetter(t, "acme/evt_con_2", "crm.sync")
+	p = b.console(t, http.MethodPost, "/console/incidents/bulk", url.Values{"csrf": {token}, "topic": {"crm.sync"}, "status": {"open"}}, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "selects <strong>1</strong> incidents")
+	require.Contains(t, p.Body, "Replay 1 incidents")
+	p = b.console(t, http.MethodPost, "/console/incidents/bulk", url.Values{"csrf": {token}, "topic": {"crm.sync"}, "status": {"open"}, "confirm": {"1"}}, cookie, "")
+	require.Contains(t, p.Body, "Replayed <strong>1</strong> of 1")
+
+	// Scripts: the bearer key, no cookie, no CSRF token.
+	p = b.console(t, http.MethodGet, "/console/events/evt_con_1?tenant=acme", nil, "", key)
+	require.Equal(t, http.StatusOK, p.Status)
+	require.Contains(t, p.Body, "crm.sync")
+	require.Equal(t, http.StatusSeeOther, b.console(t, http.MethodGet, "/console/events", nil, "", "wrong-key-123456").Status)
+
+	p = b.console(t, http.MethodPost, "/console/logout", url.Values{"csrf": {token}}, cookie, "")
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	require.Contains(t, p.Cookies[0], "Max-Age=0")
+	for _, path := range []string{"/console/jobs", "/console/purge", "/console/events?tenant=acme", "/console/console.css"} {
+		require.Equal(t, http.StatusOK, b.console(t, http.MethodGet, path, nil, "", key).Status, path)
+	}
+	require.Equal(t, http.StatusNotFound, b.console(t, http.MethodGet, "/console/nope", nil, "", key).Status)
+}
