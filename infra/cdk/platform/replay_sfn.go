@@ -19,6 +19,13 @@ const (
 	ReplayMapConcurrency = 10
 	// replayExecutionTimeout bounds one execution (MaxLimit incidents).
 	replayExecutionTimeout = time.Hour
+	// Retries of Lambda service errors: the page tasks run once a page,
+	// replay-one once an incident, so its retries bound the worst-case
+	// history of an execution (TestReplayHistoryFitsTheQuota: with 6, as
+	// CDK's default retry has, a 1,000-incident replay could exceed the
+	// 25,000-event quota).
+	pageTaskRetries  = 6
+	replayOneRetries = 3
 )
 
 // newReplayStateMachine creates the replay state machine. Its execution
@@ -34,18 +41,27 @@ const (
 // logs) and X-Ray tracing are on.
 func (p *Platform) newReplayStateMachine(fn *Function) {
 	s := p.Stack
-	invoke := func(id, comment string, payload map[string]any, resultPath string) awsstepfunctionstasks.LambdaInvoke {
-		return awsstepfunctionstasks.NewLambdaInvoke(s, jsii.String(id), &awsstepfunctionstasks.LambdaInvokeProps{
+	invoke := func(id, comment string, payload map[string]any, resultPath string, retries int) awsstepfunctionstasks.LambdaInvoke {
+		task := awsstepfunctionstasks.NewLambdaInvoke(s, jsii.String(id), &awsstepfunctionstasks.LambdaInvokeProps{
 			LambdaFunction:      fn.Fn,
 			Comment:             jsii.String(comment),
 			Payload:             awsstepfunctions.TaskInput_FromObject(&payload),
 			PayloadResponseOnly: jsii.Bool(true),
 			ResultPath:          jsii.String(resultPath),
-			// Lambda service errors (throttles, 5xx) are retried by the
-			// task; a replay call's own error (bad request) fails the
-			// execution with its code.
-			RetryOnServiceExceptions: jsii.Bool(true),
+			// Retried below with a bounded count: every attempt is three
+			// history events, and an execution holds 25,000.
+			RetryOnServiceExceptions: jsii.Bool(false),
 		})
+		// Lambda service errors (throttles, 5xx) are retried by the task;
+		// a replay call's own error (bad request) is an answer that fails
+		// the execution with its code.
+		task.AddRetry(&awsstepfunctions.RetryProps{
+			Errors:      jsii.Strings("Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"),
+			Interval:    duration(2 * time.Second),
+			MaxAttempts: jsii.Number(float64(retries)),
+			BackoffRate: jsii.Number(2),
+		})
+		return task
 	}
 	start := awsstepfunctions.NewPass(s, jsii.String("ReplayStart"), &awsstepfunctions.PassProps{
 		StateName: jsii.String("Start"),
@@ -62,7 +78,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"request.$": "$.request",
 			"cursor.$":  "$.cursor",
 			"pageSize":  replay.DefaultPageSize,
-		}, "$.page")
+		}, "$.page", pageTaskRetries)
 	replayOne := invoke("ReplayOne", "Replay one incident",
 		map[string]any{
 			"action":       operator.ActionReplayOne,
@@ -71,7 +87,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			// A retried step is the same request: it never starts a
 			// second replay of an incident (replay.Request.Token).
 			"requestToken.$": "$$.Execution.Id",
-		}, "$")
+		}, "$", replayOneRetries)
 	each := awsstepfunctions.NewMap(s, jsii.String("ReplayPage"), &awsstepfunctions.MapProps{
 		StateName:      jsii.String("Replay page"),
 		Comment:        jsii.String("Replay the page's incidents, a bounded number at a time"),
@@ -88,7 +104,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"results.$":  "$.results",
 			"totals.$":   "$.totals",
 			"selected.$": "$.page.selected",
-		}, "$.totals")
+		}, "$.totals", pageTaskRetries)
 	next := awsstepfunctions.NewPass(s, jsii.String("ReplayNextPage"), &awsstepfunctions.PassProps{
 		StateName: jsii.String("Next page"),
 		Parameters: &map[string]any{
