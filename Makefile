@@ -47,6 +47,10 @@ bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md 
 	$(GO) test ./internal/devstack -run '^TestCostPerPath$$' -count=1 -update-cost
 	@echo "wrote docs/benchmarks.md, docs/cost.md and docs/cost-figures.json"
 
+.PHONY: reliability
+reliability: deps ## Run the reliability scenarios at full size (10,000 events for the first) and write docs/reliability.md
+	set -o pipefail; $(GO) test ./internal/devstack -run '^TestReliability' -count=1 -timeout 30m -v -reliability -reliability-report | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)'
+
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
 	$(GO) test ./internal/devstack -run '^TestConsoleInABrowser$$' -count=1 -console-shots

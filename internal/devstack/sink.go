@@ -70,6 +70,9 @@ type Sink struct {
 	// sink answers the same either way, so a hand-made curl still lands).
 	// Nil: signatures are not checked.
 	Secrets func(topic string) []string
+	// Observe, when set, sees every delivery as it is recorded (the sink
+	// keeps only the last few per topic; a reliability run counts all).
+	Observe func(Delivery)
 
 	mu      sync.Mutex
 	byTopic map[string][]Delivery
@@ -164,6 +167,9 @@ func (k *Sink) record(topic string, r *http.Request, body []byte) failure {
 		recs = slices.Delete(recs, 0, len(recs)-maxSinkRecords)
 	}
 	k.byTopic[topic] = recs
+	if k.Observe != nil {
+		k.Observe(d)
+	}
 	return answer
 }
 

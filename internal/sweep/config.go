@@ -37,6 +37,10 @@ type Config struct {
 	// StuckAfter is how long a replay may stay retrying before it is
 	// reopened.
 	StuckAfter time.Duration
+	// BackoffBase is the wait after a row's first failed resend; it
+	// doubles with every attempt (default 2 minutes: five attempts span
+	// about an hour). Tests and reliability runs shorten it.
+	BackoffBase time.Duration
 }
 
 // Defaults.
@@ -46,6 +50,7 @@ const (
 	DefaultBatchSize   = 50
 	DefaultConcurrency = 16
 	DefaultMargin      = 10 * time.Second
+	DefaultBackoffBase = 2 * time.Minute
 	// DefaultBudget is the run budget when the context has no deadline.
 	DefaultBudget = time.Minute
 	// DefaultSettleAfter exceeds every topic's visibility timeout plus the
@@ -69,6 +74,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.Margin, DefaultMargin)
 	set(&c.SettleAfter, DefaultSettleAfter)
 	set(&c.StuckAfter, incident.DefaultStuckAfter)
+	set(&c.BackoffBase, DefaultBackoffBase)
 	seti(&c.PageSize, DefaultPageSize)
 	seti(&c.BatchSize, DefaultBatchSize)
 	seti(&c.Concurrency, DefaultConcurrency)
@@ -95,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if c.SettleAfter < 15*time.Minute {
 		errs = append(errs, fmt.Errorf("sweep: settle-after %s must be at least 15m (longer than a retried message takes to come back)", c.SettleAfter))
+	}
+	if c.BackoffBase < time.Second || c.BackoffBase > time.Hour {
+		errs = append(errs, fmt.Errorf("sweep: backoff base %s must be 1s..1h", c.BackoffBase))
 	}
 	if c.StuckAfter < time.Minute {
 		errs = append(errs, fmt.Errorf("sweep: stuck-after %s must be at least 1m", c.StuckAfter))

@@ -155,7 +155,7 @@ func TestSweeperBacksOffThenAbandonsAfterFiveAttempts(t *testing.T) {
 		require.Equal(t, outbox.StatusFailed, r.Status)
 		require.Equal(t, attempt, r.Attempts)
 		require.Contains(t, r.LastError, "InternalError")
-		require.Equal(t, b.clock.Now().Add(sweep.Backoff(attempt)), r.NextRetryAt, "backoff 2·2^attempts minutes")
+		require.Equal(t, b.clock.Now().Add(sweep.Backoff(sweep.DefaultBackoffBase, attempt)), r.NextRetryAt, "backoff 2·2^attempts minutes")
 
 		// Not due again until the backoff has passed.
 		b.clock.Set(r.NextRetryAt.Add(-time.Second))
@@ -242,7 +242,7 @@ func TestBackoff(t *testing.T) {
 	for attempts, want := range map[int]time.Duration{
 		0: 2 * time.Minute, 1: 4 * time.Minute, 2: 8 * time.Minute, 3: 16 * time.Minute, 4: 32 * time.Minute,
 	} {
-		require.Equal(t, want, sweep.Backoff(attempts), "attempts %d", attempts)
+		require.Equal(t, want, sweep.Backoff(sweep.DefaultBackoffBase, attempts), "attempts %d", attempts)
 	}
 }
 

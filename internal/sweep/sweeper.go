@@ -22,11 +22,12 @@ import (
 )
 
 // Backoff is the wait before the next sweep of a row that has failed
-// attempts sends (docs/operations.md §5): 2·2^attempts minutes, so five attempts span
-// about an hour (2 + 8 + 16 + 32 minutes after the first).
-func Backoff(attempts int) time.Duration {
+// attempts sends (docs/operations.md §5): base·2^attempts, with the
+// default base of 2 minutes, so five attempts span about an hour (2 + 8 +
+// 16 + 32 minutes after the first).
+func Backoff(base time.Duration, attempts int) time.Duration {
 	attempts = min(max(attempts, 0), 20)
-	return 2 * time.Minute << attempts
+	return base << attempts
 }
 
 // Sweeper sweeps the outbox (New builds it); Run is safe to call
@@ -273,7 +274,7 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 		// an incident rather than being retried forever.
 		now := s.d.Now()
 		f := outbox.Failure{Row: row.Ref(), EventID: row.EventID, Owner: owner, Attempts: row.Attempts + 1,
-			Err: "ledger item missing: cannot rebuild the message", NextRetryAt: now.Add(Backoff(row.Attempts + 1)), Now: now}
+			Err: "ledger item missing: cannot rebuild the message", NextRetryAt: now.Add(Backoff(s.cfg.BackoffBase, row.Attempts+1)), Now: now}
 		if row.MaxAttempts > 0 && f.Attempts >= row.MaxAttempts {
 			return s.abandon(ctx, log, f, row, rec, false)
 		}
@@ -292,7 +293,7 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 	}
 	st := &rowStore{Rows: s.d.Rows, s: s, ctx: ctx, log: log, row: row, rec: rec}
 	d := &outbox.Dispatcher{Sender: s.d.Sender, Store: st, Now: s.d.Now, Log: s.d.Log}
-	o := d.Dispatch(ctx, []outbox.Job{{Message: msg, Owner: owner, Attempts: row.Attempts, RetryDelay: Backoff(row.Attempts + 1)}})[0]
+	o := d.Dispatch(ctx, []outbox.Job{{Message: msg, Owner: owner, Attempts: row.Attempts, RetryDelay: Backoff(s.cfg.BackoffBase, row.Attempts+1)}})[0]
 	switch {
 	case o.Sent:
 		return outSent

@@ -30,7 +30,9 @@ const Name = "sweeper"
 // EVENTS_TABLE, INCIDENTS_TABLE, ARCHIVE_BUCKET, TOPIC_QUEUE_URLS and
 // INCIDENT_INLINE_BYTES.
 const (
-	EnvLease       = "SWEEP_LEASE"
+	EnvLease = "SWEEP_LEASE"
+	// EnvBackoffBase is the wait after a row's first failed resend.
+	EnvBackoffBase = "SWEEP_BACKOFF_BASE"
 	EnvPageSize    = "SWEEP_PAGE_SIZE"
 	EnvBatchSize   = "SWEEP_BATCH_SIZE"
 	EnvConcurrency = "SWEEP_CONCURRENCY"
@@ -70,6 +72,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 		InlineBytes:    r.Int(wire.EnvIncidentInlineBytes, incident.DefaultInlineBytes),
 		Sweep: sweep.Config{
 			Lease:       r.Duration(EnvLease, 0),
+			BackoffBase: r.Duration(EnvBackoffBase, 0),
 			PageSize:    r.Int(EnvPageSize, 0),
 			BatchSize:   r.Int(EnvBatchSize, 0),
 			Concurrency: r.Int(EnvConcurrency, 0),
@@ -87,7 +90,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 // Validate checks the config with the components' own checks.
 func (c Config) Validate() error {
 	return errors.Join(
-		wire.FromVars(c.Sweep.Validate(), EnvLease, EnvPageSize, EnvBatchSize, EnvConcurrency, EnvMargin, EnvSettleAfter, EnvStuckAfter),
+		wire.FromVars(c.Sweep.Validate(), EnvLease, EnvPageSize, EnvBatchSize, EnvConcurrency, EnvMargin, EnvSettleAfter, EnvStuckAfter, EnvBackoffBase),
 		wire.FromVars(incident.CheckInlineBytes(c.InlineBytes), wire.EnvIncidentInlineBytes),
 	)
 }
