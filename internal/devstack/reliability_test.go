@@ -394,6 +394,52 @@ func TestReliabilityConcurrentDuplicates(t *testing.T) {
 	}
 }
 
+// Scenario 5: subscribers failing 30% of deliveries transiently (half of
+// them with Retry-After) and 1% of events permanently: every permanent
+// failure is exactly one incident per topic, everything else is delivered
+// (or, when all of a message's receives fail, dead-lettered into an
+// incident too), nothing is lost.
+func TestReliabilityFlakySubscribers(t *testing.T) {
+	r := startReliabilityStack(t, nil)
+	n := size(200, 2000)
+	all := ids("inq_rel5", n)
+	permanent := map[string]bool{}
+	for i, id := range all {
+		if i%100 == 7 {
+			permanent[id] = true
+		}
+	}
+	var transient atomic.Int64
+	r.st.Sink.Decide = func(_, eventID string) (int, int) {
+		if permanent[eventID] {
+			return 422, 0
+		}
+		if rand.Float64() < 0.3 {
+			transient.Add(1)
+			if rand.IntN(2) == 0 {
+				return 503, 1
+			}
+			return 503, 0
+		}
+		return 0, 0
+	}
+	start := time.Now()
+	r.publish(all, 16)
+	end := r.waitComplete(fanOut, time.Duration(n/10+180)*time.Second)
+	f := r.ledger.figures("5. subscribers failing 30% transiently (half with Retry-After), 1% permanently", fanOut, n, start, end, r.isIncident)
+	exhausted := f.Incidents - 2*len(permanent)
+	f.Note = fmt.Sprintf("%d transient failures; %d events failing permanently → %d incidents; %d dispatches dead-lettered after every receive failed transiently", transient.Load(), len(permanent), 2*len(permanent), exhausted)
+	record(t, f)
+	require.Zero(t, f.Lost)
+	for id := range permanent {
+		for _, tp := range fanOut {
+			require.True(t, r.isIncident(id, tp), "%s on %s: one incident", id, tp)
+			require.Zero(t, r.ledger.delivered[tp][id], "never delivered")
+		}
+	}
+	require.GreaterOrEqual(t, exhausted, 0)
+}
+
 // Scenario 7: three overlapping sweeps over a backlog of stranded rows:
 // each row is sent once.
 func TestReliabilityOverlappingSweeps(t *testing.T) {

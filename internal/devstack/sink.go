@@ -73,6 +73,10 @@ type Sink struct {
 	// Observe, when set, sees every delivery as it is recorded (the sink
 	// keeps only the last few per topic; a reliability run counts all).
 	Observe func(Delivery)
+	// Decide, when set, answers each delivery of a topic that is not
+	// failing as a whole: an HTTP status (0 or 2xx accepts) and a
+	// Retry-After in seconds (a reliability run's flaky subscriber).
+	Decide func(topic, eventID string) (status, retryAfter int)
 
 	mu      sync.Mutex
 	byTopic map[string][]Delivery
@@ -141,6 +145,15 @@ func (k *Sink) record(topic string, r *http.Request, body []byte) failure {
 	}
 	if !failing {
 		answer = failure{Status: http.StatusOK}
+	}
+	var probe struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &probe)
+	if !failing && k.Decide != nil {
+		if status, retryAfter := k.Decide(topic, probe.ID); status != 0 {
+			answer = failure{Status: status, RetryAfter: retryAfter}
+		}
 	}
 	d := Delivery{Topic: topic, ReceivedAt: k.now().UTC(), Status: answer.Status, Headers: map[string]string{}}
 	for name, vs := range r.Header {
