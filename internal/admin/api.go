@@ -79,12 +79,7 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 	}
 
 	route := func(want string, h func() events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
-		if method != want && !(want == http.MethodGet && method == http.MethodHead) {
-			r := problem(http.StatusMethodNotAllowed, "method_not_allowed", method+" is not allowed here; use "+want)
-			r.Headers = map[string]string{"Allow": want}
-			return r
-		}
-		return h()
+		return onlyMethod(method, want, h)
 	}
 	switch {
 	case len(segs) >= 1 && segs[0] == "jobs":
@@ -107,6 +102,17 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 		return route(http.MethodPost, func() events.APIGatewayV2HTTPResponse { return a.transition(ctx, segs[1], body) })
 	}
 	return problem(http.StatusNotFound, "not_found", "no admin route "+method+" "+rawPath+"; see docs/local-development.md")
+}
+
+// onlyMethod runs h for the method a route wants (GET also answers HEAD),
+// else answers 405 with Allow.
+func onlyMethod(method, want string, h func() events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+	if method != want && !(want == http.MethodGet && method == http.MethodHead) {
+		r := problem(http.StatusMethodNotAllowed, "method_not_allowed", method+" is not allowed here; use "+want)
+		r.Headers = map[string]string{"Allow": want}
+		return r
+	}
+	return h()
 }
 
 // split returns the unescaped path segments after /admin.

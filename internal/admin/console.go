@@ -202,8 +202,6 @@ type topicHealth struct {
 
 // hourBar is one hour of the incidents chart.
 type hourBar struct {
-	Hour   time.Time
-	Count  int
 	X, H   int
 	Y      int
 	Tip    string
@@ -267,7 +265,7 @@ func (a *API) consoleOverview(w http.ResponseWriter, r *http.Request, p consoleP
 		c := counts[h]
 		total += c
 		height := c * 80 / peak
-		bars = append(bars, hourBar{Hour: h, Count: c, X: i * 10, H: height, Y: 90 - height, Tip: fmt.Sprintf("%s: %d", h.Format("Jan 2 15:00"), c), Marker: h.Hour() == 0})
+		bars = append(bars, hourBar{X: i * 10, H: height, Y: 90 - height, Tip: fmt.Sprintf("%s: %d", h.Format("Jan 2 15:00"), c), Marker: h.Hour() == 0})
 	}
 	data["Bars"], data["IncidentsTotal"], data["Peak"] = bars, total, peak
 

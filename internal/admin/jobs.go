@@ -59,12 +59,7 @@ func (a *API) jobRoutes(ctx context.Context, method string, segs []string, q url
 		return problem(http.StatusNotFound, "not_found", "the job engine is not configured")
 	}
 	only := func(want string, h func() events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
-		if method != want && !(want == http.MethodGet && method == http.MethodHead) {
-			r := problem(http.StatusMethodNotAllowed, "method_not_allowed", method+" is not allowed here; use "+want)
-			r.Headers = map[string]string{"Allow": want}
-			return r
-		}
-		return h()
+		return onlyMethod(method, want, h)
 	}
 	switch {
 	case len(segs) == 0 && method == http.MethodPost:

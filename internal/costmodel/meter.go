@@ -3,7 +3,6 @@ package costmodel
 import (
 	"context"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -429,6 +428,3 @@ var MemoryMB = map[string]int{
 	"sweeper": 512, "dlq-archiver": 256, "replay": 512, "admin-api": 256, "purge-api": 256,
 	"jobs-worker": 512, "jobs-sweep": 256,
 }
-
-// Percent formats a ratio for reports.
-func Percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" }

@@ -58,10 +58,8 @@ func (s *Stack) JobsResources() map[string]string {
 		res[jobsworkerfn.EnvStripeAPIBaseURL] = s.URL() + StripeAPIPath
 		res[jobsworkerfn.EnvStripeAPIKey] = DefaultStripeAPIKey
 	}
-	for k, v := range s.StripeWebhookResources() {
-		if k == webhookfn.EnvTenantMap {
-			res[jobsworkerfn.EnvStripeTenantMap] = v
-		}
+	if m, ok := s.StripeWebhookResources()[webhookfn.EnvTenantMap]; ok {
+		res[jobsworkerfn.EnvStripeTenantMap] = m // the webhook's local default tenant
 	}
 	return res
 }

@@ -129,38 +129,32 @@ func (s *Jobs) Update(ctx context.Context, j jobs.Job) error {
 		TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("version = :prev"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":prev": num(int64(j.Version - 1))},
 	}
+	// The idempotency key follows the job: it expires with a finished job
+	// and stops expiring when a finished job is revived (a NULL is not a
+	// number, so TTL ignores the item; the embedded emulator refuses a
+	// top-level REMOVE). Otherwise only the job item is written.
+	var keyExpiry ddbtypes.AttributeValue
 	switch {
-	case j.ExpiresAt.IsZero() && j.Revived:
-		// Restarted after it finished: the key stops expiring (a NULL is
-		// not a number, so TTL ignores the item; the embedded emulator
-		// refuses a top-level REMOVE).
-		_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-			{Put: put},
-			{Update: &ddbtypes.Update{
-				TableName: aws.String(s.Table), Key: s.key(jobKeyPK(j.TenantID, j.Kind, j.IdempotencyKey), jobKeySK),
-				UpdateExpression:          aws.String("SET expiresAt = :never"),
-				ConditionExpression:       aws.String("jobId = :id"),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":never": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":id": str(j.ID)},
-			}},
-		}})
-		if class, at := classify(err); err != nil && class == txConditionFailed && at == 0 {
-			return jobs.ErrConflict
-		}
-	case j.ExpiresAt.IsZero():
+	case !j.ExpiresAt.IsZero():
+		keyExpiry = num(j.ExpiresAt.Unix())
+	case j.Revived:
+		keyExpiry = &ddbtypes.AttributeValueMemberNULL{Value: true}
+	}
+	if keyExpiry == nil {
 		_, err = s.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item,
 			ConditionExpression: put.ConditionExpression, ExpressionAttributeValues: put.ExpressionAttributeValues})
 		var ccf *ddbtypes.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			return jobs.ErrConflict
 		}
-	default:
+	} else {
 		_, err = s.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 			{Put: put},
 			{Update: &ddbtypes.Update{
 				TableName: aws.String(s.Table), Key: s.key(jobKeyPK(j.TenantID, j.Kind, j.IdempotencyKey), jobKeySK),
 				UpdateExpression:          aws.String("SET expiresAt = :x"),
 				ConditionExpression:       aws.String("jobId = :id"),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":x": num(j.ExpiresAt.Unix()), ":id": str(j.ID)},
+				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":x": keyExpiry, ":id": str(j.ID)},
 			}},
 		}})
 		if class, at := classify(err); err != nil && class == txConditionFailed && at == 0 {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -200,14 +201,14 @@ func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lea
 	if inc.Body.Key == "" && inc.Body.PayloadKey == "" && string(inc.Body.Inline) == string(ErasedMarker) {
 		return 0, nil, nil
 	}
-	var dels []Deletion
-	for _, key := range []string{inc.Body.Key, inc.Body.PayloadKey} {
-		if key == "" {
-			continue
-		}
+	keys := slices.DeleteFunc([]string{inc.Body.Key, inc.Body.PayloadKey}, func(k string) bool { return k == "" })
+	if len(keys) > 0 {
 		if err := store.Holds(ctx, lease); err != nil {
 			return 0, nil, err
 		}
+	}
+	var dels []Deletion
+	for _, key := range keys {
 		d, err := deleteConfirmed(ctx, objects, inc.Body.Bucket, key)
 		if err != nil {
 			return 0, nil, err

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -117,10 +119,15 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		StripeTypes: c.StripeTypes,
 	}
 	if c.HasStripeKey {
-		keys, err := c.StripeKey.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
-		if err != nil {
-			return nil, fmt.Errorf("jobs: Stripe API key: %w", err)
-		}
+		// Read on the first reconciliation step, not at cold start: most
+		// steps (exports, erasures) never need it.
+		keys := &lazyKeys{log: rt.Log, open: func(ctx context.Context) (stripeapi.Keys, error) {
+			k, err := c.StripeKey.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return k, nil
+		}}
 		d.StripeEvents = stripeEvents{stripeapi.NewClient(c.StripeBaseURL, keys, nil)}
 	}
 	return jobsfn.New(c.Config, cl.Clients, rt, jobkinds.Kinds(d))
@@ -138,4 +145,31 @@ type stripeEvents struct{ c *stripeapi.Client }
 func (s stripeEvents) ListEvents(ctx context.Context, p jobkinds.StripeListParams) ([]json.RawMessage, bool, error) {
 	page, err := s.c.ListEvents(ctx, stripeapi.ListParams{CreatedFrom: p.CreatedFrom, StartingAfter: p.StartingAfter, Limit: p.Limit, Types: p.Types})
 	return page.Events, page.HasMore, err
+}
+
+// lazyKeys opens the Stripe key's keyring on first use; a failed open is
+// tried again on the next use (the step retries, as on any Stripe error).
+type lazyKeys struct {
+	open func(ctx context.Context) (stripeapi.Keys, error)
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	keys stripeapi.Keys
+}
+
+func (l *lazyKeys) Active(ctx context.Context) []string {
+	l.mu.Lock()
+	if l.keys == nil {
+		k, err := l.open(ctx)
+		if err != nil {
+			l.log.WarnContext(ctx, "jobs: the Stripe API key cannot be read", "error", err)
+		}
+		l.keys = k
+	}
+	keys := l.keys
+	l.mu.Unlock()
+	if keys == nil {
+		return nil // "no API key": a transient step error
+	}
+	return keys.Active(ctx)
 }
