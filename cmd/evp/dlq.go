@@ -266,7 +266,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 			}
 			renderSummary(errOut, dry)
 			if !yes {
-				ok, err := confirm(cmd.InOrStdin(), errOut, fmt.Sprintf("Replay %d incidents on %s?", len(dry.Replayed), op.describe()))
+				ok, err := confirm(cmd.InOrStdin(), errOut, fmt.Sprintf("Replay %d incidents on %s?", dry.ReplayedCount, op.describe()))
 				if err != nil {
 					return err
 				}
@@ -290,7 +290,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 	f.StringVar(&status, "status", "", "select incidents in this status (default open)")
 	f.StringVar(&r.Since, "since", "", "created since: an age (24h, 7d) or RFC 3339")
 	f.StringVar(&r.Until, "until", "", "created before: an age or RFC 3339")
-	f.IntVar(&r.Limit, "limit", 0, fmt.Sprintf("at most this many incidents (default %d, max %d)", replay.DefaultLimit, replay.MaxLimit))
+	f.IntVar(&r.Limit, "limit", 0, fmt.Sprintf("at most this many incidents (default %d, max %d)", replay.DefaultLimit, replay.MaxBulkLimit))
 	f.BoolVar(&r.DryRun, "dry-run", false, "show what would be replayed; change nothing")
 	f.BoolVar(&r.Force, "force", false, "also replay resolved, ignored or stuck retrying incidents, and completed dispatches")
 	f.StringVar(&r.Actor, "actor", "", "who is replaying (default $EVP_ACTOR or your user name)")
@@ -310,7 +310,7 @@ func finishSummary(w io.Writer, sum replay.Summary, asJSON bool) error {
 	} else {
 		renderSummary(w, sum)
 	}
-	if len(sum.Errors) > 0 {
+	if sum.ErrorCount > 0 {
 		return errSilent
 	}
 	return nil
@@ -321,7 +321,7 @@ func renderSummary(w io.Writer, sum replay.Summary) {
 	if sum.DryRun {
 		verb = "would replay"
 	}
-	fmt.Fprintf(w, "selected %d, %s %d, skipped %d, errors %d", sum.Selected, verb, len(sum.Replayed), len(sum.Skipped), len(sum.Errors))
+	fmt.Fprintf(w, "selected %d, %s %d, skipped %d, errors %d", sum.Selected, verb, sum.ReplayedCount, sum.SkippedCount, sum.ErrorCount)
 	if sum.Truncated {
 		fmt.Fprint(w, " (limit reached: more incidents match)")
 	}
@@ -339,6 +339,9 @@ func renderSummary(w io.Writer, sum replay.Summary) {
 	}
 	for _, e := range sum.Errors {
 		fmt.Fprintf(w, "error   %s: %s\n", e.IncidentID, e.Error)
+	}
+	if sum.SkippedCount > len(sum.Skipped) || sum.ErrorCount > len(sum.Errors) {
+		fmt.Fprintf(w, "(the first %d skips and errors are listed; skipped by reason: %v)\n", replay.MaxListed, sum.SkippedByReason)
 	}
 }
 

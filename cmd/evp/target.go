@@ -230,24 +230,35 @@ func (s *stageOperator) bulk(ctx context.Context, r replay.Request, progress fun
 		return replay.Summary{}, fmt.Errorf("start the replay state machine: %w", err)
 	}
 	exec := aws.ToString(start.ExecutionArn)
+	// An execution replays a bounded number of pages, then hands the rest
+	// to a new execution and ends with its ARN: follow the chain to the
+	// last part, whose output is the whole summary.
+	before := 0 // iterations finished by earlier parts
 	for {
 		d, err := s.sfn.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(exec)})
 		if err != nil {
 			return replay.Summary{}, fmt.Errorf("describe %s: %w", exec, err)
 		}
-		if progress != nil {
-			if n, err := s.iterations(ctx, exec); err == nil {
-				progress(n)
-			}
+		n, countErr := s.iterations(ctx, exec)
+		if progress != nil && countErr == nil {
+			progress(before + n)
 		}
 		switch d.Status {
 		case sfntypes.ExecutionStatusRunning, sfntypes.ExecutionStatusPendingRedrive:
 		case sfntypes.ExecutionStatusSucceeded:
-			var sum replay.Summary
-			if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &sum); err != nil {
+			var out struct {
+				replay.Summary
+				ContinuedAs string `json:"continuedAs"`
+			}
+			if err := json.Unmarshal([]byte(aws.ToString(d.Output)), &out); err != nil {
 				return replay.Summary{}, fmt.Errorf("execution %s output: %w", exec, err)
 			}
-			return sum, nil
+			if out.ContinuedAs == "" {
+				return out.Summary, nil
+			}
+			before += n
+			exec = out.ContinuedAs
+			continue
 		default:
 			return replay.Summary{}, fmt.Errorf("execution %s %s: %s %s", exec, d.Status, aws.ToString(d.Error), aws.ToString(d.Cause))
 		}

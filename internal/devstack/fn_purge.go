@@ -146,6 +146,12 @@ func (s *Stack) purgeRoutes() error {
 					return
 				}
 			}
+			if v := q.Get("rate"); v != "" {
+				if f.Rate, err = strconv.ParseFloat(v, 64); err != nil || f.Rate <= 0 || f.Rate > 1 {
+					writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("rate %q: want the fraction of calls to fail, 0 < rate ≤ 1", v)})
+					return
+				}
+			}
 			s.Purges.Fail(&f)
 			writeJSON(w, http.StatusOK, f)
 		}),

@@ -56,9 +56,13 @@ func (f figures) String() string {
 		topics = append(topics, fmt.Sprintf("%s %d", t, n))
 	}
 	slices.Sort(topics)
-	return fmt.Sprintf("%s: sent %d, acknowledged %d, delivered %s, duplicates %d, incidents %d, **lost %d**, %.0f events/s, p50 %s, p99 %s%s",
+	latency := ""
+	if f.P99 > 0 {
+		latency = fmt.Sprintf(", p50 %s, p99 %s", f.P50.Round(time.Millisecond), f.P99.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s: sent %d, acknowledged %d, delivered %s, duplicates %d, incidents %d, **lost %d**, %.0f events/s%s%s",
 		f.Scenario, f.Sent, f.Acked, strings.Join(topics, ", "), f.Duplicates, f.Incidents, f.Lost, f.PerSecond,
-		f.P50.Round(time.Millisecond), f.P99.Round(time.Millisecond), map[bool]string{true: "; " + f.Note, false: ""}[f.Note != ""])
+		latency, map[bool]string{true: "; " + f.Note, false: ""}[f.Note != ""])
 }
 
 var (
@@ -212,6 +216,13 @@ func (r *reliabilityStack) resent() int {
 
 func startReliabilityStack(t *testing.T, settings map[string]string) *reliabilityStack {
 	t.Helper()
+	return startReliabilityStackWith(t, settings, topology.Topology{})
+}
+
+// startReliabilityStackWith starts the stack on a topology (zero: the
+// default one).
+func startReliabilityStackWith(t *testing.T, settings map[string]string, top topology.Topology) *reliabilityStack {
+	t.Helper()
 	faults := localaws.NewFaults()
 	s := map[string]string{
 		devstack.SettingSweepEvery: "1s", "DISPATCH_RETRY_DELAY": "1s", "DISPATCH_LEASE": "5s", "SWEEP_BACKOFF_BASE": "1s", "SWEEP_LEASE": "5s",
@@ -227,7 +238,7 @@ func startReliabilityStack(t *testing.T, settings map[string]string) *reliabilit
 	r := &reliabilityStack{faults: faults, ledger: newAccounts()}
 	st, err := devstack.Start(context.Background(), devstack.Options{
 		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), Settings: s,
-		APIOptions: []func(*middleware.Stack) error{r.countSends, faults.APIOption}, DynamoDB: kind,
+		APIOptions: []func(*middleware.Stack) error{r.countSends, faults.APIOption}, DynamoDB: kind, Topology: top,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -466,8 +477,8 @@ func TestReliabilityBulkReplay(t *testing.T) {
 	r.st.Sink.Decide = nil // the subscriber is fixed
 	start := time.Now()
 	var sum struct {
-		Selected int      `json:"selected"`
-		Replayed []string `json:"replayed"`
+		Selected      int `json:"selected"`
+		ReplayedCount int `json:"replayedCount"`
 	}
 	out := r.invokeRaw(devstack.FunctionReplay, mustMarshal(map[string]any{"action": "replay", "request": map[string]any{
 		"topic": topology.CRM, "status": "open", "limit": n, "actor": "reliability", "note": "subscriber fixed"}}))
@@ -482,10 +493,10 @@ func TestReliabilityBulkReplay(t *testing.T) {
 		}
 	}
 	f := r.ledger.figures("6. incidents replayed by filter through the bulk path", fanOut, n, start, end, func(string, string) bool { return false })
-	f.Note = fmt.Sprintf("%d incidents selected, %d replayed, %d resolved", sum.Selected, len(sum.Replayed), resolved)
+	f.Note = fmt.Sprintf("%d incidents selected, %d replayed, %d resolved", sum.Selected, sum.ReplayedCount, resolved)
 	record(t, f)
 	require.Equal(t, n, sum.Selected)
-	require.Len(t, sum.Replayed, n)
+	require.Equal(t, n, sum.ReplayedCount)
 	require.Zero(t, f.Lost, "every replayed incident delivered")
 	require.Zero(t, f.Duplicates, "none delivered twice")
 	require.Equal(t, n, resolved, "all resolved")

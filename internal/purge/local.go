@@ -2,6 +2,7 @@ package purge
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -35,6 +36,9 @@ type Recorded struct {
 type LocalFailure struct {
 	Status     int `json:"status"`
 	RetryAfter int `json:"retryAfter,omitempty"`
+	// Rate is the fraction of calls that fail (0 < Rate < 1: each call at
+	// random, as a flaky API does); 0 fails every call.
+	Rate float64 `json:"rate,omitempty"`
 }
 
 // maxRecorded bounds what local mode keeps; the oldest go first.
@@ -46,7 +50,7 @@ var _ API = (*LocalAPI)(nil)
 func (l *LocalAPI) Purge(_ context.Context, c Call) (Response, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if f := l.failure; f != nil {
+	if f := l.failure; f != nil && (f.Rate <= 0 || f.Rate >= 1 || rand.Float64() < f.Rate) {
 		return Response{}, &APIError{Status: f.Status, Message: http.StatusText(f.Status) + " (local mode, told to fail)", RetryAfter: time.Duration(f.RetryAfter) * time.Second}
 	}
 	l.purges = append(l.purges, Recorded{TenantID: c.TenantID, Zone: c.Zone, Tags: slices.Clone(c.Tags), JobIDs: slices.Clone(c.JobIDs), At: clock.Or(l.Now)().UTC()})

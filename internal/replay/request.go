@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
 )
@@ -25,7 +26,8 @@ type Request struct {
 	Since string `json:"since,omitempty"`
 	Until string `json:"until,omitempty"`
 	// Limit caps how many incidents a filter selects (default
-	// DefaultLimit, at most MaxLimit).
+	// DefaultLimit; at most MaxBulkLimit when replayed page by page — the
+	// state machine, evp — and MaxLimit in one call).
 	Limit int `json:"limit,omitempty"`
 	// DryRun counts and samples the selection and checks each incident,
 	// writing nothing and sending nothing.
@@ -49,7 +51,12 @@ const MaxTokenLen = 512
 // Selection limits.
 const (
 	DefaultLimit = 100
-	MaxLimit     = 1000
+	// MaxLimit bounds a replay run in one call (Service.Replay: one Lambda
+	// invocation, the console); a dry run may count up to MaxBulkLimit.
+	MaxLimit = 1000
+	// MaxBulkLimit bounds a replay run page by page: an hour-long outage of
+	// a busy subscriber leaves tens of thousands of incidents.
+	MaxBulkLimit = 100_000
 	// MaxIDs bounds an explicit id list.
 	MaxIDs = 1000
 )
@@ -63,7 +70,11 @@ type RequestError struct {
 
 func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 
-// CodeInvalidRequest is the code of every RequestError.
+// CodeTooLargeForOneCall refuses a replay of more than MaxLimit incidents
+// in one call: it runs page by page (the state machine, evp dlq replay).
+const CodeTooLargeForOneCall = "too_large_for_one_call"
+
+// CodeInvalidRequest is the code of every other RequestError.
 const CodeInvalidRequest = "invalid_request"
 
 // BadRequest is a RequestError with CodeInvalidRequest.
@@ -112,8 +123,8 @@ func (r Request) validate(now time.Time) (selection, error) {
 	if sel.Status == "" {
 		sel.Status = incident.StatusOpen
 	}
-	if r.Limit < 0 || r.Limit > MaxLimit {
-		return sel, BadRequest("limit %d out of range (1..%d)", r.Limit, MaxLimit)
+	if r.Limit < 0 || r.Limit > MaxBulkLimit {
+		return sel, BadRequest("limit %d out of range (1..%d)", r.Limit, MaxBulkLimit)
 	}
 	if sel.Limit == 0 {
 		sel.Limit = DefaultLimit
@@ -242,12 +253,22 @@ type Failure struct {
 	Error      string `json:"error"`
 }
 
-// Summary is a replay's result.
+// Summary is a replay's result. The counts are the answer; the lists name
+// the first MaxListed incidents of each kind, so that a summary stays small
+// at any size (a Step Functions state holds 256 KB, a Lambda response 6 MB,
+// and a bulk replay can select MaxBulkLimit incidents).
 type Summary struct {
 	DryRun bool `json:"dryRun"`
 	// Selected is how many incidents the selection named or matched.
 	Selected int `json:"selected"`
-	// Replayed lists the incidents re-sent (in a dry run: that would be).
+	// ReplayedCount incidents were re-sent (in a dry run: would be),
+	// SkippedCount skipped (SkippedByReason by reason code), ErrorCount
+	// failed.
+	ReplayedCount   int            `json:"replayedCount"`
+	SkippedCount    int            `json:"skippedCount"`
+	SkippedByReason map[string]int `json:"skippedByReason,omitempty"`
+	ErrorCount      int            `json:"errorCount"`
+	// Replayed, Skipped and Errors list the first MaxListed of each.
 	Replayed []string  `json:"replayed"`
 	Skipped  []Skip    `json:"skipped"`
 	Errors   []Failure `json:"errors"`
@@ -260,6 +281,13 @@ type Summary struct {
 // SampleSize is how many incidents a dry run samples.
 const SampleSize = 10
 
+// MaxListed bounds each of a summary's lists, and maxDetail the text of
+// each listed skip or error (TestSummaryStaysSmallAtBulkScale).
+const (
+	MaxListed = 100
+	maxDetail = 200
+)
+
 // NewSummary returns an empty summary (lists empty, not null, in JSON).
 func NewSummary(dryRun bool) Summary {
 	return Summary{DryRun: dryRun, Replayed: []string{}, Skipped: []Skip{}, Errors: []Failure{}}
@@ -269,11 +297,24 @@ func NewSummary(dryRun bool) Summary {
 func (s *Summary) Add(o Outcome) {
 	switch o.Result {
 	case ResultReplayed, ResultWouldReplay:
-		s.Replayed = append(s.Replayed, o.IncidentID)
+		s.ReplayedCount++
+		if len(s.Replayed) < MaxListed {
+			s.Replayed = append(s.Replayed, o.IncidentID)
+		}
 	case ResultSkipped:
-		s.Skipped = append(s.Skipped, Skip{IncidentID: o.IncidentID, Reason: o.Reason, Detail: o.Detail})
+		s.SkippedCount++
+		if s.SkippedByReason == nil {
+			s.SkippedByReason = map[string]int{}
+		}
+		s.SkippedByReason[o.Reason]++
+		if len(s.Skipped) < MaxListed {
+			s.Skipped = append(s.Skipped, Skip{IncidentID: o.IncidentID, Reason: o.Reason, Detail: clip(o.Detail)})
+		}
 	default:
-		s.Errors = append(s.Errors, Failure{IncidentID: o.IncidentID, Error: o.Error})
+		s.ErrorCount++
+		if len(s.Errors) < MaxListed {
+			s.Errors = append(s.Errors, Failure{IncidentID: o.IncidentID, Error: clip(o.Error)})
+		}
 	}
 	if s.DryRun && o.Incident != nil && len(s.Sample) < SampleSize {
 		s.Sample = append(s.Sample, *o.Incident)
@@ -284,13 +325,34 @@ func (s *Summary) Add(o Outcome) {
 func (s *Summary) Merge(o Summary) {
 	s.DryRun = s.DryRun || o.DryRun
 	s.Selected += o.Selected
-	s.Replayed = append(s.Replayed, o.Replayed...)
-	s.Skipped = append(s.Skipped, o.Skipped...)
-	s.Errors = append(s.Errors, o.Errors...)
-	for _, b := range o.Sample {
-		if len(s.Sample) < SampleSize {
-			s.Sample = append(s.Sample, b)
+	s.ReplayedCount += o.ReplayedCount
+	s.SkippedCount += o.SkippedCount
+	s.ErrorCount += o.ErrorCount
+	for reason, n := range o.SkippedByReason {
+		if s.SkippedByReason == nil {
+			s.SkippedByReason = map[string]int{}
 		}
+		s.SkippedByReason[reason] += n
 	}
+	s.Replayed = appendUpTo(s.Replayed, o.Replayed, MaxListed)
+	s.Skipped = appendUpTo(s.Skipped, o.Skipped, MaxListed)
+	s.Errors = appendUpTo(s.Errors, o.Errors, MaxListed)
+	s.Sample = appendUpTo(s.Sample, o.Sample, SampleSize)
 	s.Truncated = s.Truncated || o.Truncated
+}
+
+func appendUpTo[T any](to, from []T, n int) []T {
+	return append(to, from[:max(0, min(len(from), n-len(to)))]...)
+}
+
+// clip bounds a listed detail (an error message can quote a response).
+func clip(s string) string {
+	if len(s) <= maxDetail {
+		return s
+	}
+	cut := maxDetail
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

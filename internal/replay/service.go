@@ -124,6 +124,13 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 // starts a second replay (a forced retry would otherwise run a side effect
 // twice), it only completes the first.
 func (s *Service) ReplayOne(ctx context.Context, r Request, id string) Outcome {
+	o := s.replayOne(ctx, r, id)
+	// A page of outcomes crosses the state machine in one state (256 KB).
+	o.Error, o.Detail = clip(o.Error), clip(o.Detail)
+	return o
+}
+
+func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 	now := s.d.Now()
 	out := Outcome{IncidentID: id}
 	skip := func(reason, detail string) Outcome {
@@ -391,6 +398,10 @@ func (s *Service) Replay(ctx context.Context, r Request) (Summary, error) {
 
 // ReplayWithProgress is Replay reporting each outcome as it happens.
 func (s *Service) ReplayWithProgress(ctx context.Context, r Request, progress func(Outcome)) (Summary, error) {
+	if r.Limit > MaxLimit && !r.DryRun {
+		return NewSummary(false), &RequestError{Code: CodeTooLargeForOneCall, Message: fmt.Sprintf(
+			"a replay of more than %d incidents runs page by page: start the replay state machine (evp dlq replay does)", MaxLimit)}
+	}
 	sum := NewSummary(r.DryRun)
 	cursor := ""
 	for {

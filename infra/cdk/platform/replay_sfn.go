@@ -17,7 +17,13 @@ const (
 	// ReplayMapConcurrency bounds the incidents one execution replays at
 	// once (each is a few DynamoDB writes and one SendMessage).
 	ReplayMapConcurrency = 10
-	// replayExecutionTimeout bounds one execution (MaxLimit incidents).
+	// ReplayPagesPerExecution is how many pages one execution replays
+	// before it hands the rest to a new execution of the state machine
+	// (TestReplayHistoryFitsTheQuota: the worst-case history of that many
+	// pages stays under Step Functions' 25,000 events per execution).
+	ReplayPagesPerExecution = 10
+	// replayExecutionTimeout bounds one execution (ReplayPagesPerExecution
+	// pages).
 	replayExecutionTimeout = time.Hour
 	// Retries of Lambda service errors: the page tasks run once a page,
 	// replay-one once an incident, so its retries bound the worst-case
@@ -63,6 +69,13 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 		})
 		return task
 	}
+	// An execution either starts a request (its input is the request) or
+	// continues one another execution handed over ({"continuation": …}).
+	// The state carries the request, the selection cursor, the running
+	// totals (counts, and the first few ids: replay.Summary), the request
+	// token (the first execution's id, kept across the chain so a replay-one
+	// retried in any part never replays an incident twice), the part number
+	// and the pages this execution has replayed.
 	start := awsstepfunctions.NewPass(s, jsii.String("ReplayStart"), &awsstepfunctions.PassProps{
 		StateName: jsii.String("Start"),
 		Comment:   jsii.String("The execution input is the replay request"),
@@ -70,6 +83,21 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"request.$": "$$.Execution.Input",
 			"cursor":    "",
 			"totals":    nil,
+			"token.$":   "$$.Execution.Id",
+			"part":      1,
+			"pages":     0,
+		},
+	})
+	resume := awsstepfunctions.NewPass(s, jsii.String("ReplayResume"), &awsstepfunctions.PassProps{
+		StateName: jsii.String("Resume"),
+		Comment:   jsii.String("Continue a request the previous execution handed over"),
+		Parameters: &map[string]any{
+			"request.$": "$.continuation.request",
+			"cursor.$":  "$.continuation.cursor",
+			"totals.$":  "$.continuation.totals",
+			"token.$":   "$.continuation.token",
+			"part.$":    "$.continuation.part",
+			"pages":     0,
 		},
 	})
 	selectPage := invoke("ReplaySelect", "Select the next page of incidents",
@@ -86,13 +114,13 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"incidentId.$": "$.incidentId",
 			// A retried step is the same request: it never starts a
 			// second replay of an incident (replay.Request.Token).
-			"requestToken.$": "$$.Execution.Id",
+			"requestToken.$": "$.token",
 		}, "$", replayOneRetries)
 	each := awsstepfunctions.NewMap(s, jsii.String("ReplayPage"), &awsstepfunctions.MapProps{
 		StateName:      jsii.String("Replay page"),
 		Comment:        jsii.String("Replay the page's incidents, a bounded number at a time"),
 		ItemsPath:      jsii.String("$.page.incidentIds"),
-		ItemSelector:   &map[string]any{"incidentId.$": "$$.Map.Item.Value", "request.$": "$.request"},
+		ItemSelector:   &map[string]any{"incidentId.$": "$$.Map.Item.Value", "request.$": "$.request", "token.$": "$.token"},
 		MaxConcurrency: jsii.Number(ReplayMapConcurrency),
 		ResultPath:     jsii.String("$.results"),
 	})
@@ -111,16 +139,71 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 			"request.$": "$.request",
 			"cursor.$":  "$.page.cursor",
 			"totals.$":  "$.totals",
+			"token.$":   "$.token",
+			"part.$":    "$.part",
+			"pages.$":   "States.MathAdd($.pages, 1)",
 		},
 	})
 	done := awsstepfunctions.NewSucceed(s, jsii.String("ReplayDone"), &awsstepfunctions.SucceedProps{
 		StateName:  jsii.String("Done"),
-		Comment:    jsii.String("Output: the replay summary (selected, replayed, skipped with reasons, errors)"),
+		Comment:    jsii.String("Output: the replay summary (selected; replayed, skipped by reason and errors counted; the first of each listed)"),
 		OutputPath: jsii.String("$.totals"),
 	})
+	// Handing over: a new execution of this state machine continues from
+	// the cursor with the totals so far. Its name derives from the request
+	// token and the part, so a retried StartExecution finds the execution
+	// it already started instead of starting a second one.
+	handover := awsstepfunctions.NewPass(s, jsii.String("ReplayHandover"), &awsstepfunctions.PassProps{
+		StateName: jsii.String("Hand over"),
+		Parameters: &map[string]any{
+			"continuation": map[string]any{
+				"request.$": "$.request",
+				"cursor.$":  "$.cursor",
+				"totals.$":  "$.totals",
+				"token.$":   "$.token",
+				"part.$":    "States.MathAdd($.part, 1)",
+			},
+		},
+	})
+	selfArn := p.Stack.FormatArn(&awscdk.ArnComponents{
+		Service: jsii.String("states"), Resource: jsii.String("stateMachine"), ResourceName: jsii.String(p.Stage.Prefix() + "-replay"),
+		ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+	})
+	continueAsNew := awsstepfunctionstasks.NewCallAwsService(s, jsii.String("ReplayContinue"), &awsstepfunctionstasks.CallAwsServiceProps{
+		StateName: jsii.String("Continue as a new execution"),
+		Comment:   jsii.String("Start the next part of this request; this execution ends with its handle"),
+		Service:   jsii.String("sfn"),
+		Action:    jsii.String("startExecution"),
+		Parameters: &map[string]any{
+			"StateMachineArn": selfArn,
+			"Name.$":          "States.Format('replay-{}-part-{}', States.Hash($.continuation.token, 'SHA-1'), $.continuation.part)",
+			"Input.$":         "States.JsonToString($)",
+		},
+		IamResources:   &[]*string{selfArn},
+		ResultSelector: &map[string]any{"continuedAs.$": "$.ExecutionArn"},
+		ResultPath:     jsii.String("$.next"),
+	})
+	continueAsNew.AddRetry(&awsstepfunctions.RetryProps{
+		Errors:      jsii.Strings("SFN.SfnException", "States.TaskFailed"),
+		Interval:    duration(2 * time.Second),
+		MaxAttempts: jsii.Number(float64(pageTaskRetries)),
+		BackoffRate: jsii.Number(2),
+	})
+	continued := awsstepfunctions.NewSucceed(s, jsii.String("ReplayContinued"), &awsstepfunctions.SucceedProps{
+		StateName: jsii.String("Continued"),
+		Comment:   jsii.String("Output: {continuedAs: the next execution's ARN, continuation: the totals so far}; the last part's output is the whole summary"),
+	})
+	shapeContinued := awsstepfunctions.NewPass(s, jsii.String("ReplayContinuedOutput"), &awsstepfunctions.PassProps{
+		StateName:  jsii.String("Continued output"),
+		Parameters: &map[string]any{"continuedAs.$": "$.next.continuedAs", "totals.$": "$.continuation.totals"},
+	})
+	budget := awsstepfunctions.NewChoice(s, jsii.String("ReplayBudget"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("Pages left in this execution?")}).
+		When(awsstepfunctions.Condition_NumberGreaterThanEquals(jsii.String("$.pages"), jsii.Number(ReplayPagesPerExecution)),
+			handover.Next(continueAsNew).Next(shapeContinued).Next(continued), nil).
+		Otherwise(selectPage)
 	more := awsstepfunctions.NewChoice(s, jsii.String("ReplayMore"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("More pages?")}).
 		When(awsstepfunctions.Condition_BooleanEquals(jsii.String("$.page.done"), jsii.Bool(true)), done, nil).
-		Otherwise(next.Next(selectPage))
+		Otherwise(next.Next(budget))
 	// A request the replay function refuses (bad input) is an answer with
 	// an error code, not a function error: fail the execution with it.
 	refused := awsstepfunctions.NewFail(s, jsii.String("ReplayRefused"), &awsstepfunctions.FailProps{
@@ -132,7 +215,11 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 	checked := awsstepfunctions.NewChoice(s, jsii.String("ReplayChecked"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("Refused?")}).
 		When(awsstepfunctions.Condition_IsPresent(jsii.String("$.page.error")), refused, nil).
 		Otherwise(each.Next(summarize).Next(more))
-	definition := start.Next(selectPage).Next(checked)
+	begin := awsstepfunctions.NewChoice(s, jsii.String("ReplayBegin"), &awsstepfunctions.ChoiceProps{StateName: jsii.String("Continued?")}).
+		When(awsstepfunctions.Condition_IsPresent(jsii.String("$.continuation")), resume.Next(selectPage), nil).
+		Otherwise(start.Next(selectPage))
+	selectPage.Next(checked)
+	definition := begin
 
 	logs := awslogs.NewLogGroup(s, jsii.String("ReplayStateMachineLogs"), &awslogs.LogGroupProps{
 		// The vendedlogs prefix keeps CloudWatch Logs' resource policy
@@ -143,7 +230,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 	})
 	sm := awsstepfunctions.NewStateMachine(s, jsii.String("ReplayStateMachine"), &awsstepfunctions.StateMachineProps{
 		StateMachineName: jsii.String(p.Stage.Prefix() + "-replay"),
-		Comment:          jsii.String("Replay incidents: select → replay (bounded Map) → summary. Input: a replay request."),
+		Comment:          jsii.String("Replay incidents: select → replay (bounded Map) → summary, continuing as a new execution every few pages. Input: a replay request."),
 		DefinitionBody:   awsstepfunctions.DefinitionBody_FromChainable(definition),
 		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
 		Timeout:          duration(replayExecutionTimeout),

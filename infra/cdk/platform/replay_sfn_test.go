@@ -15,12 +15,52 @@ const historyQuota = 25000
 
 type sfnState struct {
 	Type          string         `json:"Type"`
+	Resource      string         `json:"Resource"`
 	Next          string         `json:"Next"`
 	End           bool           `json:"End"`
+	Default       string         `json:"Default"`
+	Choices       []sfnChoice    `json:"Choices"`
 	Parameters    map[string]any `json:"Parameters"`
 	Retry         []sfnRetry     `json:"Retry"`
 	ItemProcessor *sfnDefinition `json:"ItemProcessor"`
 	Iterator      *sfnDefinition `json:"Iterator"`
+}
+
+type sfnChoice struct {
+	Variable                 string   `json:"Variable"`
+	NumericGreaterThanEquals *float64 `json:"NumericGreaterThanEquals"`
+	Next                     string   `json:"Next"`
+}
+
+// next lists the states a state can go to.
+func (st sfnState) next() []string {
+	out := []string{}
+	if st.Next != "" {
+		out = append(out, st.Next)
+	}
+	if st.Default != "" {
+		out = append(out, st.Default)
+	}
+	for _, c := range st.Choices {
+		out = append(out, c.Next)
+	}
+	return out
+}
+
+// reachable is every state reachable from the named one (itself included
+// only through a cycle).
+func (d *sfnDefinition) reachable(from string) map[string]bool {
+	seen := map[string]bool{}
+	todo := d.States[from].next()
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		if !seen[n] {
+			seen[n] = true
+			todo = append(todo, d.States[n].next()...)
+		}
+	}
+	return seen
 }
 
 type sfnRetry struct {
@@ -63,46 +103,86 @@ func worstIteration(d *sfnDefinition) int {
 	return n
 }
 
-// The replay state machine's worst-case history — every Lambda task
-// retried to its limit, a request selecting replay.MaxLimit incidents —
-// computed from the synthesized definition, stays under Step Functions'
-// 25,000-event quota (bulk replay at outage scale must not fail midway).
+// worst is a top-level state's history at its worst.
+func worst(st sfnState, pageSize int) int {
+	switch st.Type {
+	case "Task":
+		return worstTask(st)
+	case "Map":
+		items := st.ItemProcessor
+		if items == nil {
+			items = st.Iterator
+		}
+		return 4 + pageSize*worstIteration(items) // entered, started, succeeded, exited
+	default:
+		return 2
+	}
+}
+
+// The replay state machine's worst-case history per execution — every
+// Lambda task retried to its limit, every page full — computed from the
+// synthesized definition, stays under Step Functions' 25,000-event quota:
+// an execution replays a bounded number of pages and then continues as a
+// new execution of the same state machine, so a bulk replay of
+// replay.MaxBulkLimit incidents (an hour-long outage at a busy subscriber)
+// never fails midway.
 func TestReplayHistoryFitsTheQuota(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		for _, sm := range s.tpl.ofType("AWS::StepFunctions::StateMachine") {
 			var def sfnDefinition
 			require.NoError(t, json.Unmarshal([]byte(s.resolve(t, sm.Properties["DefinitionString"])), &def))
-			pageSize := 0
-			for _, st := range def.States {
-				if v, ok := st.Parameters["pageSize"].(float64); ok {
-					pageSize = int(v)
-				}
-			}
-			perPage, fixed := 0, 2 // ExecutionStarted, ExecutionSucceeded
+			selectState, pageSize := "", 0
 			for name, st := range def.States {
-				switch {
-				case name == def.StartAt, st.Type == "Succeed", st.Type == "Fail":
-					fixed += 2 // the entry pass and the end run once
-				case st.Type == "Task":
-					perPage += worstTask(st)
-				case st.Type == "Map":
-					items := st.ItemProcessor
-					if items == nil {
-						items = st.Iterator
-					}
-					require.NotNil(t, items, name)
-					perPage += 4 // entered, started, succeeded, exited
-					perPage += pageSize * worstIteration(items)
-				default:
-					perPage += 2
+				if v, ok := st.Parameters["pageSize"].(float64); ok {
+					selectState, pageSize = name, int(v)
 				}
 			}
 			require.Positive(t, pageSize, "the select task names its page size")
-			pages := (replay.MaxLimit + pageSize - 1) / pageSize
-			worst := fixed + pages*perPage
-			t.Logf("worst case: %d pages × %d events + %d = %d history events (quota %d)", pages, perPage, fixed, worst, historyQuota)
-			require.LessOrEqual(t, worst, historyQuota, "a bulk replay of %d incidents could exceed the history quota", replay.MaxLimit)
+			// The page loop: every state on a cycle through the select task.
+			loop := map[string]bool{}
+			for name := range def.reachable(selectState) {
+				if def.reachable(name)[selectState] {
+					loop[name] = true
+				}
+			}
+			// Pages per execution: the loop's budget choice on $.pages.
+			pagesPerExecution := 0
+			var handover string
+			for name := range loop {
+				for _, c := range def.States[name].Choices {
+					if c.Variable == "$.pages" && c.NumericGreaterThanEquals != nil {
+						pagesPerExecution, handover = int(*c.NumericGreaterThanEquals), c.Next
+					}
+				}
+			}
+			require.Positive(t, pagesPerExecution, "an execution bounds the pages it replays")
+			// The hand-over path starts a new execution of this same
+			// state machine.
+			continues := false
+			for name := range def.reachable(handover) {
+				st := def.States[name]
+				if st.Resource == "arn:aws:states:::aws-sdk:sfn:startExecution" {
+					require.Equal(t, "arn:aws:states:eu-west-1:123456789012:stateMachine:"+str(sm.Properties["StateMachineName"]), st.Parameters["StateMachineArn"])
+					require.Contains(t, st.Parameters, "Name.$", "a retried hand-over must find the execution it started")
+					continues = true
+				}
+			}
+			require.True(t, continues, "the hand-over starts the next execution")
+
+			perPage, fixed := 0, 2 // ExecutionStarted, ExecutionSucceeded
+			for name, st := range def.States {
+				if loop[name] {
+					perPage += worst(st, pageSize)
+				} else {
+					fixed += worst(st, pageSize) // each once at most (both starts and both ends counted)
+				}
+			}
+			worstCase := fixed + pagesPerExecution*perPage
+			executions := (replay.MaxBulkLimit + pagesPerExecution*pageSize - 1) / (pagesPerExecution * pageSize)
+			t.Logf("worst case per execution: %d pages × %d events + %d = %d history events (quota %d); %d incidents take %d executions",
+				pagesPerExecution, perPage, fixed, worstCase, historyQuota, replay.MaxBulkLimit, executions)
+			require.LessOrEqual(t, worstCase, historyQuota, "an execution of %d pages could exceed the history quota", pagesPerExecution)
 		}
 	})
 }

@@ -30,6 +30,9 @@ const (
 	EnvJobsQueueURL = "JOBS_QUEUE_URL"
 	// EnvRetention keeps finished jobs, e.g. "720h".
 	EnvRetention = "JOBS_RETENTION"
+	// EnvBackoffBase is the first retry delay of a failed step (doubling
+	// per attempt; default 10s). Tests and load runs shorten it.
+	EnvBackoffBase = "JOBS_BACKOFF_BASE"
 )
 
 // Config is the engine's part of a function's configuration.
@@ -48,13 +51,16 @@ func Load(r *envconf.Reader) Config {
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, "failed jobs open incidents"),
 	}
 	c.Engine.Retention = r.Duration(EnvRetention, 0)
+	c.Engine.BackoffBase = r.Duration(EnvBackoffBase, 0)
 	c.Engine.Bucket = wire.Required(r, wire.EnvBucket, "large checkpoints and job output")
 	c.Engine = c.Engine.WithDefaults()
 	return c
 }
 
 // Validate checks the engine config.
-func (c Config) Validate() error { return wire.FromVars(c.Engine.Validate(), EnvRetention) }
+func (c Config) Validate() error {
+	return wire.FromVars(c.Engine.Validate(), EnvRetention, EnvBackoffBase)
+}
 
 // Clients are the AWS services the engine itself calls.
 type Clients struct {
