@@ -51,6 +51,10 @@ bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md 
 reliability: deps ## Run the reliability scenarios at full size (10,000 events for the first) and write docs/reliability.md
 	set -o pipefail; $(GO) test ./internal/devstack -run '^TestReliability' -count=1 -timeout 30m -v -reliability -reliability-report | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)'
 
+.PHONY: throughput-curve
+throughput-curve: deps ## Publish 100,000 events through the local stack (DynamoDB Local) and write its rate as the tables grow to docs/throughput-local.md
+	set -o pipefail; $(GO) test ./internal/devstack -run '^TestThroughputCurve$$' -count=1 -timeout 60m -v -throughput-curve=$(or $(EVENTS),100000) -throughput-dynamodb=$(or $(EVP_DYNAMODB),local) | grep -E '^(THROUGHPUT|\||--- |ok|FAIL|PASS)'
+
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
 	$(GO) test ./internal/devstack -run '^TestConsoleInABrowser$$' -count=1 -console-shots

@@ -1,9 +1,11 @@
 package devstack_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,45 +14,66 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/devstack"
-	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// bulkReplay runs one replay request page by page through the replay
-// function, exactly as the state machine does: select a page, replay-one
-// each incident (10 at a time, the Map's concurrency) under one request
-// token, fold the outcomes into the summary.
-func (r *reliabilityStack) bulkReplay(t *testing.T, req replay.Request) replay.Summary {
+// replayStateMachine runs one replay request through the replay state
+// machine's definition as synthesized (testdata, kept equal to the CDK
+// app's by infra/cdk TestReplayDefinitionGolden), its Lambda tasks invoking
+// the local stack's replay function: select a page, replay-one each
+// incident (10 at a time), summarize, and every 10 pages hand over to a
+// new execution. It returns the last execution's summary and every
+// execution of the chain, each checked: it succeeded, and each but the
+// last handed over to the next.
+func (r *reliabilityStack) replayStateMachine(t *testing.T, req replay.Request) (replay.Summary, []aslExecution) {
 	t.Helper()
-	token := "reliability-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	var totals *replay.Summary
-	cursor := ""
-	for {
-		var page replay.SelectPage
-		raw := r.invokeRaw(devstack.FunctionReplay, mustMarshal(operator.Call{Action: operator.ActionSelect, Request: &req, Cursor: cursor, PageSize: replay.DefaultPageSize}))
-		require.NoError(t, json.Unmarshal(raw, &page), string(raw))
-		outcomes := make([]replay.Outcome, len(page.IncidentIDs))
-		sem := make(chan struct{}, 10)
-		var wg sync.WaitGroup
-		for i, id := range page.IncidentIDs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				raw := r.invokeRaw(devstack.FunctionReplay, mustMarshal(operator.Call{Action: operator.ActionReplayOne, Request: &req, IncidentID: id, RequestToken: token}))
-				if json.Unmarshal(raw, &outcomes[i]) != nil {
-					outcomes[i] = replay.Outcome{IncidentID: id, Result: replay.ResultError, Error: "replay-one failed: " + string(raw)}
-				}
-			})
+	m, execs := r.runReplayDefinition(t, req)
+	for i, ex := range execs {
+		require.Empty(t, ex.Error, "execution %s failed: %s %s", ex.Name, ex.Error, ex.Cause)
+		require.LessOrEqual(t, ex.History, 25000, "execution %s's history", ex.Name)
+		if i < len(execs)-1 {
+			out, _ := ex.Output.(map[string]any)
+			require.Equal(t, m.executionARN(execs[i+1].Name), out["continuedAs"], "execution %s hands over to the next", ex.Name)
 		}
-		wg.Wait()
-		sum := replay.Summarize(totals, page.Selected, outcomes, req.DryRun)
-		totals = &sum
-		if page.Done {
-			return sum
-		}
-		cursor = page.Cursor
 	}
+	var sum replay.Summary
+	require.NoError(t, json.Unmarshal(mustMarshal(execs[len(execs)-1].Output), &sum))
+	return sum, execs
+}
+
+// runReplayDefinition starts one execution of the replay definition with
+// the request as input and runs it and every execution it hands over to.
+func (r *reliabilityStack) runReplayDefinition(t *testing.T, req replay.Request) (*aslMachine, []aslExecution) {
+	t.Helper()
+	def, err := loadASL("testdata/replay-state-machine.asl.json")
+	require.NoError(t, err)
+	arn := ""
+	for _, st := range def.States {
+		if p, ok := st["Parameters"].(map[string]any); ok && p["StateMachineArn"] != nil {
+			arn = p["StateMachineArn"].(string)
+		}
+	}
+	require.NotEmpty(t, arn, "the definition continues as new executions of itself")
+	m := &aslMachine{arn: arn, def: def, invoke: func(ctx context.Context, fn string, payload []byte) ([]byte, error) {
+		if !strings.HasSuffix(fn, ":function:evp-dev-replay") {
+			return nil, fmt.Errorf("the definition invokes %s, not the replay function", fn)
+		}
+		out, err := r.lambda.Invoke(ctx, lambdaInvoke(devstack.FunctionReplay, payload))
+		if err != nil {
+			return nil, err
+		}
+		if out.FunctionError != nil {
+			return nil, fmt.Errorf("function error: %s", out.Payload)
+		}
+		return out.Payload, nil
+	}}
+	var input any
+	require.NoError(t, json.Unmarshal(mustMarshal(req), &input))
+	m.start("reliability-"+strconv.FormatInt(time.Now().UnixNano(), 36), input)
+	execs := m.runAll(context.Background())
+	require.NotEmpty(t, execs)
+	return m, execs
 }
 
 // Scenario 8: a subscriber down (503 on every delivery) for 10 minutes
@@ -110,14 +133,13 @@ func TestReliabilitySubscriberOutage(t *testing.T) {
 	retrying := len(r.ledger.acked) - dead - deliveredBefore
 	r.ledger.mu.Unlock()
 	replayStart := time.Now()
-	sum := r.bulkReplay(t, replay.Request{Topic: topology.CRM, Status: "open", Limit: replay.MaxBulkLimit, Actor: "reliability", Note: "subscriber back"})
+	sum, execs := r.replayStateMachine(t, replay.Request{Topic: topology.CRM, Status: "open", Limit: replay.MaxBulkLimit, Actor: "reliability", Note: "subscriber back"})
 	replayTook := time.Since(replayStart)
-	delivered := func(string, string) bool { return false } // drained means delivered, not an incident
-	end := r.waitComplete(fanOut, time.Duration(n/10+300)*time.Second)
+	end := r.waitDelivered(fanOut, time.Duration(n/10+300)*time.Second) // drained: delivered, not an incident
 	time.Sleep(2 * time.Second)
-	f := r.ledger.figures("8. a subscriber down for "+outage.String()+", then one bulk replay", fanOut, n, start, end, delivered)
-	f.Note = fmt.Sprintf("%.0f events/s during the outage; at recovery %d CRM dispatches were dead letters (incidents) and %d still being retried; one bulk replay selected %d and replayed %d (%d skipped, %d errors) in %s; everything delivered %s after recovery",
-		rate, dead, retrying, sum.Selected, sum.ReplayedCount, sum.SkippedCount, sum.ErrorCount, replayTook.Round(100*time.Millisecond), end.Sub(recovered).Round(100*time.Millisecond))
+	f := r.ledger.figures("8. a subscriber down for "+outage.String()+", then one bulk replay", fanOut, n, start, end, func(string, string) bool { return false })
+	f.Note = fmt.Sprintf("%.0f events/s during the outage; at recovery %d CRM dispatches were dead letters (incidents) and %d still being retried; one bulk replay (the replay state machine's definition, %d execution(s)) selected %d and replayed %d (%d skipped, %d errors) in %s; everything delivered %s after recovery",
+		rate, dead, retrying, len(execs), sum.Selected, sum.ReplayedCount, sum.SkippedCount, sum.ErrorCount, replayTook.Round(100*time.Millisecond), end.Sub(recovered).Round(100*time.Millisecond))
 	record(t, f)
 	require.Zero(t, f.Lost, "every event delivered once the subscriber is back")
 	require.Zero(t, f.Duplicates, "none twice")

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -300,6 +302,16 @@ func (r *reliabilityStack) waitComplete(topics []string, timeout time.Duration) 
 	return time.Now()
 }
 
+// waitDelivered waits until every acknowledged event reached every topic
+// (an incident does not count).
+func (r *reliabilityStack) waitDelivered(topics []string, timeout time.Duration) time.Time {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && !r.ledger.complete(topics, func(string, string) bool { return false }) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Now()
+}
+
 func ids(prefix string, n int) []string {
 	out := make([]string, n)
 	run := rand.Int64()
@@ -455,7 +467,7 @@ func TestReliabilityFlakySubscribers(t *testing.T) {
 // resolved, none delivered twice.
 func TestReliabilityBulkReplay(t *testing.T) {
 	r := startReliabilityStack(t, nil)
-	n := size(100, 1000)
+	n := size(100, 2500) // full: three executions of the state machine
 	all := ids("inq_rel6", n)
 	r.st.Sink.Decide = func(topic, _ string) (int, int) {
 		if topic == topology.CRM {
@@ -476,14 +488,8 @@ func TestReliabilityBulkReplay(t *testing.T) {
 	r.waitFor("every CRM dispatch an incident", func() bool { return open() == n })
 	r.st.Sink.Decide = nil // the subscriber is fixed
 	start := time.Now()
-	var sum struct {
-		Selected      int `json:"selected"`
-		ReplayedCount int `json:"replayedCount"`
-	}
-	out := r.invokeRaw(devstack.FunctionReplay, mustMarshal(map[string]any{"action": "replay", "request": map[string]any{
-		"topic": topology.CRM, "status": "open", "limit": n, "actor": "reliability", "note": "subscriber fixed"}}))
-	require.NoError(t, json.Unmarshal(out, &sum), string(out))
-	end := r.waitComplete(fanOut, 120*time.Second)
+	sum, execs := r.replayStateMachine(t, replay.Request{Topic: topology.CRM, Status: "open", Limit: n, Actor: "reliability", Note: "subscriber fixed"})
+	end := r.waitDelivered(fanOut, 120*time.Second)
 	time.Sleep(2 * time.Second)
 	resolved := 0
 	for _, id := range all {
@@ -493,13 +499,22 @@ func TestReliabilityBulkReplay(t *testing.T) {
 		}
 	}
 	f := r.ledger.figures("6. incidents replayed by filter through the bulk path", fanOut, n, start, end, func(string, string) bool { return false })
-	f.Note = fmt.Sprintf("%d incidents selected, %d replayed, %d resolved", sum.Selected, sum.ReplayedCount, resolved)
+	f.Note = fmt.Sprintf("%d incidents selected, %d replayed, %d resolved; the replay state machine's definition ran as %d execution(s) (history %s events)", sum.Selected, sum.ReplayedCount, resolved, len(execs), histories(execs))
 	record(t, f)
 	require.Equal(t, n, sum.Selected)
 	require.Equal(t, n, sum.ReplayedCount)
 	require.Zero(t, f.Lost, "every replayed incident delivered")
 	require.Zero(t, f.Duplicates, "none delivered twice")
 	require.Equal(t, n, resolved, "all resolved")
+	require.Len(t, execs, (n+999)/1000, "an execution replays 1,000 incidents, then continues as a new one")
+}
+
+func histories(execs []aslExecution) string {
+	var parts []string
+	for _, ex := range execs {
+		parts = append(parts, strconv.Itoa(ex.History))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Scenario 7: three overlapping sweeps over a backlog of stranded rows:
@@ -567,6 +582,10 @@ func writeReliabilityReport() {
 	for _, f := range reportRows {
 		b.WriteString("- " + f.String() + "\n")
 	}
-	b.WriteString("\nNot yet scenarios here (see the reliability issue): throttling at 10%, subscribers failing 30%/1%, bulk replay of 1,000 incidents, a subscriber down for 10 minutes, jobs and purges under failing calls, and bulk replay at 100,000 incidents.\n")
+	b.WriteString("\n10. Bulk replay at outage scale is not run here at 100,000 incidents (hours on a laptop); what would break is checked instead: " +
+		"the replay state machine continues as a new execution every 10 pages, and `TestReplayHistoryFitsTheQuota` (infra/cdk) computes its worst-case history per execution from the synthesized definition " +
+		"(16,621 events against the 25,000 quota; 100,000 incidents take 100 executions); `TestSummaryStaysSmallAtBulkScale` folds 100,000 outcomes the way the state machine does " +
+		"(61 KB at worst against a state's 256 KB); scenarios 6 and 8 and `TestReplayStateMachineContinuesAsNewExecutions` run the synthesized definition itself against the local stack's replay function, hand-overs included.\n\n" +
+		"The local stack's ingest rate as its tables grow: [throughput-local.md](throughput-local.md) (DynamoDB Local, 100,000 events) and [throughput-embedded.md](throughput-embedded.md) (the embedded emulator, 3,000 events).\n")
 	_ = os.WriteFile("../../docs/reliability.md", []byte(b.String()), 0o644)
 }

@@ -82,10 +82,12 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 		Parameters: &map[string]any{
 			"request.$": "$$.Execution.Input",
 			"cursor":    "",
-			"totals":    nil,
-			"token.$":   "$$.Execution.Id",
-			"part":      1,
-			"pages":     0,
+			// An empty summary: CDK drops a null from Parameters, and
+			// summarize's "$.totals" must exist on the first page.
+			"totals":  map[string]any{"selected": 0},
+			"token.$": "$$.Execution.Id",
+			"part":    1,
+			"pages":   0,
 		},
 	})
 	resume := awsstepfunctions.NewPass(s, jsii.String("ReplayResume"), &awsstepfunctions.PassProps{

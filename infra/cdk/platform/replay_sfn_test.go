@@ -2,6 +2,8 @@ package platform
 
 import (
 	"encoding/json"
+	"flag"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -185,4 +187,34 @@ func TestReplayHistoryFitsTheQuota(t *testing.T) {
 			require.LessOrEqual(t, worstCase, historyQuota, "an execution of %d pages could exceed the history quota", pagesPerExecution)
 		}
 	})
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite golden files")
+
+// replayDefinitionGolden is the dev stage's replay state machine definition
+// as synthesized, resolved (ARNs of account 123456789012 in eu-west-1). The
+// root module's devstack tests run it against the local stack's replay
+// function (TestReplayStateMachineRunsOnTheLocalStack), so a change to the
+// definition is tested end to end only if this file follows it.
+const replayDefinitionGolden = "../../../internal/devstack/testdata/replay-state-machine.asl.json"
+
+// The committed definition the local stack runs is the one synthesized
+// (go test ./platform -run TestReplayDefinitionGolden -update rewrites it).
+func TestReplayDefinitionGolden(t *testing.T) {
+	t.Parallel()
+	sms := dev.tpl.ofType("AWS::StepFunctions::StateMachine")
+	require.Len(t, sms, 1)
+	var def any
+	for _, sm := range sms {
+		require.NoError(t, json.Unmarshal([]byte(dev.resolve(t, sm.Properties["DefinitionString"])), &def))
+	}
+	got, err := json.MarshalIndent(def, "", "  ")
+	require.NoError(t, err)
+	got = append(got, '\n')
+	if *updateGolden {
+		require.NoError(t, os.WriteFile(replayDefinitionGolden, got, 0o644))
+	}
+	want, err := os.ReadFile(replayDefinitionGolden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "the replay state machine changed: go test ./platform -run TestReplayDefinitionGolden -update")
 }
