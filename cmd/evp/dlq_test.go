@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/identity"
@@ -29,6 +33,9 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// A bulk replay's execution is polled often in tests (2 s otherwise).
+func init() { pollEvery = 20 * time.Millisecond }
 
 // golden compares got with testdata/name (rewritten with -update).
 func golden(t *testing.T, name, got string) {
@@ -60,8 +67,16 @@ func newOperatorFixture(t *testing.T) *operatorFixture {
 	fn := wiretest.ReplayFunction(t, env, wiretest.Opts{Now: func() time.Time { return g0.Add(6 * time.Hour) }})
 	fns := lambdalocal.NewFunctions()
 	fns.Register(replayfn.Name, fn.Handle)
-	srv := httptest.NewServer(fns)
-	t.Cleanup(srv.Close)
+	// As the local stack does: the Lambda Invoke API, and the replay
+	// state machine behind the Step Functions endpoint.
+	machine, err := devstack.NewReplayStateMachine(fns.Invoke)
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/", fns)
+	mux.Handle(devstack.StepFunctionsPath, machine)
+	mux.Handle(devstack.StepFunctionsPath+"/", machine)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { srv.Close(); machine.Close() })
 	return &operatorFixture{
 		env: env, url: srv.URL,
 		events:    env.Events(),
@@ -167,6 +182,38 @@ func TestGoldenEventsView(t *testing.T) {
 	out, err = run(t, ctx, "", "events", "view", "evt_missing", "--url", f.url)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "not found")
+}
+
+// A bulk replay larger than one execution's 1,000 incidents: the replay
+// state machine hands over to a new execution, evp follows the chain (its
+// progress counting both parts) and prints the last part's summary, which
+// counts everything and lists only the first 100.
+func TestDLQBulkReplayFollowsContinuedExecutions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newOperatorFixture(t)
+	const n = 1050
+	for i := range n {
+		id := fmt.Sprintf("evt_bulk_%04d", i)
+		f.event(t, id, "acme", "inquiry.created", g0, `{"name":"Ada"}`, "crm.sync")
+		f.consumed(t, id, "acme", "crm.sync", g0.Add(time.Second), "CRM down")
+		f.incident(t, id, "acme", "crm.sync", "subscriber_rejected", "CRM down", g0.Add(time.Minute))
+	}
+	out, err := run(t, ctx, "", "dlq", "replay", "--tenant", "acme", "--limit", "5000", "--yes", "--actor", "ada", "--url", f.url)
+	require.NoError(t, err, out)
+	require.Contains(t, out, fmt.Sprintf("replaying [==============================] %d/%d", n, n))
+	require.Contains(t, out, fmt.Sprintf("selected %d, replayed %d, skipped 0, errors 0", n, n))
+	msgs := f.env.ReceiveAll(ctx, f.env.Queue("crm.sync").URL, 0, 0)
+	require.Len(t, msgs, n, "each incident sent once across both executions")
+	distinct := map[string]bool{}
+	for _, m := range msgs {
+		distinct[aws.ToString(m.Body)] = true
+	}
+	require.Len(t, distinct, n)
+
+	out, err = run(t, ctx, "", "dlq", "replay", "--tenant", "acme", "--limit", "5000", "--json", "--url", f.url)
+	require.NoError(t, err, out)
+	require.Contains(t, out, `"selected": 0`, "nothing open is left")
 }
 
 func TestDLQReplayTriageIgnore(t *testing.T) {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
@@ -72,7 +73,14 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 		if fn == "" {
 			fn = "replay"
 		}
-		return &localOperator{invoker{client: localaws.NewLambdaClient(localaws.NewConfig(), t.url), function: fn, where: t.url}}, nil
+		// Bulk replays run the local stack's replay state machine (the
+		// definition a stage deploys), exactly as on a stage.
+		cfg := localaws.NewConfig()
+		return &stageOperator{
+			invoker: invoker{client: localaws.NewLambdaClient(cfg, t.url), function: fn, where: t.url},
+			sfn:     localaws.NewSFNClient(cfg, t.url+devstack.StepFunctionsPath),
+			machine: func(context.Context) (string, error) { return devstack.ReplayStateMachineARN(), nil },
+		}, nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.profile != "" {
@@ -158,54 +166,8 @@ func (i invoker) call(ctx context.Context, c operator.Call, out any) error {
 	return nil
 }
 
-// localOperator runs bulk replays as the state machine would, from the
-// CLI: select pages, then replay-one per incident with bounded concurrency.
-// Step Functions is not emulated locally; the steps are the same Lambda
-// actions, so the local run exercises the deployed path's code.
-type localOperator struct{ invoker }
-
-// bulkConcurrency mirrors the state machine's Map MaxConcurrency.
-const bulkConcurrency = 4
-
-func (l *localOperator) bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error) {
-	sum := replay.NewSummary(r.DryRun)
-	cursor := ""
-	done := 0
-	var mu sync.Mutex
-	for {
-		var page replay.SelectPage
-		if err := l.call(ctx, operator.Call{Action: operator.ActionSelect, Request: &r, Cursor: cursor}, &page); err != nil {
-			return sum, err
-		}
-		sem := make(chan struct{}, bulkConcurrency)
-		var wg sync.WaitGroup
-		for _, id := range page.IncidentIDs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				var o replay.Outcome
-				if err := l.call(ctx, operator.Call{Action: operator.ActionReplayOne, Request: &r, IncidentID: id}, &o); err != nil {
-					o = replay.Outcome{IncidentID: id, Result: replay.ResultError, Error: err.Error()}
-				}
-				mu.Lock()
-				sum.Add(o)
-				done++
-				if progress != nil {
-					progress(done)
-				}
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
-		sum.Selected, sum.Truncated = page.Selected, page.Truncated
-		if page.Done {
-			return sum, nil
-		}
-		cursor = page.Cursor
-	}
-}
-
-// stageOperator starts the stage's replay state machine for bulk replays.
+// stageOperator starts the replay state machine for bulk replays: the
+// stage's, or the local stack's.
 type stageOperator struct {
 	invoker
 	sfn     *sfn.Client
@@ -224,7 +186,9 @@ func (s *stageOperator) bulk(ctx context.Context, r replay.Request, progress fun
 	if err != nil {
 		return replay.Summary{}, err
 	}
-	name := fmt.Sprintf("evp-replay-%s-%d", sanitize(r.Actor), time.Now().Unix())
+	var nonce [3]byte
+	_, _ = rand.Read(nonce[:])
+	name := fmt.Sprintf("evp-replay-%s-%s-%x", sanitize(r.Actor), time.Now().UTC().Format("20060102T150405"), nonce)
 	start, err := s.sfn.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn), Name: aws.String(name), Input: aws.String(string(input))})
 	if err != nil {
 		return replay.Summary{}, fmt.Errorf("start the replay state machine: %w", err)

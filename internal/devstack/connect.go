@@ -90,8 +90,9 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	trace.Instrument(&cfg)
 	s.Clients = build(cfg)
 	// Functions run in this process: invoke them here, whatever the target.
-	// Secrets Manager and Step Functions are not emulated: locally, secrets
-	// come from the settings and bulk replay runs in-process.
+	// Secrets Manager is not emulated: locally, secrets come from the
+	// settings. Step Functions is served by the stack itself
+	// (StepFunctionsPath).
 	s.Clients.Lambda = localaws.NewLambdaClient(cfg, s.URL())
 	return nil
 }

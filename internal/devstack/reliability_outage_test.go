@@ -5,75 +5,81 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/devstack"
+	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// replayStateMachine runs one replay request through the replay state
-// machine's definition as synthesized (testdata, kept equal to the CDK
-// app's by infra/cdk TestReplayDefinitionGolden), its Lambda tasks invoking
-// the local stack's replay function: select a page, replay-one each
-// incident (10 at a time), summarize, and every 10 pages hand over to a
-// new execution. It returns the last execution's summary and every
-// execution of the chain, each checked: it succeeded, and each but the
-// last handed over to the next.
-func (r *reliabilityStack) replayStateMachine(t *testing.T, req replay.Request) (replay.Summary, []aslExecution) {
+// replayExecution is one execution of the replay state machine.
+type replayExecution struct {
+	ARN     string
+	History int // events
+	Output  string
+}
+
+// replayStateMachine runs one replay request through the local stack's
+// replay state machine — the definition the CDK app synthesizes, served by
+// the stack's Step Functions endpoint and called with the SDK's sfn
+// client, its Lambda tasks invoking the local replay function: select a
+// page, replay-one each incident (10 at a time), summarize, and every 10
+// pages hand over to a new execution. It follows the chain as evp does and
+// returns the last execution's summary and every execution, each checked:
+// it succeeded within the history quota, and each but the last handed
+// over to the next.
+func (r *reliabilityStack) replayStateMachine(t *testing.T, req replay.Request) (replay.Summary, []replayExecution) {
 	t.Helper()
-	m, execs := r.runReplayDefinition(t, req)
-	for i, ex := range execs {
-		require.Empty(t, ex.Error, "execution %s failed: %s %s", ex.Name, ex.Error, ex.Cause)
-		require.LessOrEqual(t, ex.History, 25000, "execution %s's history", ex.Name)
-		if i < len(execs)-1 {
-			out, _ := ex.Output.(map[string]any)
-			require.Equal(t, m.executionARN(execs[i+1].Name), out["continuedAs"], "execution %s hands over to the next", ex.Name)
+	ctx := context.Background()
+	c := localaws.NewSFNClient(localaws.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(devstack.ReplayStateMachineARN()),
+		Name: aws.String("reliability-" + strconv.FormatInt(time.Now().UnixNano(), 36)), Input: aws.String(string(mustMarshal(req)))})
+	require.NoError(t, err)
+	var execs []replayExecution
+	for exec := aws.ToString(start.ExecutionArn); exec != ""; {
+		d := r.waitExecution(t, c, exec)
+		require.Equal(t, sfntypes.ExecutionStatusSucceeded, d.Status, "execution %s: %s %s", exec, aws.ToString(d.Error), aws.ToString(d.Cause))
+		ex := replayExecution{ARN: exec, Output: aws.ToString(d.Output)}
+		p := sfn.NewGetExecutionHistoryPaginator(c, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(exec), MaxResults: 1000})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			require.NoError(t, err)
+			ex.History += len(page.Events)
 		}
+		require.LessOrEqual(t, ex.History, 25000, "execution %s's history", exec)
+		execs = append(execs, ex)
+		var out struct {
+			ContinuedAs string `json:"continuedAs"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ex.Output), &out))
+		exec = out.ContinuedAs
 	}
 	var sum replay.Summary
-	require.NoError(t, json.Unmarshal(mustMarshal(execs[len(execs)-1].Output), &sum))
+	require.NoError(t, json.Unmarshal([]byte(execs[len(execs)-1].Output), &sum))
 	return sum, execs
 }
 
-// runReplayDefinition starts one execution of the replay definition with
-// the request as input and runs it and every execution it hands over to.
-func (r *reliabilityStack) runReplayDefinition(t *testing.T, req replay.Request) (*aslMachine, []aslExecution) {
+// waitExecution polls an execution until it ends.
+func (r *reliabilityStack) waitExecution(t *testing.T, c *sfn.Client, exec string) *sfn.DescribeExecutionOutput {
 	t.Helper()
-	def, err := loadASL("testdata/replay-state-machine.asl.json")
-	require.NoError(t, err)
-	arn := ""
-	for _, st := range def.States {
-		if p, ok := st["Parameters"].(map[string]any); ok && p["StateMachineArn"] != nil {
-			arn = p["StateMachineArn"].(string)
+	for deadline := time.Now().Add(30 * time.Minute); ; {
+		d, err := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(exec)})
+		require.NoError(t, err)
+		if d.Status != sfntypes.ExecutionStatusRunning {
+			return d
 		}
+		require.True(t, time.Now().Before(deadline), "execution %s still running", exec)
+		time.Sleep(50 * time.Millisecond)
 	}
-	require.NotEmpty(t, arn, "the definition continues as new executions of itself")
-	m := &aslMachine{arn: arn, def: def, invoke: func(ctx context.Context, fn string, payload []byte) ([]byte, error) {
-		if !strings.HasSuffix(fn, ":function:evp-dev-replay") {
-			return nil, fmt.Errorf("the definition invokes %s, not the replay function", fn)
-		}
-		out, err := r.lambda.Invoke(ctx, lambdaInvoke(devstack.FunctionReplay, payload))
-		if err != nil {
-			return nil, err
-		}
-		if out.FunctionError != nil {
-			return nil, fmt.Errorf("function error: %s", out.Payload)
-		}
-		return out.Payload, nil
-	}}
-	var input any
-	require.NoError(t, json.Unmarshal(mustMarshal(req), &input))
-	m.start("reliability-"+strconv.FormatInt(time.Now().UnixNano(), 36), input)
-	execs := m.runAll(context.Background())
-	require.NotEmpty(t, execs)
-	return m, execs
 }
 
 // Scenario 8: a subscriber down (503 on every delivery) for 10 minutes

@@ -509,7 +509,7 @@ func TestReliabilityBulkReplay(t *testing.T) {
 	require.Len(t, execs, (n+999)/1000, "an execution replays 1,000 incidents, then continues as a new one")
 }
 
-func histories(execs []aslExecution) string {
+func histories(execs []replayExecution) string {
 	var parts []string
 	for _, ex := range execs {
 		parts = append(parts, strconv.Itoa(ex.History))

@@ -7,10 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/devstack"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -57,16 +62,19 @@ func TestReplayStateMachineContinuesAsNewExecutions(t *testing.T) {
 	require.Len(t, sum.Replayed, replay.MaxListed)
 	require.True(t, sum.DryRun)
 	require.Len(t, sum.Sample, replay.SampleSize)
-	require.Contains(t, execs[1].Name, "-part-2")
+	require.Contains(t, execs[1].ARN, "-part-2")
 	for _, ex := range execs {
 		require.Less(t, ex.History, 25000/2)
 	}
 	// A request the replay function refuses fails its execution with the
 	// code.
-	_, refused := r.runReplayDefinition(t, replay.Request{Limit: 5})
-	require.Len(t, refused, 1)
-	require.Equal(t, replay.CodeInvalidRequest, refused[0].Error)
-	require.Contains(t, refused[0].Cause, "filter by at least one of")
+	c := localaws.NewSFNClient(localaws.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(devstack.ReplayStateMachineARN()), Name: aws.String("refused"), Input: aws.String(`{"limit": 5}`)})
+	require.NoError(t, err)
+	refused := r.waitExecution(t, c, aws.ToString(start.ExecutionArn))
+	require.Equal(t, sfntypes.ExecutionStatusFailed, refused.Status)
+	require.Equal(t, replay.CodeInvalidRequest, aws.ToString(refused.Error))
+	require.Contains(t, aws.ToString(refused.Cause), "filter by at least one of")
 
 	// A dry run changed nothing.
 	inc, err := r.incidents.Get(ctx, incident.ID("acme/inq_sfn_0000", topology.CRM))

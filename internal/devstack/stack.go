@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/localaws"
 	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/stepfnlocal"
 	"github.com/siteswarm/eventplatform/internal/stripeapi"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/trace"
@@ -94,6 +95,9 @@ type Stack struct {
 	namesMu      sync.Mutex
 	names        []string
 	invoked      func(function string, d time.Duration)
+	// stepFunctions runs the replay state machine behind
+	// StepFunctionsPath.
+	stepFunctions *stepfnlocal.Runner
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -165,6 +169,9 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 				return nil, fmt.Errorf("devstack: %s: %w", reg.name, err)
 			}
 		}
+	}
+	if err := s.startStepFunctions(); err != nil {
+		return nil, fmt.Errorf("devstack: step functions: %w", err)
 	}
 	s.ready.Store(true)
 	return s, nil
@@ -269,6 +276,9 @@ func (s *Stack) Close() error {
 			cancel()
 		} else if s.listener != nil {
 			errs = append(errs, s.listener.Close())
+		}
+		if s.stepFunctions != nil {
+			s.stepFunctions.Close()
 		}
 		if s.Functions != nil {
 			s.Functions.Wait()

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
@@ -72,6 +73,14 @@ func NewS3Client(cfg aws.Config, endpoint string, optFns ...func(*s3.Options)) *
 // NewLambdaClient returns a Lambda client for endpoint (a Functions server).
 func NewLambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Options)) *lambda.Client {
 	return lambda.NewFromConfig(cfg, append([]func(*lambda.Options){func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// NewSFNClient returns a Step Functions client for the local stack's
+// Step Functions endpoint (its URL + /__stepfunctions).
+func NewSFNClient(cfg aws.Config, endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
+	return sfn.NewFromConfig(cfg, append([]func(*sfn.Options){func(o *sfn.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}}, optFns...)...)
 }

@@ -193,10 +193,10 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files")
 
 // replayDefinitionGolden is the dev stage's replay state machine definition
 // as synthesized, resolved (ARNs of account 123456789012 in eu-west-1). The
-// root module's devstack tests run it against the local stack's replay
-// function (TestReplayStateMachineRunsOnTheLocalStack), so a change to the
-// definition is tested end to end only if this file follows it.
-const replayDefinitionGolden = "../../../internal/devstack/testdata/replay-state-machine.asl.json"
+// local stack embeds it and runs it behind its Step Functions endpoint
+// (internal/stepfnlocal) against its replay function, so the definition a
+// stage deploys is the one make dev and the tests run.
+const replayDefinitionGolden = "../../../internal/devstack/statemachines/replay.asl.json"
 
 // The committed definition the local stack runs is the one synthesized
 // (go test ./platform -run TestReplayDefinitionGolden -update rewrites it).
