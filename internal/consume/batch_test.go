@@ -197,9 +197,9 @@ func TestPoisonMessagesGoToTheDLQAtOnce(t *testing.T) {
 }
 
 // Issue test 4: a transient failure makes the message visible again only
-// after the computed delay (1 s, 2 s, 4 s for a 1 s base); after
-// maxReceiveCount receives SQS moves it to the DLQ and the outbox row says
-// why.
+// after the computed delay (1 s, 2 s for a 1 s base); on its last receive
+// (maxReceiveCount) it goes to the DLQ at once, with why, instead of
+// waiting out another backoff for SQS's redrive; the outbox row says why.
 func TestTransientFailureBacksOffThenRedrives(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(tp *topology.Topic) { tp.MaxReceiveCount = 3 })
@@ -212,7 +212,7 @@ func TestTransientFailureBacksOffThenRedrives(t *testing.T) {
 		require.Len(t, msgs, 1, "receive %d", receive)
 		require.Equal(t, fmt.Sprint(receive), msgs[0].Attributes["ApproximateReceiveCount"])
 		start := time.Now()
-		require.True(t, b.invoke(t, msgs)[aws.ToString(msgs[0].MessageId)])
+		require.Equal(t, receive < 3, b.invoke(t, msgs)[aws.ToString(msgs[0].MessageId)], "reported failed (retried) until the last receive")
 		want := time.Second << (receive - 1)
 		if receive == 3 {
 			break
@@ -225,16 +225,17 @@ func TestTransientFailureBacksOffThenRedrives(t *testing.T) {
 		require.GreaterOrEqual(t, seen, want-20*time.Millisecond, "receive %d came back after %s, before its %s backoff", receive, seen, want)
 		require.Less(t, seen, want+5*time.Second)
 	}
-	require.Equal(t, 3, b.env.Calls.Count("SQS", "ChangeMessageVisibilityBatch"))
+	require.Equal(t, 2, b.env.Calls.Count("SQS", "ChangeMessageVisibilityBatch"), "no backoff after the last receive")
 
-	// The fourth receive exceeds maxReceiveCount: SQS redrives instead of
-	// delivering.
-	require.Empty(t, b.receive(t, 1, 6*time.Second))
+	// The third receive was the last: dead-lettered at once, with why.
 	dead := b.env.ReceiveAll(ctx, b.q.DLQURL, 1, 2*time.Second)
 	require.Len(t, dead, 1)
 	require.Equal(t, "evt_flaky", eventIDOf(t, dead[0]))
+	require.Equal(t, consume.CodeMaxReceives, aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
+	require.Equal(t, "gave up after 3 receives; last: subscriber unavailable", aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorMessage].StringValue))
+	require.Empty(t, b.receive(t, 1, 2*time.Second), "and gone from the queue")
 	r := b.row(t, "evt_flaky")
-	require.Equal(t, "subscriber unavailable", r.LastError, "the DLQ archiver reads why from the row")
+	require.Equal(t, "max_receives_exceeded: gave up after 3 receives; last: subscriber unavailable", r.LastError, "the row says why")
 	require.Equal(t, outbox.StatusEnqueued, r.Status)
 	calls, effects, _ := b.handler.counts()
 	require.Equal(t, 3, calls["evt_flaky"])

@@ -28,6 +28,10 @@ const (
 	// CodeHandlerRejected is the code of a Permanent error built without
 	// one.
 	CodeHandlerRejected = "handler_rejected"
+	// CodeMaxReceives: a transient failure on the message's last receive
+	// (the topic's maxReceiveCount); the message is the last error. The
+	// same code as an incident SQS redrove (incident.CodeMaxReceives).
+	CodeMaxReceives = "max_receives_exceeded"
 )
 
 // Kind says what the runtime does with a failed message.
@@ -35,9 +39,10 @@ type Kind int
 
 const (
 	// KindTransient: report the item failure and retry after a backoff
-	// (or the handler's retry-after). SQS redrive moves the message to the
-	// DLQ after the topic's maxReceiveCount. Any error not built with
-	// Permanent is transient.
+	// (or the handler's retry-after). On the topic's maxReceiveCount-th
+	// receive the runtime dead-letters it instead (CodeMaxReceives); SQS
+	// redrive is the backstop. Any error not built with Permanent is
+	// transient.
 	KindTransient Kind = iota
 	// KindPermanent: retrying cannot help. The runtime sends the message to
 	// the topic's DLQ with the reason and acknowledges it, so it never

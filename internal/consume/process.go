@@ -144,7 +144,19 @@ func (c *Consumer) fail(it *item, f *failure) {
 
 // retry reports the item for redelivery after its backoff and hands the row
 // back with lastError.
+//
+// On the message's last receive (maxReceiveCount) it is dead-lettered now,
+// with why: SQS would only redrive it after the backoff — minutes at the
+// last attempts, up to the cap — so its incident would open that much
+// later, and a message the subscriber could take again by then would still
+// end in the DLQ. A benign retry (another delivery holds the row) is left
+// to SQS.
 func (c *Consumer) retry(it *item, f *failure) {
+	if last := c.cfg.Topic.MaxReceiveCount; !f.benign && last > 0 && it.msg.ReceiveCount >= last {
+		c.poison(it, &failure{kind: KindPermanent, code: CodeMaxReceives,
+			msg: fmt.Sprintf("gave up after %d receives; last: %s", it.msg.ReceiveCount, f.msg)})
+		return
+	}
 	d := c.cfg.Backoff.Delay(it.msg.ReceiveCount, f.retryAfter)
 	it.outcome, it.delay, it.fail = retried, d, f
 	now := c.d.Now()
