@@ -150,6 +150,6 @@ func TestReliabilitySubscriberOutage(t *testing.T) {
 	require.Zero(t, f.Lost, "every event delivered once the subscriber is back")
 	require.Zero(t, f.Duplicates, "none twice")
 	require.Positive(t, dead, "the outage dead-lettered messages")
-	require.Equal(t, dead, sum.ReplayedCount, "one replay took every dead letter")
+	require.GreaterOrEqual(t, sum.ReplayedCount, dead, "one replay took every dead letter (and any dead-lettered since)")
 	require.Zero(t, sum.ErrorCount)
 }
