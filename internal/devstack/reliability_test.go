@@ -253,35 +253,38 @@ func startReliabilityStackWith(t *testing.T, settings map[string]string, top top
 	return r
 }
 
-// publish sends ids through the ingest function with callers concurrent
-// publishers, recording what ingest acknowledged.
-func (r *reliabilityStack) publish(ids []string, callers int) {
+// inParallel calls f for each id, from callers goroutines taking the ids
+// in order.
+func inParallel(ids []string, callers int, f func(id string)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range callers {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(ids) {
-					return
-				}
-				id := ids[i]
-				r.ledger.mu.Lock()
-				if _, seen := r.ledger.published[id]; !seen { // latency from the first publish
-					r.ledger.published[id] = time.Now()
-				}
-				r.ledger.mu.Unlock()
-				var res map[string]any
-				payload := r.invokeRaw("ingest", inquiry(id))
-				if json.Unmarshal(payload, &res) == nil && (res["status"] == "enqueued" || res["status"] == "accepted" || res["status"] == "duplicate_acknowledged") {
-					r.ledger.mu.Lock()
-					r.ledger.acked[id] = true
-					r.ledger.mu.Unlock()
-				}
+			for i := int(next.Add(1)) - 1; i < len(ids); i = int(next.Add(1)) - 1 {
+				f(ids[i])
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// publish sends ids through the ingest function with callers concurrent
+// publishers, recording what ingest acknowledged.
+func (r *reliabilityStack) publish(ids []string, callers int) {
+	inParallel(ids, callers, func(id string) {
+		r.ledger.mu.Lock()
+		if _, seen := r.ledger.published[id]; !seen { // latency from the first publish
+			r.ledger.published[id] = time.Now()
+		}
+		r.ledger.mu.Unlock()
+		var res map[string]any
+		payload := r.invokeRaw("ingest", inquiry(id))
+		if json.Unmarshal(payload, &res) == nil && (res["status"] == "enqueued" || res["status"] == "accepted" || res["status"] == "duplicate_acknowledged") {
+			r.ledger.mu.Lock()
+			r.ledger.acked[id] = true
+			r.ledger.mu.Unlock()
+		}
+	})
 }
 
 // invokeRaw invokes a function; an error is an unacknowledged publish,

@@ -35,52 +35,37 @@ type callerBooks struct {
 // error is retryable (same id, short backoff, up to attempts tries); an
 // answer is final — acknowledged, or a refusal with a code.
 func (r *reliabilityStack) publishRetrying(ids []string, callers, attempts int, books *callerBooks) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range callers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(ids) {
-					return
-				}
-				id := ids[i]
-				r.ledger.mu.Lock()
-				r.ledger.published[id] = time.Now()
-				r.ledger.mu.Unlock()
-				for try := range attempts {
-					books.calls.Add(1)
-					out, err := r.lambda.Invoke(context.Background(), lambdaInvoke("ingest", inquiry(id)))
-					if err != nil || out.FunctionError != nil {
-						books.retryable.Add(1)
-						time.Sleep(time.Duration(20*(try+1)) * time.Millisecond)
-						continue
-					}
-					var res struct {
-						Status string `json:"status"`
-						Error  *struct {
-							Code string `json:"code"`
-						} `json:"error"`
-					}
-					_ = json.Unmarshal(out.Payload, &res)
-					switch res.Status {
-					case "enqueued", "accepted", "duplicate_acknowledged":
-						books.acked.Add(1)
-						r.ledger.mu.Lock()
-						r.ledger.acked[id] = true
-						r.ledger.mu.Unlock()
-					default:
-						books.refused.Add(1)
-						books.mu.Lock()
-						books.refusals = append(books.refusals, string(out.Payload))
-						books.mu.Unlock()
-					}
-					break
-				}
+	inParallel(ids, callers, func(id string) {
+		r.ledger.mu.Lock()
+		r.ledger.published[id] = time.Now()
+		r.ledger.mu.Unlock()
+		for try := range attempts {
+			books.calls.Add(1)
+			out, err := r.lambda.Invoke(context.Background(), lambdaInvoke("ingest", inquiry(id)))
+			if err != nil || out.FunctionError != nil {
+				books.retryable.Add(1)
+				time.Sleep(time.Duration(20*(try+1)) * time.Millisecond)
+				continue
 			}
-		})
-	}
-	wg.Wait()
+			var res struct {
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(out.Payload, &res)
+			switch res.Status {
+			case "enqueued", "accepted", "duplicate_acknowledged":
+				books.acked.Add(1)
+				r.ledger.mu.Lock()
+				r.ledger.acked[id] = true
+				r.ledger.mu.Unlock()
+			default:
+				books.refused.Add(1)
+				books.mu.Lock()
+				books.refusals = append(books.refusals, string(out.Payload))
+				books.mu.Unlock()
+			}
+			return
+		}
+	})
 }
 
 // Scenario 4: DynamoDB and SQS throttling at 10% of calls —

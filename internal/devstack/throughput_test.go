@@ -54,32 +54,21 @@ func TestThroughputCurve(t *testing.T) {
 	all := ids("inq_curve", n)
 	acked := make([]time.Time, 0, n)
 	var mu sync.Mutex
-	var next atomic.Int64
 	var failed atomic.Int64
 	start := time.Now()
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				out, err := client.Invoke(context.Background(), lambdaInvoke("ingest", inquiry(all[i])))
-				if err != nil || out.FunctionError != nil || !strings.Contains(string(out.Payload), `"enqueued"`) {
-					failed.Add(1)
-					continue
-				}
-				mu.Lock()
-				acked = append(acked, time.Now())
-				if len(acked)%10000 == 0 {
-					fmt.Printf("THROUGHPUT %d events in %s\n", len(acked), time.Since(start).Round(time.Second))
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(all, 16, func(id string) {
+		out, err := client.Invoke(context.Background(), lambdaInvoke("ingest", inquiry(id)))
+		if err != nil || out.FunctionError != nil || !strings.Contains(string(out.Payload), `"enqueued"`) {
+			failed.Add(1)
+			return
+		}
+		mu.Lock()
+		acked = append(acked, time.Now())
+		if len(acked)%10000 == 0 {
+			fmt.Printf("THROUGHPUT %d events in %s\n", len(acked), time.Since(start).Round(time.Second))
+		}
+		mu.Unlock()
+	})
 	require.Zero(t, failed.Load(), "every publish enqueued")
 	// rate over the window of curveWindow events ending at the k-th.
 	rate := func(k int) float64 {

@@ -65,7 +65,6 @@ type Runner struct {
 type execution struct {
 	Execution
 	history []HistoryEvent
-	done    chan struct{}
 }
 
 // NewRunner returns a runner whose Lambda tasks call invoke.
@@ -129,14 +128,13 @@ func (r *Runner) StartExecution(machineARN, name string, input []byte) (Executio
 		return Execution{}, &APIError{Code: "ExecutionAlreadyExists", Message: "execution already exists: " + arn}
 	}
 	ex := &execution{Execution: Execution{ARN: arn, MachineARN: machineARN, Name: name, Input: append(json.RawMessage(nil), input...),
-		Status: StatusRunning, StartDate: time.Now()}, done: make(chan struct{})}
+		Status: StatusRunning, StartDate: time.Now()}}
 	r.executions[arn] = ex
 	r.wg.Add(1)
 	r.mu.Unlock()
 	r.record(ex, "ExecutionStarted")
 	go func() {
 		defer r.wg.Done()
-		defer close(ex.done)
 		run := &run{r: r, ex: ex, ctx: r.ctx}
 		ctxObj := map[string]any{"Execution": map[string]any{"Id": arn, "Name": name, "Input": in, "StartTime": ex.StartDate.UTC().Format(time.RFC3339Nano)},
 			"StateMachine": map[string]any{"Id": machineARN}}
@@ -176,22 +174,6 @@ func (r *Runner) History(arn string) ([]HistoryEvent, error) {
 		return nil, ErrExecutionDoesNotExist
 	}
 	return append([]HistoryEvent(nil), ex.history...), nil
-}
-
-// Wait waits for an execution to end.
-func (r *Runner) Wait(ctx context.Context, arn string) (Execution, error) {
-	r.mu.Lock()
-	ex, ok := r.executions[arn]
-	r.mu.Unlock()
-	if !ok {
-		return Execution{}, ErrExecutionDoesNotExist
-	}
-	select {
-	case <-ex.done:
-		return r.Describe(arn)
-	case <-ctx.Done():
-		return Execution{}, ctx.Err()
-	}
 }
 
 // record appends history events.
