@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 func init() { commands = append(commands, newDevCmd) }

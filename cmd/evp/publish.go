@@ -15,11 +15,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
+	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
-	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
 )
 
 func init() { commands = append(commands, newPublishCmd) }

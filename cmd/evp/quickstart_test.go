@@ -11,11 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
 )
 
 func init() { commands = append(commands, newStripeCmd) }

@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/devstack"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -21,11 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
-	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
 )
 
 const key = "test-admin-key-1"

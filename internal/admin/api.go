@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 )
 

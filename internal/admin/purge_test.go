@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/purge"
 )
 

@@ -8,8 +8,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/operator"
-	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/aws/aws-lambda-go/events"
 

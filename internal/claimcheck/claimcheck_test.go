@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 )
 
 func TestPutLoadAndIntegrity(t *testing.T) {

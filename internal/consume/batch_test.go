@@ -11,9 +11,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

@@ -15,15 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
-	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 )
 
 // BenchmarkConsume measures the consumer runtime against the emulators on

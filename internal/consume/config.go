@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
-	"github.com/siteswarm/eventplatform/internal/clock"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -78,7 +78,7 @@ type Deps struct {
 	Log     *slog.Logger
 	Now     func() time.Time
 	// Trace, when set, starts a trace segment per message continuing the
-	// producer's trace header (see internal/trace); end records the
+	// producer's trace header (see internal/observe/trace); end records the
 	// outcome.
 	Trace func(ctx context.Context, name, upstream string) (_ context.Context, end func(error))
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 // FuzzParseMessage: the SQS message → envelope decoder never panics; what

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 )
 
 func TestMain(m *testing.M) {

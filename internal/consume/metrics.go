@@ -3,7 +3,7 @@ package consume
 import (
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 )
 
 // Metric names (CloudWatch, namespace metric.DefaultNamespace, dimension

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/truncate"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/sqsqueue"
 )
 
 func TestBackoffDelay(t *testing.T) {

@@ -16,10 +16,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/trace"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/trace"
 )
 
 // Permanent error codes (the errorCode of the dead letter).

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 // FuzzParse: the envelope parser never panics; an envelope it accepts is

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 // Limits bound what ingest accepts.

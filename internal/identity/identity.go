@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/truncate"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 )
 
 // ErrTransition is wrapped by every refused status change.

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
-	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )

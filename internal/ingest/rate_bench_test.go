@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 

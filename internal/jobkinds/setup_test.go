@@ -11,13 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/jobs"
-	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
-	"github.com/siteswarm/eventplatform/internal/testkit"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"

@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/jobs"
-	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
-	"github.com/siteswarm/eventplatform/internal/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 // effects counts side effects per (job, generation, step): a step that

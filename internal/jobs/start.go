@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 // StartParams start a job.

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"regexp"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 var (

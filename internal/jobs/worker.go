@@ -13,9 +13,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/truncate"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 )
 
 // Incident fields of a job that failed for good: its incident is the job

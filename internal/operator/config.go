@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
-	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )

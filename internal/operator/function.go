@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 

@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )

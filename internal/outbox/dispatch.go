@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/truncate"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 // Message is what goes onto a topic queue.

@@ -13,9 +13,9 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/cfpurge/cfpurgetest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge/cfpurgetest"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 )
 

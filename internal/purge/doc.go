@@ -10,5 +10,5 @@
 // dead-letter mirror live behind the Store port (the DynamoDB purge table);
 // requests enter the platform through ingest (the Publisher port), so a job
 // has the ledger, outbox and sweeper guarantees; the purge API is the API
-// port (internal/cfpurge for Cloudflare).
+// port (internal/thirdparty/cfpurge for Cloudflare).
 package purge

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/siteswarm/eventplatform/internal/canonjson"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 )
 
 // Operations of the purge-api function.

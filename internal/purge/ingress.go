@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 // Platform event of a purge request.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 )
 
 // LocalAPI is local mode's purge API (spec 001 §8: no CDN token): every call

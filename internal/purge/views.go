@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 )
 
 // Views are the operator views of the service (the admin API's

@@ -11,10 +11,10 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/localaws"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 var t0 = testkit.T0

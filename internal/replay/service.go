@@ -12,8 +12,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/pagecursor"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"

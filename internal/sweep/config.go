@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 

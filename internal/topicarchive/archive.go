@@ -19,7 +19,7 @@ import (
 // DefaultPrefix is the key prefix of archive objects.
 const DefaultPrefix = "archive"
 
-// Store writes objects (internal/s3blob implements it for S3).
+// Store writes objects (internal/aws/s3blob implements it for S3).
 type Store interface {
 	Put(ctx context.Context, bucket, key string, body []byte) error
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/localaws"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
+	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/topicarchive"
 )
 

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 )
 
 // Config tunes a webhook handler.

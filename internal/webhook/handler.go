@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/logging"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 )
 
 // Ingester publishes one envelope to the ingestion core and returns its

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

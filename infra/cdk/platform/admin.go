@@ -3,7 +3,7 @@ package platform
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 
-	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 )

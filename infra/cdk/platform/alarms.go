@@ -12,7 +12,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
-	"github.com/siteswarm/eventplatform/internal/metric"
+	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/topology"

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 )
 
 // removal is the removal policy of stateful resources (tables, bucket).
@@ -19,7 +19,7 @@ func (p *Platform) removal() awscdk.RemovalPolicy {
 	return awscdk.RemovalPolicy_DESTROY
 }
 
-// newTables creates every table of internal/table: on-demand, PITR, SSE
+// newTables creates every table of internal/aws/table: on-demand, PITR, SSE
 // with the AWS-managed key (no key policy to maintain, and every grant
 // below stays a plain DynamoDB statement), TTL where the definition has
 // one, deletion protection when the stage retains data.

@@ -1,6 +1,6 @@
 // Package platform is the event platform's CDK stack: one stack per stage
 // (Stage, from cdk.json context and -c overrides) with the DynamoDB tables of
-// internal/table, a queue and DLQ per topic of internal/topology, the archive
+// internal/aws/table, a queue and DLQ per topic of internal/topology, the archive
 // bucket, every Lambda function (environment from the internal/wire
 // constants, a least-privilege role each), the HTTP API, the replay state
 // machine, the alert topic, alarms and the /evp/<stage>/… discovery

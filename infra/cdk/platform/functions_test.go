@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/costmodel"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/operator"
-	"github.com/siteswarm/eventplatform/internal/table"
 	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/jobs"
-	"github.com/siteswarm/eventplatform/internal/table"
 )
 
 // The durable job engine: its table (TTL, due/tenant/kind indexes), the

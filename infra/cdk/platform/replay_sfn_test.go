@@ -194,9 +194,9 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files")
 // replayDefinitionGolden is the dev stage's replay state machine definition
 // as synthesized, resolved (ARNs of account 123456789012 in eu-west-1). The
 // local stack embeds it and runs it behind its Step Functions endpoint
-// (internal/stepfnlocal) against its replay function, so the definition a
+// (internal/local/stepfnlocal) against its replay function, so the definition a
 // stage deploys is the one make dev and the tests run.
-const replayDefinitionGolden = "../../../internal/devstack/statemachines/replay.asl.json"
+const replayDefinitionGolden = "../../../internal/local/devstack/statemachines/replay.asl.json"
 
 // The committed definition the local stack runs is the one synthesized
 // (go test ./platform -run TestReplayDefinitionGolden -update rewrites it).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/table"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 )
 
 // cdk-nag's AwsSolutions pack reports no unsuppressed error or warning.
@@ -162,7 +162,7 @@ func deniesInsecureTransport(policies map[string]resource, target, targetsKey st
 	return false
 }
 
-// Tables: on demand, PITR, SSE, TTL, indexes as internal/table defines
+// Tables: on demand, PITR, SSE, TTL, indexes as internal/aws/table defines
 // them; production keeps them (retain + deletion protection), dev does not.
 func TestTablesMatchDefinitions(t *testing.T) {
 	t.Parallel()

@@ -18,8 +18,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 // Store is the rows as a consumer uses them, with the ledger the suite

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/testkit"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 )
 
 // Store is the incident store with the attestation a consumer makes after

@@ -18,8 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/purge"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 // Store is the purge table as the service uses it.

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/sweep"
-	"github.com/siteswarm/eventplatform/internal/testkit"
 )
 
 // Store is the rows as the sweeper uses them, with the ledger the suite

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/clock"
-	"github.com/siteswarm/eventplatform/internal/logging"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 )
 

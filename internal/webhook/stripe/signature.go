@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/truncate"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 

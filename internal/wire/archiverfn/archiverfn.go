@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
+	"github.com/siteswarm/eventplatform/internal/aws/snsalert"
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
-	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/s3blob"
-	"github.com/siteswarm/eventplatform/internal/snsalert"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )

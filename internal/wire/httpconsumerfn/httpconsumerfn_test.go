@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/deliver"
-	"github.com/siteswarm/eventplatform/internal/envconf"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/topology"

@@ -1,6 +1,6 @@
 // Package purgeconsumerfn wires consumer-purge: the consume runtime around
 // the purge consumer (internal/purge), calling the CDN's purge API
-// (internal/cfpurge) with a token from Secrets Manager (deployed) or the
+// (internal/thirdparty/cfpurge) with a token from Secrets Manager (deployed) or the
 // environment (local).
 package purgeconsumerfn
 
@@ -13,12 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/siteswarm/eventplatform/internal/cfpurge"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/dynamo"
-	"github.com/siteswarm/eventplatform/internal/envconf"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/purge"
-	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"

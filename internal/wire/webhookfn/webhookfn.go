@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/siteswarm/eventplatform/internal/envconf"
-	"github.com/siteswarm/eventplatform/internal/lambdainvoke"
-	"github.com/siteswarm/eventplatform/internal/smsecret"
+	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"

@@ -1,0 +1,197 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// The consumer side of the outbox rows: processing → completed, or back to
+// enqueued with lastError. Every write is conditional; none REMOVEs.
+
+var _ consume.Rows = (*Events)(nil)
+
+// claimAttempts bounds BeginProcessing's re-tries when the row changes
+// between its conditional write and the read that explains a refusal.
+const claimAttempts = 3
+
+// BeginProcessing claims the outbox row for a consumer (status processing,
+// lease to the owner until p.Until, sweeper index moved to the processing
+// partition with nextRetryAt = lease expiry). It is allowed from any status
+// except completed and a processing row under a live lease. A missing row
+// is created only together with a check that the event's ledger item
+// exists, with the ledger item's expiry, so a row never outlives it (a
+// replay of an event past its retention restores both first).
+//
+// A refused claim costs one strongly consistent GetItem to tell completed
+// from busy; the success path is a single UpdateItem.
+func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (consume.Claim, error) {
+	for range claimAttempts {
+		err := e.beginProcessing(ctx, p)
+		if err == nil {
+			return consume.Claim{State: consume.Claimed}, nil
+		}
+		if !errors.Is(err, errCondition) {
+			return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
+		}
+		row, found, err := e.Row(ctx, p.Row)
+		if err != nil {
+			return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
+		}
+		switch {
+		case !found:
+			state, err := e.createProcessing(ctx, p)
+			if errors.Is(err, errCondition) {
+				continue // created meanwhile by another delivery
+			}
+			if err != nil {
+				return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
+			}
+			return consume.Claim{State: state}, nil
+		case row.Status == outbox.StatusCompleted:
+			return consume.Claim{State: consume.AlreadyCompleted}, nil
+		case row.Status == outbox.StatusProcessing && row.LeaseUntil.After(p.Now):
+			return consume.Claim{State: consume.Busy, LeaseUntil: row.LeaseUntil}, nil
+		}
+		// The row moved on between the write and the read: try again.
+	}
+	return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: the row kept changing", p.Row)
+}
+
+func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) error {
+	until := millis(p.Until)
+	_, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(e.Table),
+		Key:                      rowKey(p.Row),
+		UpdateExpression:         aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":processing": s(string(outbox.StatusProcessing)),
+			":completed":  s(string(outbox.StatusCompleted)),
+			":sp":         s(table.SweepPartition(string(outbox.StatusProcessing), p.Row.Key, p.Row.Topic)),
+			":o":          s(p.Owner),
+			":lu":         n(until),
+			":now":        s(FormatTime(p.Now)),
+			":nowms":      n(millis(p.Now)),
+		},
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errCondition
+	}
+	return err
+}
+
+// createProcessing creates a missing row in processing, in one transaction
+// with a check that the ledger item still exists, expiring with it. It
+// returns LedgerMissing when the ledger item is gone, errCondition when the
+// row appeared meanwhile.
+func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (consume.ClaimState, error) {
+	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(p.Row.Key)), table.AttrSK: s(ledgerSK)}
+	got, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(e.Table), Key: ledgerKey, ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("expiresAt"),
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(got.Item) == 0 {
+		return consume.LedgerMissing, nil
+	}
+	var led struct {
+		ExpiresAt int64 `dynamodbav:"expiresAt"`
+	}
+	if err := attributevalue.UnmarshalMap(got.Item, &led); err != nil {
+		return 0, fmt.Errorf("decode ledger expiry: %w", err)
+	}
+	r := outbox.Row{
+		Key: p.Row.Key, EventID: p.EventID, Topic: p.Row.Topic, TenantID: p.TenantID, Type: p.Type,
+		Status: outbox.StatusProcessing, NextRetryAt: p.Until, LeaseUntil: p.Until, LeaseOwner: p.Owner,
+		CreatedAt: p.Now, UpdatedAt: p.Now,
+	}
+	item, err := attributevalue.MarshalMap(toRowItem(r, time.Unix(led.ExpiresAt, 0)))
+	if err != nil {
+		return 0, err
+	}
+	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(e.Table), Key: ledgerKey, ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Put: &ddbtypes.Put{TableName: aws.String(e.Table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	if class, at := classify(err); err != nil && class == txConditionFailed {
+		if at == 0 {
+			return consume.LedgerMissing, nil
+		}
+		return 0, errCondition
+	}
+	if err != nil {
+		return 0, err
+	}
+	return consume.Claimed, nil
+}
+
+// MarkCompleted records the lease owner's success: status completed (sweeper
+// index partition completed#…, nextRetryAt = completion time), lease
+// cleared, completedAt set.
+func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
+	err := e.update(ctx, c.Row,
+		"SET #s = :completed, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now, completedAt = :now",
+		"#s = :processing AND leaseOwner = :o",
+		map[string]ddbtypes.AttributeValue{
+			":completed":  s(string(outbox.StatusCompleted)),
+			":processing": s(string(outbox.StatusProcessing)),
+			":sp":         s(table.SweepPartition(string(outbox.StatusCompleted), c.Row.Key, c.Row.Topic)),
+			":empty":      s(""),
+			":zero":       n(0),
+			":nowms":      n(millis(c.Now)),
+			":now":        s(FormatTime(c.Now)),
+			":o":          s(c.Owner),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark completed %s: %w", c.Row, err)
+	}
+	return nil
+}
+
+// MarkRetry hands the owner's row back after a failure: status enqueued
+// (the message is still on, or back on, its queue), lease cleared,
+// lastError recorded for the operator and the DLQ archiver, nextRetryAt =
+// when the message is expected back (0 when it went to the DLQ).
+func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
+	err := e.update(ctx, r.Row,
+		"SET #s = :enqueued, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :next, lastError = :e, updatedAt = :now",
+		"#s = :processing AND leaseOwner = :o",
+		map[string]ddbtypes.AttributeValue{
+			":enqueued":   s(string(outbox.StatusEnqueued)),
+			":processing": s(string(outbox.StatusProcessing)),
+			":sp":         s(table.SweepPartition(string(outbox.StatusEnqueued), r.Row.Key, r.Row.Topic)),
+			":empty":      s(""),
+			":zero":       n(0),
+			":next":       n(millis(r.RetryAt)),
+			":e":          s(truncate.String(r.LastError, outbox.MaxErrorLen)),
+			":now":        s(FormatTime(r.Now)),
+			":o":          s(r.Owner),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark retry %s: %w", r.Row, err)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package dynamo_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+func processing(id, owner string, now time.Time, lease time.Duration) consume.Processing {
+	return consume.Processing{Row: outbox.RowRef{Key: id, Topic: "a.events"}, EventID: id, TenantID: "acme", Type: "content.published",
+		Owner: owner, Until: now.Add(lease), Now: now}
+}
+
+func (b *leaseBundle) row(t *testing.T, id, topic string) outbox.Row {
+	t.Helper()
+	_, rows, err := b.events.Load(context.Background(), id)
+	require.NoError(t, err)
+	for _, r := range rows {
+		if r.Topic == topic {
+			return r
+		}
+	}
+	t.Fatalf("no row %s/%s", id, topic)
+	return outbox.Row{}
+}
+
+func (b *leaseBundle) rawRow(t *testing.T, id, topic string) map[string]ddbtypes.AttributeValue {
+	t.Helper()
+	out, err := b.env.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(b.env.Resources.EventsTable), ConsistentRead: aws.Bool(true),
+		Key: map[string]ddbtypes.AttributeValue{
+			"pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK(id)},
+			"sk": &ddbtypes.AttributeValueMemberS{Value: dynamo.DispatchSK(topic)},
+		},
+	})
+	require.NoError(t, err)
+	return out.Item
+}
+
+func sval(item map[string]ddbtypes.AttributeValue, k string) string {
+	v, _ := item[k].(*ddbtypes.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+// Guarantee 4: the consumer's claim is exclusive while its lease is live,
+// a completed row is never claimed again, and an expired lease is taken
+// over (no stuck in-progress rows).
+func TestConsumerClaimLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	b.commit(t, "evt_c", "ingest", time.Minute, "a.events")
+
+	// The consumer may overtake the sender's lease on a pending row: the
+	// message is on the queue, so the sender's late mark must lose.
+	t1 := leaseT0.Add(time.Second)
+	c, err := b.events.BeginProcessing(ctx, processing("evt_c", "msg-1", t1, 30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	require.ErrorIs(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_c", Topic: "a.events"}, "ingest", t1), outbox.ErrLeaseLost)
+
+	r := b.row(t, "evt_c", "a.events")
+	require.Equal(t, outbox.StatusProcessing, r.Status)
+	require.Equal(t, "msg-1", r.LeaseOwner)
+	require.True(t, r.LeaseUntil.Equal(t1.Add(30*time.Second)))
+	require.True(t, r.NextRetryAt.Equal(r.LeaseUntil))
+	require.Equal(t, table.SweepPartition("processing", "evt_c", "a.events"), sval(b.rawRow(t, "evt_c", "a.events"), "sweepPk"))
+
+	// A second delivery while the lease is live is busy until the lease ends.
+	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-2", t1.Add(10*time.Second), 30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, consume.Busy, c.State)
+	require.True(t, c.LeaseUntil.Equal(t1.Add(30*time.Second)))
+
+	// Once the lease has expired the row is taken over; the old owner can no
+	// longer record an outcome.
+	t2 := t1.Add(31 * time.Second)
+	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-2", t2, 30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	require.ErrorIs(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-1", Now: t2}), outbox.ErrLeaseLost)
+	require.ErrorIs(t, b.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-1", LastError: "late", RetryAt: t2, Now: t2}), outbox.ErrLeaseLost)
+
+	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-2", Now: t2.Add(time.Second)}))
+	r = b.row(t, "evt_c", "a.events")
+	require.Equal(t, outbox.StatusCompleted, r.Status)
+	require.Empty(t, r.LeaseOwner)
+	require.True(t, r.LeaseUntil.IsZero())
+	raw := b.rawRow(t, "evt_c", "a.events")
+	require.Equal(t, table.SweepPartition("completed", "evt_c", "a.events"), sval(raw, "sweepPk"))
+	require.Equal(t, dynamo.FormatTime(t2.Add(time.Second)), sval(raw, "completedAt"))
+
+	// Completed is final for every later delivery, even long after.
+	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-3", t2.Add(time.Hour), 30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, consume.AlreadyCompleted, c.State)
+	require.ErrorIs(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_c", Topic: "a.events"}, Owner: "msg-2", Now: t2.Add(time.Hour)}), outbox.ErrLeaseLost, "completed twice is refused")
+}
+
+func TestConsumerRetryHandsTheRowBack(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	b.commit(t, "evt_r", "ingest", time.Minute, "a.events")
+	require.NoError(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_r", Topic: "a.events"}, "ingest", leaseT0))
+
+	c, err := b.events.BeginProcessing(ctx, processing("evt_r", "msg-1", leaseT0, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	back := leaseT0.Add(5 * time.Second)
+	require.NoError(t, b.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: "evt_r", Topic: "a.events"}, Owner: "msg-1", LastError: "subscriber answered 503", RetryAt: back, Now: leaseT0}))
+
+	r := b.row(t, "evt_r", "a.events")
+	require.Equal(t, outbox.StatusEnqueued, r.Status)
+	require.Equal(t, "subscriber answered 503", r.LastError)
+	require.Empty(t, r.LeaseOwner)
+	require.True(t, r.LeaseUntil.IsZero())
+	require.True(t, r.NextRetryAt.Equal(back))
+	require.Equal(t, table.SweepPartition("enqueued", "evt_r", "a.events"), sval(b.rawRow(t, "evt_r", "a.events"), "sweepPk"))
+	require.Equal(t, 0, r.Attempts, "consumer retries do not spend the sender's attempts")
+
+	// The redelivery claims at once (its lease was released, not left to
+	// expire); a later success keeps lastError as history.
+	c, err = b.events.BeginProcessing(ctx, processing("evt_r", "msg-1", back, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: "evt_r", Topic: "a.events"}, Owner: "msg-1", Now: back}))
+	r = b.row(t, "evt_r", "a.events")
+	require.Equal(t, outbox.StatusCompleted, r.Status)
+	require.Equal(t, "subscriber answered 503", r.LastError, "the history of the last failure is kept")
+}
+
+func TestConsumerClaimCreatesAMissingRow(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	// The ledger item exists (rows of another topic), but not this row.
+	b.commit(t, "evt_m", "ingest", time.Minute, "b.events")
+	c, err := b.events.BeginProcessing(ctx, processing("evt_m", "msg-1", leaseT0, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	r := b.row(t, "evt_m", "a.events")
+	require.Equal(t, outbox.StatusProcessing, r.Status)
+	require.Equal(t, "evt_m", r.EventID)
+	require.Equal(t, "acme", r.TenantID)
+	require.Equal(t, "content.published", r.Type)
+	require.True(t, r.CreatedAt.Equal(leaseT0))
+	raw := b.rawRow(t, "evt_m", "a.events")
+	exp, _ := raw["expiresAt"].(*ddbtypes.AttributeValueMemberN)
+	require.NotNil(t, exp, "a created row expires like the rest of the collection")
+
+	require.Equal(t, leaseT0.Add(24*time.Hour).Unix(), mustInt(t, exp.Value),
+		"a created row expires with its ledger item, never after it")
+
+	// Nothing at all stored for the event: no row is created (it would
+	// outlive its ledger item and block the id later); the message is
+	// for the DLQ, where a replay restores both.
+	c, err = b.events.BeginProcessing(ctx, processing("evt_gone", "msg-2", leaseT0, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.LedgerMissing, c.State)
+	require.Empty(t, b.rawRow(t, "evt_gone", "a.events"), "no row without its ledger item")
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return v
+}

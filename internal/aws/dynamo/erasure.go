@@ -1,0 +1,127 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/operator"
+)
+
+// Fence turns a job step's lease into a condition check on its job item:
+// a transaction that carries it commits only while the step holds the job
+// at the lease's version (no takeover, cancel or restart since the claim).
+type Fence struct {
+	JobsTable string
+}
+
+// Check is the condition check of lease.
+func (f Fence) Check(l jobs.Lease) ddbtypes.TransactWriteItem {
+	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName:                 aws.String(f.JobsTable),
+		Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(jobPK(l.JobID)), table.AttrSK: str(jobSK)},
+		ConditionExpression:       aws.String("version = :v"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": num(int64(l.Version))},
+	}}
+}
+
+// Holds reports ErrFenced unless the step still holds its job (a strongly
+// consistent read of the job's version). Writes outside DynamoDB (S3
+// deletes) cannot carry a condition; they are preceded by this check.
+func (e *Erasure) Holds(ctx context.Context, lease jobs.Lease) error {
+	out, err := e.Events.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:            aws.String(e.Fence.JobsTable),
+		Key:                  map[string]ddbtypes.AttributeValue{table.AttrPK: str(jobPK(lease.JobID)), table.AttrSK: str(jobSK)},
+		ConsistentRead:       aws.Bool(true),
+		ProjectionExpression: aws.String("version"),
+	})
+	if err != nil {
+		return fmt.Errorf("dynamo: read job %s: %w", lease.JobID, err)
+	}
+	if v, ok := out.Item["version"].(*ddbtypes.AttributeValueMemberN); !ok || v.Value != strconv.Itoa(lease.Version) {
+		return ErrFenced
+	}
+	return nil
+}
+
+// ErrFenced: the write was refused because the step no longer holds its
+// job (the lease moved on); nothing changed.
+var ErrFenced = fmt.Errorf("dynamo: fenced write refused: %w", jobs.ErrConflict)
+
+// Erasure is the subject erasure's store: reads through Events and
+// Incidents, fenced writes to both.
+type Erasure struct {
+	Events    *Events
+	Incidents *Incidents
+	Fence     Fence
+}
+
+// ListTenant pages a tenant's events.
+func (e *Erasure) ListTenant(ctx context.Context, q operator.TenantQuery) ([]ledger.Record, string, error) {
+	return e.Events.ListTenant(ctx, q)
+}
+
+// Record reads an event's whole ledger item.
+func (e *Erasure) Record(ctx context.Context, key string) (ledger.Record, error) {
+	return e.Events.Record(ctx, key)
+}
+
+// Get reads an incident.
+func (e *Erasure) Get(ctx context.Context, id string) (incident.Incident, error) {
+	return e.Incidents.Get(ctx, id)
+}
+
+// EraseEvent redacts a ledger item's payload, fenced. The claim-check
+// reference is overwritten with NULL (nothing is REMOVEd).
+func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, key string, at time.Time) error {
+	_, err := e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		e.Fence.Check(lease),
+		{Update: &ddbtypes.Update{
+			TableName:                 aws.String(e.Events.Table),
+			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(key)), table.AttrSK: str(ledgerSK)},
+			UpdateExpression:          aws.String("SET payload = :p, payloadGz = :null, payloadRef = :null, erasedAt = :at"),
+			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": str(string(ledger.ErasedPayload)), ":null": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":at": str(FormatTime(at))},
+		}},
+	}})
+	if class, at := classify(err); err != nil && class == txConditionFailed {
+		if at == 0 {
+			return ErrFenced
+		}
+		return nil // the event expired meanwhile: nothing left to erase
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: erase event %s: %w", key, err)
+	}
+	return nil
+}
+
+// SaveFenced writes an incident (optimistic on its version), fenced.
+func (e *Erasure) SaveFenced(ctx context.Context, lease jobs.Lease, inc incident.Incident) error {
+	put, err := e.Incidents.put(inc)
+	if err != nil {
+		return err
+	}
+	_, err = e.Incidents.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		e.Fence.Check(lease), {Put: put},
+	}})
+	if class, at := classify(err); err != nil && class == txConditionFailed {
+		if at == 0 {
+			return ErrFenced
+		}
+		return fmt.Errorf("dynamo: redact incident %s: %w", inc.ID, incident.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: redact incident %s: %w", inc.ID, err)
+	}
+	return nil
+}

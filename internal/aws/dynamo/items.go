@@ -1,0 +1,157 @@
+package dynamo
+
+import (
+	"strings"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+const (
+	eventPrefix    = "EVENT#"
+	ledgerSK       = "LEDGER"
+	dispatchPrefix = "DISPATCH#"
+)
+
+// EventPK is the partition key of an event's item collection, from the
+// event's storage key (ledger.Key).
+func EventPK(key string) string { return eventPrefix + key }
+
+// keyOf is the storage key of an item collection's partition key.
+func keyOf(pk string) string { return strings.TrimPrefix(pk, eventPrefix) }
+
+// DispatchSK is the sort key of an event's outbox row for a topic.
+func DispatchSK(topic string) string { return dispatchPrefix + topic }
+
+// LedgerSK is the sort key of the ledger item.
+const LedgerSK = ledgerSK
+
+// ledgerItem is the DynamoDB shape of a ledger.Record.
+type ledgerItem struct {
+	PK          string               `dynamodbav:"pk"`
+	SK          string               `dynamodbav:"sk"`
+	EventID     string               `dynamodbav:"eventId"`
+	TenantID    string               `dynamodbav:"tenantId"`
+	TenantSK    string               `dynamodbav:"tenantSk"`
+	Type        string               `dynamodbav:"type"`
+	Source      string               `dynamodbav:"source"`
+	Timestamp   string               `dynamodbav:"timestamp"`
+	Subject     string               `dynamodbav:"subject,omitempty"`
+	Traceparent string               `dynamodbav:"traceparent,omitempty"`
+	Payload     string               `dynamodbav:"payload,omitempty"`
+	PayloadGz   []byte               `dynamodbav:"payloadGz,omitempty"`
+	PayloadRef  *envelope.PayloadRef `dynamodbav:"payloadRef,omitempty"`
+	Topics      []string             `dynamodbav:"topics"`
+	PayloadHash string               `dynamodbav:"payloadHash"`
+	Status      string               `dynamodbav:"status"`
+	CreatedAt   string               `dynamodbav:"createdAt"`
+	ExpiresAt   int64                `dynamodbav:"expiresAt"`
+}
+
+// rowItem is the DynamoDB shape of an outbox.Row.
+type rowItem struct {
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	EventID     string `dynamodbav:"eventId"`
+	Topic       string `dynamodbav:"topic"`
+	TenantID    string `dynamodbav:"tenantId"`
+	Type        string `dynamodbav:"type"`
+	Status      string `dynamodbav:"status"`
+	SweepPK     string `dynamodbav:"sweepPk"`
+	Attempts    int    `dynamodbav:"attempts"`
+	MaxAttempts int    `dynamodbav:"maxAttempts"`
+	NextRetryAt int64  `dynamodbav:"nextRetryAt"`
+	LeaseUntil  int64  `dynamodbav:"leaseUntil"`
+	LeaseOwner  string `dynamodbav:"leaseOwner"`
+	LastError   string `dynamodbav:"lastError"`
+	CreatedAt   string `dynamodbav:"createdAt"`
+	UpdatedAt   string `dynamodbav:"updatedAt"`
+	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+}
+
+// Timestamps are stored as fixed-width UTC RFC 3339 with milliseconds so they
+// sort lexically; lease and retry instants as epoch milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in the stored layout.
+func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func toLedgerItem(r ledger.Record) ledgerItem {
+	ev := r.Event
+	created := FormatTime(r.CreatedAt)
+	plain, gz := packPayload(ev.Payload)
+	return ledgerItem{
+		PK: EventPK(r.Key), SK: ledgerSK,
+		EventID: ev.ID, TenantID: ev.TenantID, TenantSK: created + "#" + ev.ID,
+		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
+		Subject: ev.Subject, Traceparent: ev.Traceparent,
+		Payload: plain, PayloadGz: gz, PayloadRef: ev.PayloadRef,
+		Topics: r.Topics, PayloadHash: r.PayloadHash, Status: r.Status,
+		CreatedAt: created, ExpiresAt: r.ExpiresAt.Unix(),
+	}
+}
+
+func (it ledgerItem) record() ledger.Record {
+	ev := envelope.Event{
+		SchemaVersion: envelope.SchemaVersion,
+		ID:            it.EventID, TenantID: it.TenantID, Type: it.Type, Source: it.Source,
+		Timestamp: parseTime(it.Timestamp), Subject: it.Subject, Traceparent: it.Traceparent,
+		PayloadRef: it.PayloadRef,
+	}
+	// A payload that cannot be inflated is left out: the event then fails
+	// validation where it is used and becomes an incident, never a
+	// delivery of something else.
+	ev.Payload, _ = unpackPayload(it.Payload, it.PayloadGz)
+	return ledger.Record{
+		Key:   keyOf(it.PK),
+		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, Status: it.Status,
+		CreatedAt: parseTime(it.CreatedAt), ExpiresAt: time.Unix(it.ExpiresAt, 0).UTC(),
+	}
+}
+
+func toRowItem(r outbox.Row, expiresAt time.Time) rowItem {
+	return rowItem{
+		PK: EventPK(r.Key), SK: DispatchSK(r.Topic),
+		EventID: r.EventID, Topic: r.Topic, TenantID: r.TenantID, Type: r.Type,
+		Status: string(r.Status), SweepPK: table.SweepPartition(string(r.Status), r.Key, r.Topic),
+		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
+		NextRetryAt: millis(r.NextRetryAt), LeaseUntil: millis(r.LeaseUntil), LeaseOwner: r.LeaseOwner,
+		LastError: r.LastError, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),
+		ExpiresAt: expiresAt.Unix(),
+	}
+}
+
+func (it rowItem) row() outbox.Row {
+	return outbox.Row{
+		Key:     keyOf(it.PK),
+		EventID: it.EventID, Topic: it.Topic, TenantID: it.TenantID, Type: it.Type,
+		Status: outbox.Status(it.Status), Attempts: it.Attempts, MaxAttempts: it.MaxAttempts,
+		NextRetryAt: fromMillis(it.NextRetryAt), LeaseUntil: fromMillis(it.LeaseUntil), LeaseOwner: it.LeaseOwner,
+		LastError: it.LastError, CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
+	}
+}

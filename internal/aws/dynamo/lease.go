@@ -1,0 +1,119 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Claim takes the lease on a pending or failed row nobody holds. The sweeper
+// index key (nextRetryAt) moves to the lease expiry, so concurrent sweepers
+// stop seeing the row at once.
+func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) {
+	until := millis(c.Now.Add(c.Lease))
+	owner, now := c.Owner, c.Now
+	err := e.update(ctx, c.Row,
+		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
+		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms",
+		map[string]ddbtypes.AttributeValue{
+			":o":       s(owner),
+			":lu":      n(until),
+			":now":     s(FormatTime(now)),
+			":nowms":   n(millis(now)),
+			":pending": s(string(outbox.StatusPending)),
+			":failed":  s(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: claim %s: %w", c.Row, err)
+	}
+	return true, nil
+}
+
+// MarkEnqueued records a successful send by the lease owner and releases the
+// lease. It moves the row to the enqueued partition of the sweeper index.
+func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string, now time.Time) error {
+	err := e.update(ctx, r,
+		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
+		map[string]ddbtypes.AttributeValue{
+			":enq":     s(string(outbox.StatusEnqueued)),
+			":sp":      s(table.SweepPartition(string(outbox.StatusEnqueued), r.Key, r.Topic)),
+			":empty":   s(""),
+			":zero":    n(0),
+			":now":     s(FormatTime(now)),
+			":o":       s(owner),
+			":pending": s(string(outbox.StatusPending)),
+			":failed":  s(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark enqueued %s: %w", r, err)
+	}
+	return nil
+}
+
+// MarkFailed records a failed send by the lease owner: attempts, lastError
+// and the next retry, lease released.
+func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
+	err := e.update(ctx, f.Row,
+		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
+		map[string]ddbtypes.AttributeValue{
+			":failed":  s(string(outbox.StatusFailed)),
+			":pending": s(string(outbox.StatusPending)),
+			":sp":      s(table.SweepPartition(string(outbox.StatusFailed), f.Row.Key, f.Row.Topic)),
+			":a":       n(int64(f.Attempts)),
+			":e":       s(f.Err),
+			":next":    n(millis(f.NextRetryAt)),
+			":empty":   s(""),
+			":zero":    n(0),
+			":now":     s(FormatTime(f.Now)),
+			":o":       s(f.Owner),
+		})
+	if errors.Is(err, errCondition) {
+		return outbox.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: mark failed %s: %w", f.Row, err)
+	}
+	return nil
+}
+
+var errCondition = errors.New("condition failed")
+
+func (e *Events) update(ctx context.Context, r outbox.RowRef, expr, cond string, values map[string]ddbtypes.AttributeValue) error {
+	in := &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(e.Table),
+		Key:                       rowKey(r),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
+	}
+	_, err := e.Client.UpdateItem(ctx, in)
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errCondition
+	}
+	return err
+}
+
+func s(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+
+func n(v int64) ddbtypes.AttributeValue {
+	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}

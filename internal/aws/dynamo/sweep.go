@@ -1,0 +1,383 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
+	"github.com/siteswarm/eventplatform/internal/sweep"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Shards is table.SweepShards: rows are written across that many sweeper
+// index partitions per status.
+func (e *Events) Shards() int { return table.SweepShards }
+
+// DuePage returns up to p.Limit rows of one sweeper index partition
+// (status, shard) due at p.Now, oldest first, continuing after p.Cursor (""
+// = from the start). The returned cursor is "" once the partition is
+// exhausted.
+func (e *Events) DuePage(ctx context.Context, p sweep.DueParams) (sweep.DuePage, error) {
+	var start map[string]ddbtypes.AttributeValue
+	if p.Cursor != "" {
+		var err error
+		if start, err = decodeKey(p.Cursor); err != nil {
+			return sweep.DuePage{}, fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", p.Status, p.Shard, err)
+		}
+	}
+	page, err := e.duePartition(ctx, p.Status, p.Shard, p.Now, int32(p.Limit), start)
+	if err != nil {
+		return sweep.DuePage{}, err
+	}
+	out := sweep.DuePage{Rows: page.Rows}
+	if page.Next != nil {
+		if out.Cursor, err = encodeKey(page.Next); err != nil {
+			return sweep.DuePage{}, err
+		}
+	}
+	return out, nil
+}
+
+// Ledgers reads the ledger items of several events by key with
+// BatchGetItem (strongly consistent, 100 keys a call, unprocessed keys
+// retried). Events without a ledger item are absent from the result.
+func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]ledger.Record, error) {
+	out := make(map[string]ledger.Record, len(eventKeys))
+	seen := map[string]bool{}
+	var keys []map[string]ddbtypes.AttributeValue
+	for _, k := range eventKeys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(k)), table.AttrSK: s(ledgerSK)})
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		pending := map[string]ddbtypes.KeysAndAttributes{e.Table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		keys = keys[n:]
+		for attempt := 1; len(pending) > 0; attempt++ {
+			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+			if err != nil {
+				return nil, fmt.Errorf("dynamo: batch get ledgers: %w", err)
+			}
+			for _, item := range res.Responses[e.Table] {
+				var it ledgerItem
+				if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+					return nil, fmt.Errorf("dynamo: decode ledger: %w", err)
+				}
+				rec := it.record()
+				out[rec.Key] = rec
+			}
+			pending = res.UnprocessedKeys
+			if len(pending) > 0 {
+				if attempt >= 8 {
+					return nil, fmt.Errorf("dynamo: batch get ledgers: keys still unprocessed after %d attempts", attempt)
+				}
+				if err := sleep(ctx, e.backoff(attempt)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// MarkDLQ records that a dispatch's message was archived from its DLQ:
+// status dlq (sweepPk dlq#shard), lease cleared. A completed row, a row a
+// consumer holds under a live lease (a replay already running) and a
+// missing row (expired, or never written) are left alone: marked is false.
+func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (marked bool, err error) {
+	err = e.update(ctx, r,
+		"SET #s = :dlq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)",
+		map[string]ddbtypes.AttributeValue{
+			":dlq":        str(string(outbox.StatusDLQ)),
+			":sp":         str(table.SweepPartition(string(outbox.StatusDLQ), r.Key, r.Topic)),
+			":empty":      str(""),
+			":zero":       num(0),
+			":now":        str(FormatTime(now)),
+			":nowms":      num(millis(now)),
+			":completed":  str(string(outbox.StatusCompleted)),
+			":processing": str(string(outbox.StatusProcessing)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: mark dlq %s: %w", r, err)
+	}
+	return true, nil
+}
+
+// ResetForReplay puts a dispatch row back to enqueued (sweepPk
+// enqueued#shard, lease cleared; attempts and lastError kept): before the
+// send for a completed row, so the consumer's idempotency claim lets a
+// forced replay through, after it for any other (so views show the replay
+// in flight). It is conditional on the row still being as seen (status,
+// lease owner and updatedAt), so it cannot clobber a consumer that took the
+// row meanwhile (outbox.ErrRowChanged).
+func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.Time) error {
+	err := e.update(ctx, seen.Ref(),
+		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now",
+		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated",
+		map[string]ddbtypes.AttributeValue{
+			":enq":     str(string(outbox.StatusEnqueued)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), seen.Key, seen.Topic)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":nowms":   num(millis(now)),
+			":now":     str(FormatTime(now)),
+			":seen":    str(string(seen.Status)),
+			":owner":   str(seen.LeaseOwner),
+			":updated": str(FormatTime(seen.UpdatedAt)),
+		})
+	if errors.Is(err, errCondition) {
+		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), outbox.ErrRowChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), err)
+	}
+	return nil
+}
+
+// Restore recreates what a replay needs of an event past its retention
+// (incidents never expire; ledger items do): the ledger record, unless it
+// still exists, and the dispatch row, in one transaction, both expiring at
+// rec.ExpiresAt, so a row never exists without its ledger item and a
+// later publish of the id is a duplicate again, not a new event. The row
+// is written enqueued. A row already present is left alone (ErrRowChanged:
+// read it again).
+func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error {
+	rowAV, err := attributevalue.MarshalMap(toRowItem(row, rec.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("dynamo: marshal row %s: %w", row.Ref(), err)
+	}
+	items := []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{TableName: aws.String(e.Table), Item: rowAV, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	if ledgerExists {
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: aws.String(e.Table), ConditionExpression: aws.String("attribute_exists(pk)"),
+			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(rec.Key)), table.AttrSK: s(ledgerSK)},
+		}})
+	} else {
+		led, err := attributevalue.MarshalMap(toLedgerItem(rec))
+		if err != nil {
+			return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
+		}
+		items = append(items, putNew(e.Table, led))
+	}
+	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if class, _ := classify(err); err != nil && class == txConditionFailed {
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrRowChanged)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), err)
+	}
+	return nil
+}
+
+// Settle records the outcome of a processing row whose lease ended long
+// ago (see sweep.Settlement), conditional on the row being as seen.
+func (e *Events) Settle(ctx context.Context, p sweep.Settlement) (bool, error) {
+	err := e.update(ctx, p.Seen.Ref(),
+		"SET #s = :to, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, lastError = :note, updatedAt = :now",
+		"#s = :processing AND leaseOwner = :owner AND leaseUntil = :lu",
+		map[string]ddbtypes.AttributeValue{
+			":to":         str(string(p.Status)),
+			":sp":         str(table.SweepPartition(string(p.Status), p.Seen.Key, p.Seen.Topic)),
+			":empty":      str(""),
+			":zero":       num(0),
+			":nowms":      num(millis(p.Now)),
+			":note":       str(truncate.String(p.Note, outbox.MaxErrorLen)),
+			":now":        str(FormatTime(p.Now)),
+			":processing": str(string(outbox.StatusProcessing)),
+			":owner":      str(p.Seen.LeaseOwner),
+			":lu":         num(millis(p.Seen.LeaseUntil)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: settle %s: %w", p.Seen.Ref(), err)
+	}
+	return true, nil
+}
+
+// Recovery is the Events and Incidents tables together, for the write that
+// spans both: the sweeper abandoning a dispatch.
+type Recovery struct {
+	Events    *Events
+	Incidents *Incidents
+}
+
+// Abandon records a dispatch's final failed send (f, by its lease owner) as
+// dlq_abandoned and opens (or reopens) its incident in ONE
+// TransactWriteItems, so a row is never abandoned without its incident nor
+// an incident opened for a row still being retried. It returns
+// outbox.ErrLeaseLost when the row moved on meanwhile; a concurrent
+// incident write is retried.
+func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
+	id := incident.ID(dl.EventKey, dl.Topic)
+	rowUpdate := &ddbtypes.Update{
+		TableName: aws.String(r.Events.Table),
+		Key:       rowKey(f.Row),
+		UpdateExpression: aws.String("SET #s = :ab, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
+			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
+		ConditionExpression:      aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":ab":      str(string(outbox.StatusDLQAbandoned)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusDLQAbandoned), f.Row.Key, f.Row.Topic)),
+			":a":       num(int64(f.Attempts)),
+			":e":       str(f.Err),
+			":nowms":   num(millis(f.Now)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":now":     str(FormatTime(f.Now)),
+			":o":       str(f.Owner),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
+		},
+	}
+	for attempt := 1; ; attempt++ {
+		var existing *incident.Incident
+		cur, err := r.Incidents.Get(ctx, id)
+		switch {
+		case err == nil:
+			existing = &cur
+		case !errors.Is(err, incident.ErrNotFound):
+			return incident.Incident{}, err
+		}
+		inc, _ := incident.Record(existing, dl, f.Now)
+		put, err := r.Incidents.put(inc)
+		if err != nil {
+			return incident.Incident{}, err
+		}
+		_, err = r.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems: []ddbtypes.TransactWriteItem{{Update: rowUpdate}, {Put: put}},
+		})
+		if err == nil {
+			inc.Version++
+			return inc, nil
+		}
+		retry := false
+		var tce *ddbtypes.TransactionCanceledException
+		if errors.As(err, &tce) {
+			for i, reason := range tce.CancellationReasons {
+				switch code := aws.ToString(reason.Code); {
+				case code == "ConditionalCheckFailed" && i == 0:
+					return incident.Incident{}, outbox.ErrLeaseLost
+				case code == "ConditionalCheckFailed" && i == 1:
+					retry = true // the incident changed since we read it
+				case code == "TransactionConflict", code == "ThrottlingError", code == "ProvisionedThroughputExceeded", code == "RequestLimitExceeded":
+					retry = true
+				}
+			}
+		} else if retryable(err) {
+			retry = true
+		}
+		if !retry || attempt >= 8 {
+			return incident.Incident{}, fmt.Errorf("dynamo: abandon %s: %w", f.Row, err)
+		}
+		if err := sleep(ctx, r.Events.backoff(attempt)); err != nil {
+			return incident.Incident{}, err
+		}
+	}
+}
+
+// keyToken is an encodable copy of a DynamoDB key (string and number
+// attributes only, which is all our keys use).
+type keyToken map[string][2]string
+
+func encodeKey(k map[string]ddbtypes.AttributeValue) (string, error) {
+	t := keyToken{}
+	for name, v := range k {
+		switch v := v.(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			t[name] = [2]string{"S", v.Value}
+		case *ddbtypes.AttributeValueMemberN:
+			t[name] = [2]string{"N", v.Value}
+		default:
+			return "", fmt.Errorf("dynamo: key attribute %s has unsupported type %T", name, v)
+		}
+	}
+	return pagecursor.Encode(t)
+}
+
+func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
+	var t keyToken
+	if err := pagecursor.Decode(s, &t); err != nil {
+		return nil, err
+	}
+	out := make(map[string]ddbtypes.AttributeValue, len(t))
+	for name, v := range t {
+		switch v[0] {
+		case "S":
+			out[name] = &ddbtypes.AttributeValueMemberS{Value: v[1]}
+		case "N":
+			out[name] = &ddbtypes.AttributeValueMemberN{Value: v[1]}
+		default:
+			return nil, fmt.Errorf("attribute %s: unsupported type %q", name, v[0])
+		}
+	}
+	return out, nil
+}
+
+// ClaimDue takes the lease on a row the sweeper found due: like Claim, and
+// also conditional on the row still being due (nextRetryAt <= now) with the
+// attempt count the sweeper read. On AWS the sweeper index is eventually
+// consistent: a stale entry for a row another sweeper just failed (lease
+// released, retry pushed out) must not be claimed and sent again.
+func (e *Events) ClaimDue(ctx context.Context, c sweep.DueClaim) (bool, error) {
+	until := millis(c.Now.Add(c.Lease))
+	err := e.update(ctx, c.Seen.Ref(),
+		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
+		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a",
+		map[string]ddbtypes.AttributeValue{
+			":o":       str(c.Owner),
+			":lu":      num(until),
+			":now":     str(FormatTime(c.Now)),
+			":nowms":   num(millis(c.Now)),
+			":a":       num(int64(c.Seen.Attempts)),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
+		})
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: claim due %s: %w", c.Seen.Ref(), err)
+	}
+	return true, nil
+}
+
+// Row reads one dispatch row with a strongly consistent read; false when
+// it does not exist.
+func (e *Events) Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, error) {
+	out, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(e.Table), Key: rowKey(r), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return outbox.Row{}, false, fmt.Errorf("dynamo: get row %s: %w", r, err)
+	}
+	if len(out.Item) == 0 {
+		return outbox.Row{}, false, nil
+	}
+	var it rowItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return outbox.Row{}, false, fmt.Errorf("dynamo: decode row %s: %w", r, err)
+	}
+	return it.row(), true, nil
+}

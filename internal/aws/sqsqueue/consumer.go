@@ -1,0 +1,174 @@
+package sqsqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Source is a topic queue as its consumer uses it: visibility changes for
+// retries, and the topic's dead-letter queue for poison messages.
+type Source struct {
+	Client *sqs.Client
+	// URL is the topic queue, DLQURL its redrive dead-letter queue.
+	URL    string
+	DLQURL string
+	// FIFO: the DLQ is FIFO too (SQS requires it), so dead letters need a
+	// group and a deduplication id.
+	FIFO bool
+}
+
+var _ consume.Queue = (*Source)(nil)
+
+// maxMessageAttributes is SQS's limit per message.
+const maxMessageAttributes = 10
+
+// maxVisibility is SQS's visibility timeout limit (12 h).
+const maxVisibility = 12 * time.Hour
+
+// Delay changes the visibility of in-flight messages, ten per
+// ChangeMessageVisibilityBatch call. Delays round up to whole seconds
+// (SQS's unit), so a message never returns earlier than asked.
+func (s *Source) Delay(ctx context.Context, ds []consume.Delay) error {
+	var errs []error
+	for chunk := range slices.Chunk(ds, 10) {
+		entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
+		for i, d := range chunk {
+			entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{
+				Id:                aws.String(strconv.Itoa(i)),
+				ReceiptHandle:     aws.String(d.ReceiptHandle),
+				VisibilityTimeout: VisibilitySeconds(d.Visibility),
+			}
+		}
+		out, err := s.Client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.URL), Entries: entries})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sqs change visibility of %d messages: %w", len(chunk), err))
+			continue
+		}
+		for _, f := range out.Failed {
+			i, _ := strconv.Atoi(aws.ToString(f.Id))
+			id := ""
+			if i >= 0 && i < len(chunk) {
+				id = chunk[i].MessageID
+			}
+			errs = append(errs, fmt.Errorf("sqs change visibility of %s: %s: %s", id, aws.ToString(f.Code), aws.ToString(f.Message)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// VisibilitySeconds is a delay as SQS's whole seconds, rounded up and
+// bounded to 0..12 h.
+func VisibilitySeconds(d time.Duration) int32 {
+	d = min(max(d, 0), maxVisibility)
+	return int32((d + time.Second - 1) / time.Second)
+}
+
+// DeadLetter sends m to the DLQ with its body and message attributes
+// unchanged, plus errorCode, errorMessage and failedAt (RFC 3339). SQS
+// allows ten attributes: if the message already carries more than the
+// reason leaves room for, foreign ones are dropped first and the platform's
+// kept.
+func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.Reason) error {
+	if s.DLQURL == "" {
+		return errors.New("sqs dead-letter: no DLQ configured")
+	}
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(m.MessageAttributes)+3)
+	for k, v := range m.MessageAttributes {
+		// The list values are reserved by SQS (the Lambda event carries
+		// them empty); sending them would be rejected.
+		attrs[k] = sqstypes.MessageAttributeValue{
+			DataType:    aws.String(v.DataType),
+			StringValue: v.StringValue,
+			BinaryValue: v.BinaryValue,
+		}
+	}
+	trimAttributes(attrs, maxMessageAttributes-3)
+	failedAt := r.FailedAt
+	if failedAt.IsZero() {
+		failedAt = time.Now()
+	}
+	code := r.Code
+	if code == "" {
+		code = consume.CodeHandlerRejected
+	}
+	attrs[outbox.AttrErrorCode] = str(canonjson.SQSText(code))
+	attrs[outbox.AttrErrorMessage] = str(canonjson.SQSText(orDash(r.Message)))
+	attrs[outbox.AttrFailedAt] = str(failedAt.UTC().Format(time.RFC3339))
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(s.DLQURL),
+		MessageBody:       aws.String(m.Body),
+		MessageAttributes: attrs,
+	}
+	if th := m.Attributes[string(sqstypes.MessageSystemAttributeNameAWSTraceHeader)]; th != "" {
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(th)},
+		}
+	}
+	if s.FIFO {
+		group := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
+		if group == "" {
+			group = "dead-letters"
+		}
+		in.MessageGroupId = aws.String(group)
+		// One dead letter per received message, even if the send is retried
+		// (a hand-built record without an id dedupes on its body).
+		id := m.MessageId
+		if id == "" {
+			id = "body:" + envelope.SHA256Hex([]byte(m.Body))
+		}
+		in.MessageDeduplicationId = aws.String(dedupID("dlq:" + id))
+	}
+	if _, err := s.Client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("sqs dead-letter %s: %w", m.MessageId, err)
+	}
+	return nil
+}
+
+// platformAttrs survive trimming.
+var platformAttrs = []string{outbox.AttrEventKey, outbox.AttrEventID, outbox.AttrTenantID, outbox.AttrType, outbox.AttrTopic, outbox.AttrReplayOf}
+
+// trimAttributes drops attributes beyond limit: the reason attributes
+// (overwritten anyway) first, then foreign ones in name order.
+func trimAttributes(attrs map[string]sqstypes.MessageAttributeValue, limit int) {
+	for _, k := range []string{outbox.AttrErrorCode, outbox.AttrErrorMessage, outbox.AttrFailedAt} {
+		delete(attrs, k)
+	}
+	if len(attrs) <= limit {
+		return
+	}
+	var foreign []string
+	for k := range attrs {
+		if !slices.Contains(platformAttrs, k) {
+			foreign = append(foreign, k)
+		}
+	}
+	slices.Sort(foreign)
+	for _, k := range foreign {
+		if len(attrs) <= limit {
+			return
+		}
+		delete(attrs, k)
+	}
+}
+
+// orDash: SQS rejects empty attribute values.
+func orDash(v string) string {
+	if v == "" {
+		return "-"
+	}
+	return v
+}

@@ -1,0 +1,112 @@
+package sqsqueue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+)
+
+// Sender sends to per-topic queues.
+type Sender struct {
+	Client *sqs.Client
+	// URLs maps topic name to queue URL.
+	URLs map[string]string
+	// FIFO lists the topics whose queues are FIFO.
+	FIFO map[string]bool
+}
+
+var _ outbox.Sender = (*Sender)(nil)
+
+// Send puts m on its topic queue.
+func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
+	url, ok := s.URLs[m.Topic]
+	if !ok {
+		return fmt.Errorf("sqsqueue: no queue configured for topic %q", m.Topic)
+	}
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(url),
+		MessageBody:       aws.String(string(Body(m.Body))),
+		MessageAttributes: Attributes(m),
+	}
+	if m.TraceHeader != "" {
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(m.TraceHeader)},
+		}
+	}
+	if s.FIFO[m.Topic] {
+		group := m.Subject
+		if group == "" {
+			group = m.TenantID
+		}
+		in.MessageGroupId = aws.String(GroupID(group))
+		// The event id dedupes provider retries inside SQS's 5-minute
+		// window; a replay must get through, so it carries its own id.
+		dedup := m.DedupID
+		if dedup == "" {
+			dedup = m.EventID
+		}
+		in.MessageDeduplicationId = aws.String(dedupID(dedup))
+	}
+	if _, err := s.Client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("sqs send %s: %w", m.Topic, err)
+	}
+	return nil
+}
+
+// Body is an envelope as SQS carries it: characters SQS (or the local
+// emulator) refuses are \u-escaped inside its strings, which every JSON
+// reader decodes back to the same value, so consumers need no decoding
+// step of their own. Bodies without such characters go out byte for byte.
+func Body(body []byte) []byte {
+	return canonjson.EscapeRunes(body, func(r rune) bool { return !canonjson.SQSSafe(r) })
+}
+
+// GroupID is a FIFO message group id for an ordering key (the subject, or
+// the tenant): SQS takes 1..128 characters of [!-~], so any other key is
+// hashed (deterministically, so one subject stays one group).
+func GroupID(key string) string {
+	if len(key) > 0 && len(key) <= 128 && strings.IndexFunc(key, func(r rune) bool { return r < '!' || r > '~' }) < 0 {
+		return key
+	}
+	return "sha256:" + envelope.SHA256Hex([]byte(key))
+}
+
+// Attributes are the message attributes of an outbox message.
+func Attributes(m outbox.Message) map[string]sqstypes.MessageAttributeValue {
+	key := m.Key
+	if key == "" {
+		key = m.EventID
+	}
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		outbox.AttrEventKey: str(key),
+		outbox.AttrEventID:  str(m.EventID),
+		outbox.AttrTenantID: str(m.TenantID),
+		outbox.AttrType:     str(m.Type),
+		outbox.AttrTopic:    str(m.Topic),
+	}
+	if m.ReplayOf != "" {
+		attrs[outbox.AttrReplayOf] = str(m.ReplayOf)
+	}
+	return attrs
+}
+
+func str(v string) sqstypes.MessageAttributeValue {
+	return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+}
+
+// dedupID fits SQS's 128-character deduplication id limit; event ids can be
+// 255 characters, so long ones are hashed.
+func dedupID(s string) string {
+	if len(s) <= 128 {
+		return s
+	}
+	return "sha256:" + envelope.SHA256Hex([]byte(s))
+}

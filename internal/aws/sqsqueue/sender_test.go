@@ -1,0 +1,71 @@
+package sqsqueue_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+func fifoTopology() topology.Topology {
+	top := topology.Default().Clone()
+	top.Topics[0].FIFO = true // billing.events
+	top.Topics[0].BatchSize = 5
+	return top
+}
+
+func TestSendUnknownTopic(t *testing.T) {
+	t.Parallel()
+	s := &sqsqueue.Sender{URLs: map[string]string{}}
+	require.ErrorContains(t, s.Send(context.Background(), outbox.Message{Topic: "nope"}), `no queue configured for topic "nope"`)
+}
+
+// Any valid subject is a usable FIFO ordering key: SQS takes 1..128
+// characters of [!-~] as a group id, subjects are up to 255 printable
+// characters of any script. Before, such a subject made every send fail.
+func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
+	t.Parallel()
+	env := localawstest.NewEnv(t, localawstest.WithTopology(fifoTopology()))
+	ctx := context.Background()
+	q := env.Resources.Queues[topology.Billing]
+	s := &sqsqueue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: map[string]bool{topology.Billing: true}}
+	subjects := []string{"cus_1", "order 42", "Zoë 😀", strings.Repeat("x", 129), strings.Repeat("é", 255)}
+	for i, subject := range subjects {
+		msg := outbox.Message{Topic: topology.Billing, EventID: "evt_g" + string(rune('a'+i)), TenantID: "acme", Type: "stripe.invoice.paid", Subject: subject, Body: []byte(`{"s":"` + subject + `"}`)}
+		require.NoError(t, s.Send(ctx, msg), "subject %q", subject)
+	}
+	got := map[string]bool{}
+	for _, m := range env.ReceiveAll(ctx, q.URL, len(subjects), 5*time.Second) {
+		got[m.Attributes["MessageGroupId"]] = true
+	}
+	require.Len(t, got, len(subjects), "one group per subject")
+	require.True(t, got["cus_1"], "usable subjects are the group id as they are")
+	require.Equal(t, sqsqueue.GroupID("order 42"), sqsqueue.GroupID("order 42"), "deterministic: one subject stays one group")
+	require.True(t, got[sqsqueue.GroupID("Zoë 😀")])
+}
+
+func TestGroupID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		same bool
+	}{
+		{"cus_1", true}, {"a!~z", true}, {strings.Repeat("x", 128), true},
+		{"", false}, {"a b", false}, {"é", false}, {strings.Repeat("x", 129), false}, {"tab\t", false},
+	} {
+		got := sqsqueue.GroupID(tc.in)
+		require.Equal(t, tc.same, got == tc.in, "%q", tc.in)
+		require.LessOrEqual(t, len(got), 128)
+		require.NotEmpty(t, got)
+		for _, r := range got {
+			require.True(t, r >= '!' && r <= '~', "%q has %q", got, r)
+		}
+	}
+}

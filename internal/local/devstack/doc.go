@@ -1,0 +1,14 @@
+// Package devstack runs the whole platform on one machine (`make dev`): it
+// starts the embedded emulators (internal/local/localaws) — or uses real endpoints
+// when AWS_ENDPOINT_URL or a profile is given — provisions every table,
+// queue and bucket from the same topology and table definitions the CDK app
+// uses, and runs every function's real handler on one HTTP address: HTTP
+// routes converted to API Gateway HTTP API events, the Lambda Invoke API
+// path (so producers use the real AWS SDK clients locally), an SQS
+// event-source poller per queue and EventBridge-style schedules. It also
+// serves the local HTTP subscriber sink (/__deliveries) the HTTP consumers
+// deliver to.
+//
+// Adding a function is one registration: a file fn_<name>.go whose init
+// registers a Registrar returning Functions (name, handler, triggers).
+package devstack

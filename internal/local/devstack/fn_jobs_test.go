@@ -1,0 +1,118 @@
+package devstack_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+)
+
+// adminDo calls the local admin API with the local key and decodes the
+// JSON answer.
+func adminDo(t *testing.T, st *devstack.Stack, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		rd = bytes.NewReader(mustJSON(t, body))
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequest(method, st.URL()+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+st.AdminKey())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+	return resp.StatusCode, m
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// stripeEvent is the invoice.paid fixture under another id, created now.
+func stripeEvent(t *testing.T, id string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("../../../events/stripe/invoice.paid.json")
+	require.NoError(t, err)
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal(raw, &ev))
+	ev["id"], ev["created"] = id, time.Now().Unix()
+	return mustJSON(t, ev)
+}
+
+// The reconciliation path of the local stack end to end: of two events in
+// the Stripe API stand-in, the webhook delivered one; a stripe-reconcile
+// job started through the admin API publishes the other through ingest
+// (delivered to billing) and acknowledges the first as a duplicate; the
+// job is completed with those counts, and a second start with the same
+// date is the same job.
+func TestReconcileJobThroughTheLocalStack(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	require.NotNil(t, st.StripeEvents)
+	delivered, missed := stripeEvent(t, "evt_local_delivered_1"), stripeEvent(t, "evt_local_missed_1")
+
+	req, err := http.NewRequest(http.MethodPost, st.URL()+devstack.StripeWebhookPath, bytes.NewReader(delivered))
+	require.NoError(t, err)
+	req.Header.Set(stripe.SignatureHeader, stripe.Sign(delivered, time.Now(), devstack.DefaultStripeSecret))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	for _, ev := range [][]byte{delivered, missed} {
+		resp, err := http.Post(st.URL()+devstack.StripeAPIPath+"/v1/events", "application/json", bytes.NewReader(ev))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusCreated, resp.StatusCode)
+	}
+	resp, err = http.Post(st.URL()+devstack.StripeAPIPath+"/v1/events", "application/json", bytes.NewReader([]byte(`{"id":"evt_x"}`)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "an event without type and created is refused")
+
+	today := time.Now().UTC().Format(time.DateOnly)
+	start := map[string]any{"kind": "stripe-reconcile", "tenantId": "platform", "idempotencyKey": today, "args": map[string]any{"date": today, "lookbackDays": 1}}
+	status, started := adminDo(t, st, http.MethodPost, "/admin/jobs", start)
+	require.Contains(t, []int{http.StatusAccepted, http.StatusCreated}, status, started)
+	id, _ := started["jobId"].(string)
+	require.NotEmpty(t, id, started)
+
+	var job map[string]any
+	require.Eventually(t, func() bool {
+		_, job = adminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		return job["status"] == "completed" || job["status"] == "failed"
+	}, 30*time.Second, 100*time.Millisecond, "job %v", &job)
+	require.Equal(t, "completed", job["status"], job)
+	require.Equal(t, map[string]any{"published": 1.0, "duplicates": 1.0, "unrouted": 0.0, "skipped": 0.0}, job["result"])
+
+	require.Eventually(t, func() bool {
+		for _, d := range st.Sink.Deliveries(topology.Billing) {
+			if d.EventID == "evt_local_missed_1" {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "the missed event reaches billing")
+
+	_, again := adminDo(t, st, http.MethodPost, "/admin/jobs", start)
+	require.Equal(t, id, again["jobId"], "same tenant, key and args: the same job")
+	_, list := adminDo(t, st, http.MethodGet, fmt.Sprintf("/admin/jobs?tenant=platform&kind=%s", "stripe-reconcile"), nil)
+	items, _ := list["jobs"].([]any)
+	require.Len(t, items, 1, list)
+}

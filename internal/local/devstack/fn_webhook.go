@@ -1,0 +1,53 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
+)
+
+func init() { register(webhookfn.Name, webhookStripeFunction) }
+
+// StripeWebhookPath is the local Stripe webhook route (as in API Gateway).
+const StripeWebhookPath = "/webhook/stripe"
+
+// LocalTenant is the default tenant of local Stripe events when
+// STRIPE_TENANT_MAP is unset, so `stripe trigger …` events (which carry no
+// tenant metadata) are accepted locally. Deployed stages have no default
+// unless configured.
+const LocalTenant = "local"
+
+// StripeWebhookResources are the webhook-stripe settings the local stack
+// decides: ingest is invoked by name through the stack's own Lambda Invoke
+// endpoint, and the tenant map defaults to LocalTenant unless
+// STRIPE_TENANT_MAP is set. The signing secrets are the stack's
+// STRIPE_WEBHOOK_SECRET setting (Secrets Manager is not emulated).
+func (s *Stack) StripeWebhookResources() map[string]string {
+	res := map[string]string{webhookfn.EnvIngestFunction: ingestfn.Name}
+	if s.Settings.String(webhookfn.EnvTenantMap, "") == "" {
+		res[webhookfn.EnvTenantMap] = fmt.Sprintf(`{"default":%q}`, LocalTenant)
+	}
+	return res
+}
+
+func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
+	cfg, err := webhookfn.Load(s.env(s.StripeWebhookResources()))
+	if err != nil {
+		return nil, fmt.Errorf("webhook-stripe config: %w", err)
+	}
+	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda}, s.runtime(webhookfn.Name))
+	if err != nil {
+		return nil, err
+	}
+	return []Function{{
+		Name:    webhookfn.Name,
+		Handler: h.Handle,
+		Timeout: webhookfn.FunctionTimeout,
+		// ANY, as the API Gateway route: the handler itself answers a
+		// non-POST with 405 and an error body.
+		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},
+	}}, nil
+}

@@ -1,0 +1,59 @@
+package devstack
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+)
+
+// Function is one function of the local stack: its name (what the Lambda
+// Invoke API addresses), its real handler, and the triggers that invoke it
+// the way AWS would.
+type Function struct {
+	Name    string
+	Handler any
+	Timeout time.Duration
+	// Triggers beyond the Lambda Invoke API, which every function gets.
+	Triggers []lambdalocal.Trigger
+}
+
+// Registrar builds one or more functions from a starting stack (its
+// resources, clients and settings). Each function's file in this package
+// adds its registrar in an init function, so adding a function to the local
+// stack is one registration and never touches the stack's machinery.
+type Registrar func(ctx context.Context, s *Stack) ([]Function, error)
+
+var registrars []namedRegistrar
+
+type namedRegistrar struct {
+	name string
+	r    Registrar
+}
+
+// register adds a registrar; name is for error messages.
+func register(name string, r Registrar) {
+	registrars = append(registrars, namedRegistrar{name, r})
+}
+
+// timed reports each invocation's duration (Options.Invoked).
+type timed struct {
+	name   string
+	h      lambda.Handler
+	report func(string, time.Duration)
+}
+
+func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	start := time.Now()
+	defer func() { t.report(t.name, time.Since(start)) }()
+	return t.h.Invoke(ctx, payload)
+}
+
+func asHandler(h any) lambda.Handler {
+	if lh, ok := h.(lambda.Handler); ok {
+		return lh
+	}
+	return lambda.NewHandler(h)
+}

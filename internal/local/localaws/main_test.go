@@ -1,0 +1,20 @@
+package localaws_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := localawstest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

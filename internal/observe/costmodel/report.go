@@ -1,0 +1,190 @@
+package costmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Path is what one event costs on one path, per event.
+type Path struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+	// Events is how many events the figures were measured over.
+	Events int `json:"events"`
+	// Requests per event per "Service.Operation" (empty ReceiveMessage
+	// polls excluded: they cost per queue and hour, not per event).
+	Requests map[string]float64 `json:"requests"`
+	Units    Units              `json:"units"`
+	// WRUByOperation splits Units.WRU by DynamoDB operation.
+	WRUByOperation map[string]float64 `json:"wruByOperation,omitempty"`
+}
+
+// Mix weighs paths into a reference workload: path name → events of that
+// path per event of the mix.
+type Mix struct {
+	Name  string             `json:"name"`
+	What  string             `json:"what"`
+	Parts map[string]float64 `json:"parts"`
+}
+
+// Report is every path and mix, as committed in docs/cost-figures.json.
+type Report struct {
+	Paths []Path `json:"paths"`
+	Mixes []Mix  `json:"mixes"`
+}
+
+// Path returns the named path.
+func (r Report) Path(name string) (Path, bool) {
+	for _, p := range r.Paths {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Path{}, false
+}
+
+// MixUnits are a mix's units per event.
+func (r Report) MixUnits(m Mix) Units {
+	var u Units
+	for name, w := range m.Parts {
+		p, ok := r.Path(name)
+		if !ok {
+			continue
+		}
+		u.Add(p.Units.Scale(w))
+	}
+	return u
+}
+
+// ReadReport reads committed figures.
+func ReadReport(path string) (Report, error) {
+	var r Report
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
+}
+
+// WriteReport writes figures to commit.
+func WriteReport(path string, r Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Growth lists what grew in got against the committed figures: request
+// counts and the units that do not depend on timing (SQS, S3, SNS, API
+// Gateway, invocations) beyond a rounding slack, DynamoDB units beyond 15%
+// and log bytes beyond 10%. Lambda GB-seconds are timing and not compared.
+func Growth(committed, got Report) []string {
+	var out []string
+	for _, g := range got.Paths {
+		c, ok := committed.Path(g.Name)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: a path with no committed figures (run `make bench`)", g.Name))
+			continue
+		}
+		for op, n := range g.Requests {
+			if n > c.Requests[op]+0.01 {
+				out = append(out, fmt.Sprintf("%s: %s %.2f requests/event, committed %.2f", g.Name, op, n, c.Requests[op]))
+			}
+		}
+		check := func(what string, got, was, slack float64) {
+			if got > was*(1+slack)+0.01 {
+				out = append(out, fmt.Sprintf("%s: %s %.3f/event, committed %.3f", g.Name, what, got, was))
+			}
+		}
+		// DynamoDB units vary a little run to run: an ingest's send mark
+		// and the consumer's claim of the same row race (the loser's write
+		// is refused and billed), and timestamps vary in length.
+		check("DynamoDB WRU", g.Units.WRU, c.Units.WRU, 0.15)
+		check("DynamoDB RRU", g.Units.RRU, c.Units.RRU, 0.15)
+		check("SQS requests", g.Units.SQSRequests, c.Units.SQSRequests, 0)
+		check("S3 tier-1 requests", g.Units.S3Tier1, c.Units.S3Tier1, 0)
+		check("S3 tier-2 requests", g.Units.S3Tier2, c.Units.S3Tier2, 0)
+		check("SNS requests", g.Units.SNSRequests, c.Units.SNSRequests, 0)
+		check("Lambda invocations", g.Units.LambdaInvocations, c.Units.LambdaInvocations, 0)
+		check("API Gateway requests", g.Units.APIRequests, c.Units.APIRequests, 0)
+		check("log bytes", g.Units.LogBytes, c.Units.LogBytes, 0.10)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func usd(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("$%.0f", x)
+	case x >= 1:
+		return fmt.Sprintf("$%.2f", x)
+	}
+	return fmt.Sprintf("$%.3f", x)
+}
+
+func num(x float64) string {
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// Render writes the cost report (docs/cost.md) for r at prices p; header
+// is the Markdown above the generated tables.
+func Render(w io.Writer, r Report, p Prices, header string) {
+	fmt.Fprint(w, header)
+	fmt.Fprintf(w, "\n## Dollars per million events\n\nPrices: %s list prices as of %s (`internal/observe/costmodel/prices.go`).\n\n", p.Region, p.AsOf)
+	fmt.Fprintln(w, "| mix | $ per million events | largest lines |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	for _, m := range r.Mixes {
+		u := r.MixUnits(m)
+		var top []string
+		for _, l := range p.Dollars(u)[:3] {
+			top = append(top, fmt.Sprintf("%s %s", l.Item, usd(l.Dollars*1e6)))
+		}
+		fmt.Fprintf(w, "| **%s** — %s | **%s** | %s |\n", m.Name, m.What, usd(p.Total(u)*1e6), strings.Join(top, ", "))
+	}
+	fmt.Fprintf(w, "| *Amazon EventBridge*, custom events alone (no dedupe, outbox, incidents, replay; targets extra) | %s | events put |\n", usd(p.EventBridgeEvent*1e6))
+	fmt.Fprintf(w, "| *SNS → SQS fan-out, 1 topic*: publish, then receive + delete per subscriber queue (consumer Lambda extra) | %s | SNS %s, SQS %s |\n",
+		usd((p.SNSRequest+2*p.SQSRequest)*1e6), usd(p.SNSRequest*1e6), usd(2*p.SQSRequest*1e6))
+
+	fmt.Fprintln(w, "\n## Per path, per event")
+	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, pa := range r.Paths {
+		u := pa.Units
+		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s/%s | %s | %.5f | %s | %.0f | %.3f |\n", pa.Name, usd(p.Total(u)*1e6),
+			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
+			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes, u.Traces)
+	}
+	fmt.Fprintln(w, "\n### Requests per event, by operation")
+	for _, pa := range r.Paths {
+		ops := make([]string, 0, len(pa.Requests))
+		for op := range pa.Requests {
+			ops = append(ops, op)
+		}
+		sort.Strings(ops)
+		var parts []string
+		for _, op := range ops {
+			parts = append(parts, fmt.Sprintf("%s %s", op, num(pa.Requests[op])))
+		}
+		fmt.Fprintf(w, "\n- **%s** (%s; %d events): %s", pa.Name, pa.What, pa.Events, strings.Join(parts, ", "))
+		var wru []string
+		for _, op := range ops {
+			if v := pa.WRUByOperation[op]; v > 0 {
+				wru = append(wru, fmt.Sprintf("%s %s", op, num(v)))
+			}
+		}
+		if len(wru) > 0 {
+			fmt.Fprintf(w, ". WRU: %s", strings.Join(wru, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+}
