@@ -21,6 +21,8 @@ type LocalAPI struct {
 	mu      sync.Mutex
 	purges  []Recorded
 	failure *LocalFailure
+	calls   int // calls since the failure was set
+	failed  int // calls failed since the failure was set
 }
 
 // Recorded is one call local mode received.
@@ -39,6 +41,9 @@ type LocalFailure struct {
 	// Rate is the fraction of calls that fail (0 < Rate < 1: each call at
 	// random, as a flaky API does); 0 fails every call.
 	Rate float64 `json:"rate,omitempty"`
+	// First fails the first First calls whatever Rate says, so a run with
+	// few calls (tier-2 grouping makes them few) still sees a failure.
+	First int `json:"first,omitempty"`
 }
 
 // maxRecorded bounds what local mode keeps; the oldest go first.
@@ -50,8 +55,12 @@ var _ API = (*LocalAPI)(nil)
 func (l *LocalAPI) Purge(_ context.Context, c Call) (Response, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if f := l.failure; f != nil && (f.Rate <= 0 || f.Rate >= 1 || rand.Float64() < f.Rate) {
-		return Response{}, &APIError{Status: f.Status, Message: http.StatusText(f.Status) + " (local mode, told to fail)", RetryAfter: time.Duration(f.RetryAfter) * time.Second}
+	if f := l.failure; f != nil {
+		l.calls++
+		if l.calls <= f.First || f.Rate <= 0 || f.Rate >= 1 || rand.Float64() < f.Rate {
+			l.failed++
+			return Response{}, &APIError{Status: f.Status, Message: http.StatusText(f.Status) + " (local mode, told to fail)", RetryAfter: time.Duration(f.RetryAfter) * time.Second}
+		}
 	}
 	l.purges = append(l.purges, Recorded{TenantID: c.TenantID, Zone: c.Zone, Tags: slices.Clone(c.Tags), JobIDs: slices.Clone(c.JobIDs), At: clock.Or(l.Now)().UTC()})
 	if n := len(l.purges); n > maxRecorded {
@@ -79,6 +88,14 @@ func (l *LocalAPI) Fail(f *LocalFailure) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.failure = f
+	l.calls, l.failed = 0, 0
+}
+
+// FailedCalls is how many calls failed since the last Fail.
+func (l *LocalAPI) FailedCalls() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
 }
 
 // Failing returns the current failure (nil when calls succeed).
