@@ -22,7 +22,7 @@ const (
 var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda"}
 
 // Packages no function may link.
-var forbidden = []string{module + "/internal/local/localaws", module + "/internal/local/devstack", module + "/internal/kit/testkit", "testing"}
+var forbidden = []string{module + "/internal/local/awslocal", module + "/internal/local/devstack", module + "/internal/kit/testkit", "testing"}
 
 // linked are the AWS services each function calls, and so links.
 var linked = map[string][]string{

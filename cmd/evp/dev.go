@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -42,7 +42,7 @@ func newDevCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			st, err := devstack.Start(ctx, devstack.Options{Addr: addr, Prefix: prefix, Profile: profile, Log: log, Settings: settings, DynamoDB: localaws.DynamoAuto})
+			st, err := devstack.Start(ctx, devstack.Options{Addr: addr, Prefix: prefix, Profile: profile, Log: log, Settings: settings, DynamoDB: awslocal.DynamoAuto})
 			if err != nil {
 				return err
 			}

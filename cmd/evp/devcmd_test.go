@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -38,7 +38,7 @@ func run(t *testing.T, ctx context.Context, stdin string, args ...string) (strin
 // startStack is a local stack on a random port for the developer commands.
 func startStack(t *testing.T) *devstack.Stack {
 	t.Helper()
-	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil)})
+	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st

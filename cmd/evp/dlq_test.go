@@ -23,9 +23,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
@@ -55,7 +55,7 @@ var g0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // clock) over the Lambda Invoke API on a fresh Env, seeded with events and
 // incidents at fixed times, so CLI output is deterministic.
 type operatorFixture struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	url       string
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
@@ -63,7 +63,7 @@ type operatorFixture struct {
 
 func newOperatorFixture(t *testing.T) *operatorFixture {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	fn := wiretest.ReplayFunction(t, env, wiretest.Opts{Now: func() time.Time { return g0.Add(6 * time.Hour) }})
 	fns := lambdalocal.NewFunctions()
 	fns.Register(replayfn.Name, fn.Handle)

@@ -17,9 +17,9 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 )
 
 func init() { commands = append(commands, newPublishCmd) }
@@ -115,7 +115,7 @@ func newPublishCmd() *cobra.Command {
 // profile or region is given.
 func publishClient(ctx context.Context, url, profile, region string) (*lambda.Client, error) {
 	if profile == "" && region == "" {
-		return localaws.NewLambdaClient(localaws.NewConfig(), url), nil
+		return awslocal.NewLambdaClient(awslocal.NewConfig(), url), nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if profile != "" {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -66,7 +66,7 @@ func TestQuickstart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, err := devstack.Start(ctx, devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
 		// Default settings, as `make dev` has them; the sweeper is kept out
 		// of the way (nothing here needs it).
 		Settings: map[string]string{devstack.SettingSweepEvery: "1h"},

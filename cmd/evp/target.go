@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
@@ -75,10 +75,10 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 		}
 		// Bulk replays run the local stack's replay state machine (the
 		// definition a stage deploys), exactly as on a stage.
-		cfg := localaws.NewConfig()
+		cfg := awslocal.NewConfig()
 		return &stageOperator{
-			invoker: invoker{client: localaws.NewLambdaClient(cfg, t.url), function: fn, where: t.url},
-			sfn:     localaws.NewSFNClient(cfg, t.url+devstack.StepFunctionsPath),
+			invoker: invoker{client: awslocal.NewLambdaClient(cfg, t.url), function: fn, where: t.url},
+			sfn:     awslocal.NewSFNClient(cfg, t.url+devstack.StepFunctionsPath),
 			machine: func(context.Context) (string, error) { return devstack.ReplayStateMachineARN(), nil },
 		}, nil
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 )
 
 func main() {
-	b := wire.NewBoot(archiverfn.Name)
-	cfg, err := archiverfn.Load(b.Env, topology.Default())
+	b := wire.NewBoot(dlqarchiverfn.Name)
+	cfg, err := dlqarchiverfn.Load(b.Env, topology.Default())
 	b.Check("invalid config", err)
-	a, err := archiverfn.New(cfg, archiverfn.NewClients(b.AWSConfig()), b.Runtime())
+	a, err := dlqarchiverfn.New(cfg, dlqarchiverfn.NewClients(b.AWSConfig()), b.Runtime())
 	b.Check("build", err)
 	lambda.Start(a.Handle)
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
@@ -25,13 +25,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 const key = "test-admin-key-1"
 
 type bundle struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	api       *admin.API
 	ingest    *ingest.Service
 	incidents *dynamo.Incidents
@@ -41,7 +41,7 @@ type bundle struct {
 // a fresh set of emulated tables and queues.
 func setup(t testing.TB) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	return &bundle{
 		env:       env,
 		api:       wiretest.Admin(t, env, key+",test-admin-key-2", wiretest.Opts{}),
@@ -180,7 +180,7 @@ func TestHealthAndQueues(t *testing.T) {
 	require.EqualValues(t, 0, byName["crm.sync"]["visible"])
 	require.Equal(t, "http", byName["billing.events"]["consumer"])
 
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "DescribeTable", Resource: b.env.Resources.IncidentsTable})
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "DescribeTable", Resource: b.env.Resources.IncidentsTable})
 	a = b.get(t, "/admin/health")
 	require.Equal(t, http.StatusServiceUnavailable, a.Status)
 	require.Equal(t, "degraded", a.Body["status"])

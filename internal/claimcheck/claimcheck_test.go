@@ -10,12 +10,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 )
 
 func TestPutLoadAndIntegrity(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	store := &s3blob.S3{Client: env.S3}
 	c := claimcheck.Checker{Store: store, Bucket: env.Resources.Bucket, Threshold: 10}

@@ -5,12 +5,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := localawstest.StopShared(); err != nil {
+	if err := awslocaltest.StopShared(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
 			code = 1

@@ -13,7 +13,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -29,7 +29,7 @@ func TestCompletionWriteIsRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.publish(t, "evt_cw", "")
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite, Times: 2})
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite, Times: 2})
 	require.Empty(t, b.invoke(t, b.receive(t, 1, 5*time.Second)))
 	require.Equal(t, 2, b.env.Faults.Injected("UpdateItem"))
 	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_cw").Status)
@@ -42,7 +42,7 @@ func TestCompletionWriteLostLeavesTheRowToTheSweeper(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.publish(t, "evt_cl", "")
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite})
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite})
 	require.Empty(t, b.invoke(t, b.receive(t, 1, 5*time.Second)), "acknowledged: the side effect happened")
 	_, effects, _ := b.handler.counts()
 	require.Equal(t, 1, effects["evt_cl"])

@@ -15,7 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -66,7 +66,7 @@ func TestClaimCheckedPayloadsAreRehydrated(t *testing.T) {
 	require.Len(t, dead, 1)
 	require.Equal(t, consume.CodePayloadCorrupt, aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
 
-	b.env.Faults.Add(localaws.Fault{Service: "S3", Operation: "GetObject", Times: 1})
+	b.env.Faults.Add(awslocal.Fault{Service: "S3", Operation: "GetObject", Times: 1})
 	flaky := byID["evt_big_flaky"]
 	require.True(t, b.invoke(t, []sqsMessage{flaky})[aws.ToString(flaky.MessageId)], "a failed fetch is retried")
 	require.Contains(t, b.row(t, "evt_big_flaky").LastError, "fetch claim-checked payload")

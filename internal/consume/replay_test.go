@@ -12,8 +12,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
@@ -114,7 +114,7 @@ func TestFailedAttestationIsRetriedWithoutRepeatingTheSideEffect(t *testing.T) {
 	msgs := b.receive(t, 1, 5*time.Second)
 	require.Len(t, msgs, 1)
 
-	remove := b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Resource: b.env.Resources.IncidentsTable})
+	remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Resource: b.env.Resources.IncidentsTable})
 	failed := b.invoke(t, msgs)
 	remove()
 	require.True(t, failed[aws.ToString(msgs[0].MessageId)], "the attestation failure is retried")

@@ -25,9 +25,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -53,9 +53,9 @@ func testTopic() topology.Topic {
 }
 
 type bundle struct {
-	env      *localawstest.Env
+	env      *awslocaltest.Env
 	topic    topology.Topic
-	q        localaws.Queue
+	q        awslocal.Queue
 	events   *dynamo.Events
 	ingest   *ingest.Service
 	consumer *consume.Consumer
@@ -78,7 +78,7 @@ func setup(t testing.TB, opts ...option) *bundle {
 		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{topicName}}},
 	}
-	env := localawstest.NewEnv(t, localawstest.WithTopology(top))
+	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
 	events := env.Events()
 	q := env.Queue(topicName)
 	rec := newRecorder()

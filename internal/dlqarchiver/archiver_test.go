@@ -20,8 +20,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -32,7 +32,7 @@ const topic = topology.Billing
 var t0 = testkit.T0
 
 type bundle struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	arch      *dlqarchiver.Archiver
 	bodies    *incident.Bodies
 	events    *dynamo.Events
@@ -58,7 +58,7 @@ func (r *recorder) Alert(_ context.Context, a dlqarchiver.Alert) error {
 
 func setup(t testing.TB, mods ...func(*dlqarchiver.Config)) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	b := &bundle{
 		env:       env,
 		events:    env.Events(),
@@ -224,7 +224,7 @@ func TestDeadLetterIsNotAckedUntilItsIncidentIsWritten(t *testing.T) {
 	ok := b.commit(t, "evt_ok", "")
 	bad := b.commit(t, "evt_bad", "")
 	// The incident write for evt_bad fails; evt_ok's must not.
-	remove := b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.env.Resources.IncidentsTable, Times: 1})
+	remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.env.Resources.IncidentsTable, Times: 1})
 	resp := b.handle(t,
 		dead("m-bad", string(bad), attrs(outbox.AttrTopic, topic, outbox.AttrErrorCode, "x", outbox.AttrErrorMessage, "boom"), b),
 		dead("m-ok", string(ok), attrs(outbox.AttrTopic, topic, outbox.AttrErrorCode, "x", outbox.AttrErrorMessage, "boom"), b),

@@ -6,5 +6,8 @@
 // maxReceiveCount, the outbox row's lastError; bodies over 64 KiB go to S3;
 // an unparseable body is archived raw, never dropped. The outbox row moves
 // to dlq, an alert goes out, and the message is acknowledged only once its
-// incident is durably written.
+// incident is durably written. (Not to be confused with topicarchive, the
+// archive topics' consumer that writes events to S3; this package archives
+// dead letters into incidents. Its function is dlq-archiver, wired by
+// internal/wire/dlqarchiverfn.)
 package dlqarchiver

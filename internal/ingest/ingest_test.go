@@ -21,8 +21,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -31,7 +31,7 @@ import (
 )
 
 type bundle struct {
-	env    *localawstest.Env
+	env    *awslocaltest.Env
 	svc    *ingest.Service
 	events *dynamo.Events
 	clock  *testkit.Clock
@@ -55,7 +55,7 @@ func (b *bundle) with(t testing.TB, mod func(*ingest.Config)) *ingest.Service {
 // first.
 func setup(t testing.TB, mods ...func(*ingest.Config, *ingest.Deps)) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	clk := testkit.NewClock(testkit.T0)
 	cfg := wiretest.IngestConfig(t, env, wiretest.Opts{})
 	d := ingestfn.Deps(cfg, ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, wire.Runtime{Now: clk.Now})
@@ -171,7 +171,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 func TestPartialFanOutThenRetrySendsOnlyFailedTopic(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	remove := b.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.queueURL(topology.CRM)})
+	remove := b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.queueURL(topology.CRM)})
 
 	res := b.publish(t, inquiry("evt_partial"))
 	require.Equal(t, envelope.StatusAccepted, res.Status)
@@ -206,8 +206,8 @@ func TestCrashAfterCommitLeavesRowsDueAfterLease(t *testing.T) {
 	b := setup(t)
 	// Every send fails and every status write is lost, as if the function
 	// died right after the commit.
-	b.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage"})
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "UpdateItem", Resource: b.cfg.EventsTable})
+	b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage"})
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Resource: b.cfg.EventsTable})
 
 	res := b.publish(t, inquiry("evt_crash"))
 	require.Equal(t, envelope.StatusAccepted, res.Status)
@@ -380,9 +380,9 @@ func TestClaimCheckRoundTrip(t *testing.T) {
 func TestTransactionConflictIsRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.env.Faults.Add(localaws.Fault{
+	b.env.Faults.Add(awslocal.Fault{
 		Service: "DynamoDB", Operation: "TransactWriteItems", Times: 2,
-		Err: localaws.TransactionConflict(3, 1),
+		Err: awslocal.TransactionConflict(3, 1),
 	})
 	res := b.publish(t, inquiry("evt_txconflict"))
 	require.Equal(t, envelope.StatusEnqueued, res.Status)
@@ -396,7 +396,7 @@ func TestThrottledCommitIsAFunctionError(t *testing.T) {
 	b := setup(t, func(_ *ingest.Config, d *ingest.Deps) {
 		d.Ledger = &dynamo.Events{Client: d.Ledger.(*dynamo.Events).Client, Table: d.Ledger.(*dynamo.Events).Table, CommitAttempts: 3, Backoff: time.Millisecond}
 	})
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Err: localaws.TransactionConflict(2, 0)})
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Err: awslocal.TransactionConflict(2, 0)})
 	_, err := b.svc.Publish(context.Background(), event("evt_thr", "content.published", "cms", map[string]any{}))
 	require.Error(t, err, "infrastructure failure before the commit is a function error: the caller retries")
 	require.Contains(t, err.Error(), "gave up after 3 attempts")

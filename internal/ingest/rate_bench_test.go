@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
@@ -26,24 +26,24 @@ import (
 // down linearly with table size; DynamoDB Local's do not.
 func BenchmarkIngestRateAsTablesGrow(b *testing.B) {
 	const window, callers = 1000, 16
-	for _, kind := range []string{localaws.DynamoEmbedded, localaws.DynamoLocal} {
+	for _, kind := range []string{awslocal.DynamoEmbedded, awslocal.DynamoLocal} {
 		b.Run(kind, func(b *testing.B) {
 			n := 5000
-			if kind == localaws.DynamoEmbedded {
+			if kind == awslocal.DynamoEmbedded {
 				n = 2000
 			}
 			if v := os.Getenv("EVP_RATE_EVENTS"); v != "" {
 				n, _ = strconv.Atoi(v)
 			}
-			var emu *localaws.Emulators
-			if kind == localaws.DynamoLocal {
-				emu = localawstest.SharedDynamoDBLocal(b)
+			var emu *awslocal.Emulators
+			if kind == awslocal.DynamoLocal {
+				emu = awslocaltest.SharedDynamoDBLocal(b)
 			} else {
-				emu = localawstest.Shared(b)
+				emu = awslocaltest.Shared(b)
 			}
 			var first, last time.Duration
 			for b.Loop() {
-				env := localawstest.NewEnv(b, localawstest.WithEmulators(emu))
+				env := awslocaltest.NewEnv(b, awslocaltest.WithEmulators(emu))
 				svc := wiretest.Ingest(b, env, wiretest.Opts{})
 				done := make([]time.Time, n)
 				var next atomic.Int64

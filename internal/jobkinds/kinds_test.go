@@ -25,7 +25,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
@@ -64,7 +64,7 @@ func TestExportSurvivesFailedCommitsAndListsEachRecordOnce(t *testing.T) {
 	// A step's commit is the job item's put that leaves it not running
 	// with a step more (a claim puts it running).
 	commits := 0
-	b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.env.Resources.JobsTable, Times: 2, Match: func(in any) bool {
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.env.Resources.JobsTable, Times: 2, Match: func(in any) bool {
 		p, ok := in.(*dynamodb.PutItemInput)
 		if !ok {
 			return false

@@ -16,8 +16,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -28,7 +28,7 @@ import (
 const claimCheckBytes = 1024
 
 type bundle struct {
-	env    *localawstest.Env
+	env    *awslocaltest.Env
 	ingest *ingest.Service
 	engine *jobs.Engine
 	clock  *testkit.Clock
@@ -40,7 +40,7 @@ type bundle struct {
 // with no queue: the test drives the steps with sweeps on its own clock.
 func setup(t *testing.T, settings map[string]string) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	b := &bundle{env: env, clock: testkit.NewClock(time.Now()), blobs: &s3blob.S3{Client: env.S3}}
 	s := map[string]string{wire.EnvClaimCheckBytes: fmt.Sprint(claimCheckBytes), jobsfn.EnvJobsQueueURL: ""}
 	maps.Copy(s, settings)

@@ -19,7 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // requireStepsOnce checks every job ran each of its steps exactly once.
@@ -39,7 +39,7 @@ func requireStepsOnce(t *testing.T, b *bundle, ids []string, steps int) {
 func TestLostWakesAreRecoveredByTheSweep(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.env.Resources.JobsQueue.URL, Probability: 0.3})
+	b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.env.Resources.JobsQueue.URL, Probability: 0.3})
 	b.runWorker(t)
 	b.runSweeps(t, 500*time.Millisecond)
 	var ids []string

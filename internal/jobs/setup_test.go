@@ -14,8 +14,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -68,7 +68,7 @@ func counter(fx *effects) jobs.Kind {
 }
 
 type bundle struct {
-	env    *localawstest.Env
+	env    *awslocaltest.Env
 	store  *dynamo.Jobs
 	engine *jobs.Engine
 	fx     *effects
@@ -83,7 +83,7 @@ type opts struct {
 
 func setup(t *testing.T, o opts) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	b := &bundle{env: env, store: &dynamo.Jobs{Client: env.DynamoDB, Table: env.Resources.JobsTable}, fx: &effects{n: map[string]int{}}}
 	var waker jobs.Waker
 	if !o.noQueue {

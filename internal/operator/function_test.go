@@ -12,7 +12,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -26,14 +26,14 @@ var t0 = testkit.T0
 // bundle is the replay function as its Lambda builds it (wire/replayfn),
 // on a fresh environment.
 type bundle struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	fn        *operator.Function
 	incidents *dynamo.Incidents
 }
 
 func setup(t testing.TB) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	return &bundle{
 		env:       env,
 		fn:        wiretest.ReplayFunction(t, env, wiretest.Opts{}),

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
@@ -110,7 +110,7 @@ func TestRefusedRequestsWriteNothing(t *testing.T) {
 func TestUnqueuedJobIsNotCoalescedInto(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	remove := b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Resource: b.env.Resources.EventsTable})
+	remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Resource: b.env.Resources.EventsTable})
 	res := b.ingress.PurgeTags(context.Background(), "acme", []string{"tenant:acme"})
 	require.False(t, res.OK)
 	require.Equal(t, purge.CodeUnavailable, res.Error.Code)

@@ -20,9 +20,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge/cfpurgetest"
@@ -44,7 +44,7 @@ var zones = map[string]string{"acme": "zone-acme", "globex": "zone-globex", "ini
 // Lambda builds it, calling a local stand-in of Cloudflare that checks the
 // token, the zone and the bodies.
 type bundle struct {
-	env      *localawstest.Env
+	env      *awslocaltest.Env
 	cdn      *cfpurgetest.Server
 	store    *dynamo.Purge
 	ingress  *purge.Ingress
@@ -60,7 +60,7 @@ func setting(k, v string) option { return func(m map[string]string) { m[k] = v }
 
 func setup(t *testing.T, opts ...option) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	cdn := cfpurgetest.New(t, token, "zone-acme", "zone-globex", "zone-initech")
 	b := &bundle{env: env, cdn: cdn, clock: testkit.NewClock(time.Now().UTC()), metrics: &testkit.Buffer{}}
 	b.store = &dynamo.Purge{Client: env.DynamoDB, Table: env.Resources.PurgeTable, Now: b.clock.Now}
@@ -139,7 +139,7 @@ func (b *bundle) visibilities(t *testing.T) func() []int32 {
 	t.Helper()
 	var mu sync.Mutex
 	var got []int32
-	b.env.Faults.Add(localaws.Fault{Service: "SQS", Match: func(in any) bool {
+	b.env.Faults.Add(awslocal.Fault{Service: "SQS", Match: func(in any) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		switch v := in.(type) {

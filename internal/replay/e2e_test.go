@@ -29,14 +29,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
@@ -48,7 +48,7 @@ const topic = topology.Billing
 // SNS topic a queue subscribes to), the replay engine and the operator
 // views, all built by the wire constructors the Lambdas use.
 type platform struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	ingest    *ingest.Service
 	consumer  *consume.Consumer
 	archiver  *dlqarchiver.Archiver
@@ -74,7 +74,7 @@ func (p *platform) now() time.Time { return time.Now().Add(time.Duration(p.skew.
 func setupPlatform(t testing.TB) *platform {
 	t.Helper()
 	ctx := context.Background()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	p := &platform{env: env, metrics: &testkit.Buffer{}}
 
 	// The alert topic, with a queue subscribed to read what operators get.
@@ -92,7 +92,7 @@ func setupPlatform(t testing.TB) *platform {
 
 	p.ingest = wiretest.Ingest(t, env, wiretest.Opts{})
 	p.archiver = wiretest.Archiver(t, env, wiretest.Opts{
-		Settings: map[string]string{archiverfn.EnvAlertTopicARN: aws.ToString(tp.TopicArn)},
+		Settings: map[string]string{dlqarchiverfn.EnvAlertTopicARN: aws.ToString(tp.TopicArn)},
 		Metrics:  &metric.Emitter{W: p.metrics},
 	})
 	svc := wiretest.Replay(t, env, wiretest.Opts{Now: p.now})

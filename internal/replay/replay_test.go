@@ -12,7 +12,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
@@ -151,7 +151,7 @@ func TestReplaySendFailureReopensTheIncident(t *testing.T) {
 	ctx := context.Background()
 	p := setupPlatform(t)
 	inc := p.seed(t, "evt_sendfail", "acme", t0)
-	remove := p.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: p.env.Queue(topic).URL, Times: 1})
+	remove := p.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: p.env.Queue(topic).URL, Times: 1})
 	defer remove()
 
 	sum, err := p.replay.Replay(ctx, replay.Request{IncidentIDs: []string{inc.ID}, Actor: "ops"})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
@@ -51,8 +51,8 @@ func TestReplayDyingMidwayLeavesNothingHidden(t *testing.T) {
 	ctx := context.Background()
 	p := setupPlatform(t)
 	inc := p.deadLettered(t, "evt_midway")
-	p.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: p.env.Queue(topic).URL, Times: 1})
-	p.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: p.env.Resources.IncidentsTable, Match: revertWrite})
+	p.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: p.env.Queue(topic).URL, Times: 1})
+	p.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: p.env.Resources.IncidentsTable, Match: revertWrite})
 
 	out := p.replay.ReplayOne(ctx, replay.Request{Actor: "ops"}, inc.ID)
 	require.Equal(t, replay.ResultError, out.Result)

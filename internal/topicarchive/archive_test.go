@@ -17,8 +17,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/topicarchive"
 )
 
@@ -29,7 +29,7 @@ func msg(id, tenant string, ts time.Time) consume.Message {
 	}}
 }
 
-func keys(t *testing.T, env *localawstest.Env, prefix string) []string {
+func keys(t *testing.T, env *awslocaltest.Env, prefix string) []string {
 	t.Helper()
 	out, err := env.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(env.Resources.Bucket), Prefix: aws.String(prefix)})
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func keys(t *testing.T, env *localawstest.Env, prefix string) []string {
 
 func TestBatchIsArchivedAsNDJSONPerTenantAndDay(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	store := &s3blob.S3{Client: env.S3}
 	a := &topicarchive.Archiver{Store: store, Bucket: env.Resources.Bucket}
@@ -90,12 +90,12 @@ func TestBatchIsArchivedAsNDJSONPerTenantAndDay(t *testing.T) {
 
 func TestFailedObjectFailsOnlyItsEvents(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	a := &topicarchive.Archiver{Store: &s3blob.S3{Client: env.S3}, Bucket: env.Resources.Bucket, Prefix: "bulk"}
 	ts := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	batch := []consume.Message{msg("evt_a1", "acme", ts), msg("evt_g1", "globex", ts), msg("evt_a2", "acme", ts)}
-	env.Faults.Add(localaws.Fault{Service: "S3", Operation: "PutObject", Times: 1})
+	env.Faults.Add(awslocal.Fault{Service: "S3", Operation: "PutObject", Times: 1})
 
 	errs := a.HandleBatch(ctx, batch)
 	require.Len(t, errs, 3)

@@ -22,9 +22,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -42,7 +42,7 @@ const testSecret = "whsec_handler_test_0123456789"
 const tenantMap = `{"accounts":{"acct_1PqRsTBq2Lw7Xa1k":"initech"}}`
 
 type bundle struct {
-	env      *localawstest.Env
+	env      *awslocaltest.Env
 	h        *webhook.Handler
 	fns      *lambdalocal.Functions
 	svc      *ingest.Service
@@ -66,7 +66,7 @@ func withSetting(k, v string) option { return func(m map[string]string) { m[k] =
 // through the local Lambda Invoke endpoint with the SDK client.
 func setup(t testing.TB, opts ...option) *bundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	icfg := wiretest.IngestConfig(t, env, wiretest.Opts{})
 	svc := wiretest.Ingest(t, env, wiretest.Opts{})
 	fns := lambdalocal.NewFunctions()
@@ -373,7 +373,7 @@ func TestAcceptedIs503UntilTheRetryDrivesThePendingTopic(t *testing.T) {
 	t.Parallel()
 	b := setup(t, withSetting(webhookfn.EnvRetryAfter, "90s"))
 	body := sample(t, "invoice.paid.json")
-	b.env.Faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.env.Queue(topology.Billing).URL, Times: 1})
+	b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: b.env.Queue(topology.Billing).URL, Times: 1})
 
 	resp, a := b.do(t, signed(body))
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, resp.Body)
@@ -418,12 +418,12 @@ func TestIngestFailures(t *testing.T) {
 	t.Run("function error is 502, the retry succeeds", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.env.Faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Times: 1})
+		b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Times: 1})
 		resp, a := b.do(t, signed(body))
 		require.Equal(t, http.StatusBadGateway, resp.StatusCode, resp.Body)
 		require.Equal(t, webhook.CodeIngestFailed, a.Error.Code)
 		require.Equal(t, id, a.EventID)
-		require.NotContains(t, resp.Body, "localaws", "internal error details stay in the logs")
+		require.NotContains(t, resp.Body, "awslocal", "internal error details stay in the logs")
 		resp, a = b.do(t, signed(body))
 		require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 		require.Equal(t, envelope.StatusEnqueued, a.Status)
@@ -431,7 +431,7 @@ func TestIngestFailures(t *testing.T) {
 	t.Run("throttled invoke is 503", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.env.Faults.Add(localaws.Fault{Service: "Lambda", Operation: "Invoke", Times: 1, Err: localaws.Throttled()})
+		b.env.Faults.Add(awslocal.Fault{Service: "Lambda", Operation: "Invoke", Times: 1, Err: awslocal.Throttled()})
 		resp, a := b.do(t, signed(body))
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, resp.Body)
 		require.Equal(t, webhook.CodeIngestUnavailable, a.Error.Code)

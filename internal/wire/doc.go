@@ -5,7 +5,7 @@
 // choice, and the helpers that read resource names and per-topic maps.
 //
 // Each function has its own package under wire (ingestfn, webhookfn,
-// httpconsumerfn, archiveconsumerfn, sweeperfn, archiverfn, replayfn,
+// httpconsumerfn, archiveconsumerfn, sweeperfn, dlqarchiverfn, replayfn,
 // adminfn) with the same shape: Config (resource names plus the component's
 // own config), Load (environment → Config, validated by the component's
 // Validate), Clients and NewClients (only the AWS services the function

@@ -13,7 +13,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -45,7 +45,7 @@ func TestRecoveryConfigs(t *testing.T) {
 	require.Equal(t, 50, s.Sweep.BatchSize)
 	require.Equal(t, 64<<10, s.InlineBytes)
 	require.Equal(t, 45*time.Minute, s.Sweep.SettleAfter)
-	a, err := archiverfn.Load(stageEnv(top, map[string]string{archiverfn.EnvAlertTopicARN: "arn:aws:sns:us-east-1:1:alerts"}), top)
+	a, err := dlqarchiverfn.Load(stageEnv(top, map[string]string{dlqarchiverfn.EnvAlertTopicARN: "arn:aws:sns:us-east-1:1:alerts"}), top)
 	require.NoError(t, err)
 	require.Equal(t, "arn:aws:sns:us-east-1:1:alerts", a.AlertTopicARN)
 	require.Equal(t, topology.Billing, a.Archiver.DLQTopics["arn:aws:sqs:eu-west-1:123456789012:evp-prod-billing.events-dlq"], "the archiver maps DLQ ARN → topic")
@@ -55,7 +55,7 @@ func TestRecoveryConfigs(t *testing.T) {
 	require.Equal(t, 8, r.Replay.Concurrency)
 
 	sweeper := func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err }
-	archiver := func(r *envconf.Reader) error { _, err := archiverfn.Load(r, top); return err }
+	archiver := func(r *envconf.Reader) error { _, err := dlqarchiverfn.Load(r, top); return err }
 	replay := func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err }
 	for _, tc := range []struct {
 		name string

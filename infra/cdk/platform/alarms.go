@@ -13,8 +13,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/purge"
-	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -164,15 +164,15 @@ func (p *Platform) newMetricAlarms() {
 	p.alarm(alarmSpec{
 		ID: "OutboxLag", Name: "outbox-lag",
 		Description: "The oldest due outbox row has waited more than " + outboxLagLimit.String() +
-			" (sweeper metric " + sweep.MetricLag + "): dispatches are not reaching their queues. Check the sweeper logs and SQS.",
-		Metric:    emf(sweep.MetricLag, sweeper, "Maximum"),
+			" (sweeper metric " + outboxsweep.MetricLag + "): dispatches are not reaching their queues. Check the sweeper logs and SQS.",
+		Metric:    emf(outboxsweep.MetricLag, sweeper, "Maximum"),
 		Threshold: outboxLagLimit.Seconds(),
 		Periods:   2,
 	})
 	p.alarm(alarmSpec{
 		ID: "OutboxAbandoned", Name: "outbox-abandoned",
 		Description: "The sweeper abandoned dispatches after their last outbox attempt; each one is an incident (`evp dlq list --status open`).",
-		Metric:      emf(sweep.MetricAbandoned, sweeper, "Sum"),
+		Metric:      emf(outboxsweep.MetricAbandoned, sweeper, "Sum"),
 		Threshold:   0,
 	})
 	if f := p.Functions["sweeper"]; f != nil {
@@ -190,15 +190,15 @@ func (p *Platform) newMetricAlarms() {
 	p.alarm(alarmSpec{
 		ID: "ReplaysStuck", Name: "replays-stuck",
 		Description: "Replays stayed retrying longer than " + incident.DefaultStuckAfter.String() + " without being confirmed (sweeper metric " +
-			sweep.MetricStuckReplays + "); the sweeper reopened them. A replay died midway or its messages are failing slowly: `evp dlq list --status open`, replay again.",
-		Metric:    emf(sweep.MetricStuckReplays, sweeper, "Sum"),
+			outboxsweep.MetricStuckReplays + "); the sweeper reopened them. A replay died midway or its messages are failing slowly: `evp dlq list --status open`, replay again.",
+		Metric:    emf(outboxsweep.MetricStuckReplays, sweeper, "Sum"),
 		Threshold: 0,
 	})
 	p.alarm(alarmSpec{
 		ID: "SweepPartitionErrors", Name: "sweep-partition-errors",
-		Description: "The sweeper could not read some sweeper-index partitions (metric " + sweep.MetricPartitionErrors +
+		Description: "The sweeper could not read some sweeper-index partitions (metric " + outboxsweep.MetricPartitionErrors +
 			"); it swept the others. Rows in the failed partitions are not retried until it can: see the sweeper logs (failedPartitions).",
-		Metric:    emf(sweep.MetricPartitionErrors, sweeper, "Sum"),
+		Metric:    emf(outboxsweep.MetricPartitionErrors, sweeper, "Sum"),
 		Threshold: 0,
 		Periods:   2,
 	})

@@ -7,8 +7,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/purge"
-	"github.com/siteswarm/eventplatform/internal/sweep"
 )
 
 type alarm struct {
@@ -97,10 +97,10 @@ func TestAlarms(t *testing.T) {
 		require.Equal(t, ingestID, ingestErrors.Dims["FunctionName"])
 
 		lag := get("outbox-lag")
-		require.Equal(t, sweep.MetricLag, lag.Metric)
+		require.Equal(t, outboxsweep.MetricLag, lag.Metric)
 		require.Equal(t, map[string]string{"Function": "sweeper", metric.DimensionStage: s.p.Stage.Prefix()}, lag.Dims)
 		require.Equal(t, metric.DefaultNamespace, lag.Namespace)
-		require.Equal(t, sweep.MetricAbandoned, get("outbox-abandoned").Metric)
+		require.Equal(t, outboxsweep.MetricAbandoned, get("outbox-abandoned").Metric)
 		notRunning := get("sweeper-not-running")
 		require.Equal(t, "LessThanThreshold", notRunning.Comparison)
 	})

@@ -9,7 +9,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/operator"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 )
 
 // Every function: Go on provided.al2023/arm64, JSON logs at the stage's
@@ -155,7 +155,7 @@ func TestRecoveryPlane(t *testing.T) {
 		}
 		require.ElementsMatch(t, dlqs, sources, "the archiver drains every DLQ")
 		env := dig(archiverFn.Properties, "Environment", "Variables").(map[string]any)
-		require.Equal(t, s.idOf(s.p.Alerts), refID(env[archiverfn.EnvAlertTopicARN]))
+		require.Equal(t, s.idOf(s.p.Alerts), refID(env[dlqarchiverfn.EnvAlertTopicARN]))
 		got := actionsOn(s.statements(roleOf(t, archiverFn)))
 		require.Equal(t, []string{"sns:Publish"}, got[s.idOf(s.p.Alerts)])
 		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, got[s.idOf(s.p.Tables[table.Incidents.Name])])

@@ -10,7 +10,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -19,7 +19,7 @@ const (
 	// SweepSchedule is how often the outbox sweeper runs.
 	SweepSchedule = 2 * time.Minute
 	// archiverTimeout: DLQ visibility timeouts are derived from it.
-	archiverTimeout = archiverfn.FunctionTimeout
+	archiverTimeout = dlqarchiverfn.FunctionTimeout
 	// archiverBatch: dead letters per archiver invocation (each one is a
 	// few writes; a small batch keeps a failing one from delaying many).
 	archiverBatch = 10
@@ -107,12 +107,12 @@ func (p *Platform) newArchiver() {
 		Timeout:     archiverTimeout,
 		MemoryMB:    256,
 		Env: map[string]*string{
-			wire.EnvEventsTable:         events.TableName(),
-			wire.EnvIncidentsTable:      incidents.TableName(),
-			wire.EnvBucket:              p.Bucket.BucketName(),
-			wire.EnvDLQARNs:             jsonObject(dlqARNs),
-			archiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
-			wire.EnvStage:               jsii.String(p.Stage.Prefix()),
+			wire.EnvEventsTable:            events.TableName(),
+			wire.EnvIncidentsTable:         incidents.TableName(),
+			wire.EnvBucket:                 p.Bucket.BucketName(),
+			wire.EnvDLQARNs:                jsonObject(dlqARNs),
+			dlqarchiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
+			wire.EnvStage:                  jsii.String(p.Stage.Prefix()),
 		},
 	})
 	// Incident upsert (read, conditional put); outbox row → dlq, and the

@@ -11,7 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -42,7 +42,7 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		RoleConsumerHTTP:    func(r *envconf.Reader) error { _, err := httpconsumerfn.Load(r, top); return err },
 		RoleConsumerArchive: func(r *envconf.Reader) error { _, err := archiveconsumerfn.Load(r, top); return err },
 		RoleSweeper:         func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err },
-		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := archiverfn.Load(r, top); return err },
+		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := dlqarchiverfn.Load(r, top); return err },
 		RoleReplay:          func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
 		RoleAdminAPI:        func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
 		RolePurgeAPI: func(r *envconf.Reader) error {

@@ -10,15 +10,15 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 )
 
 var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
-func setupIncidents(t *testing.T) (*dynamo.Incidents, *localawstest.Env) {
+func setupIncidents(t *testing.T) (*dynamo.Incidents, *awslocaltest.Env) {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	return env.Incidents(), env
 }
 
@@ -54,7 +54,7 @@ func TestSparseIncidentFiltersCostBoundedReads(t *testing.T) {
 			sparse = append([]string{inc.ID}, sparse...) // newest first
 		}
 	}
-	counted := &dynamo.Incidents{Client: localaws.NewDynamoDBClient(env.Config(), env.Emulators.DynamoDBEndpoint), Table: store.Table}
+	counted := &dynamo.Incidents{Client: awslocal.NewDynamoDBClient(env.Config(), env.Emulators.DynamoDBEndpoint), Table: store.Table}
 	var got []string
 	cursor := ""
 	for pages := 0; ; pages++ {

@@ -14,7 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 )
 
 // A finished job's idempotency key expires with it; restarting the job
@@ -22,7 +22,7 @@ import (
 // that key still finds the job while it runs again.
 func TestAJobsKeyExpiresWithItAndRevivesWithIt(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	store := &dynamo.Jobs{Client: env.DynamoDB, Table: env.Resources.JobsTable}
 	ctx := context.Background()
 	keyExpiry := func() ddbtypes.AttributeValue {

@@ -11,20 +11,20 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 var leaseT0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 type leaseBundle struct {
-	env    *localawstest.Env
+	env    *awslocaltest.Env
 	events *dynamo.Events
 }
 
 func setupLease(t *testing.T) *leaseBundle {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	return &leaseBundle{env: env, events: env.Events()}
 }
 

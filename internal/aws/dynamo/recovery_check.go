@@ -2,12 +2,12 @@ package dynamo
 
 import (
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
 
 // The recovery plane's ports, implemented here.
 var (
-	_ sweep.Rows        = (*Events)(nil)
-	_ sweep.Abandoner   = (*Recovery)(nil)
-	_ consume.Incidents = (*Incidents)(nil)
+	_ outboxsweep.Rows      = (*Events)(nil)
+	_ outboxsweep.Abandoner = (*Recovery)(nil)
+	_ consume.Incidents     = (*Incidents)(nil)
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/kit/truncate"
-	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -29,22 +29,22 @@ func (e *Events) Shards() int { return table.SweepShards }
 // (status, shard) due at p.Now, oldest first, continuing after p.Cursor (""
 // = from the start). The returned cursor is "" once the partition is
 // exhausted.
-func (e *Events) DuePage(ctx context.Context, p sweep.DueParams) (sweep.DuePage, error) {
+func (e *Events) DuePage(ctx context.Context, p outboxsweep.DueParams) (outboxsweep.DuePage, error) {
 	var start map[string]ddbtypes.AttributeValue
 	if p.Cursor != "" {
 		var err error
 		if start, err = decodeKey(p.Cursor); err != nil {
-			return sweep.DuePage{}, fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", p.Status, p.Shard, err)
+			return outboxsweep.DuePage{}, fmt.Errorf("dynamo: due %s#%d: invalid cursor: %w", p.Status, p.Shard, err)
 		}
 	}
 	page, err := e.duePartition(ctx, p.Status, p.Shard, p.Now, int32(p.Limit), start)
 	if err != nil {
-		return sweep.DuePage{}, err
+		return outboxsweep.DuePage{}, err
 	}
-	out := sweep.DuePage{Rows: page.Rows}
+	out := outboxsweep.DuePage{Rows: page.Rows}
 	if page.Next != nil {
 		if out.Cursor, err = encodeKey(page.Next); err != nil {
-			return sweep.DuePage{}, err
+			return outboxsweep.DuePage{}, err
 		}
 	}
 	return out, nil
@@ -189,8 +189,8 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 }
 
 // Settle records the outcome of a processing row whose lease ended long
-// ago (see sweep.Settlement), conditional on the row being as seen.
-func (e *Events) Settle(ctx context.Context, p sweep.Settlement) (bool, error) {
+// ago (see outboxsweep.Settlement), conditional on the row being as seen.
+func (e *Events) Settle(ctx context.Context, p outboxsweep.Settlement) (bool, error) {
 	err := e.update(ctx, p.Seen.Ref(),
 		"SET #s = :to, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, lastError = :note, updatedAt = :now",
 		"#s = :processing AND leaseOwner = :owner AND leaseUntil = :lu",
@@ -340,7 +340,7 @@ func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 // attempt count the sweeper read. On AWS the sweeper index is eventually
 // consistent: a stale entry for a row another sweeper just failed (lease
 // released, retry pushed out) must not be claimed and sent again.
-func (e *Events) ClaimDue(ctx context.Context, c sweep.DueClaim) (bool, error) {
+func (e *Events) ClaimDue(ctx context.Context, c outboxsweep.DueClaim) (bool, error) {
 	until := millis(c.Now.Add(c.Lease))
 	err := e.update(ctx, c.Seen.Ref(),
 		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",

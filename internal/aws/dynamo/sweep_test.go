@@ -15,21 +15,21 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
-	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
 
 type tables struct {
-	env       *localawstest.Env
+	env       *awslocaltest.Env
 	events    *dynamo.Events
 	incidents *dynamo.Incidents
 }
 
 func setupTables(t *testing.T) tables {
 	t.Helper()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	return tables{
 		env:       env,
 		events:    env.Events(),
@@ -112,7 +112,7 @@ func TestDuePageCursorWalksAPartition(t *testing.T) {
 	var got []string
 	cursor := ""
 	for range 10 {
-		page, err := tb.events.DuePage(ctx, sweep.DueParams{Status: outbox.StatusPending, Shard: shard, Now: t0.Add(time.Hour), Limit: 2, Cursor: cursor})
+		page, err := tb.events.DuePage(ctx, outboxsweep.DueParams{Status: outbox.StatusPending, Shard: shard, Now: t0.Add(time.Hour), Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		for _, r := range page.Rows {
 			got = append(got, r.EventID)

@@ -13,14 +13,14 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 )
 
 type bundle struct {
 	fns    *lambdalocal.Functions
-	faults *localaws.Faults
-	calls  *localaws.Calls
+	faults *awslocal.Faults
+	calls  *awslocal.Calls
 	url    string
 }
 
@@ -35,13 +35,13 @@ func setup(t *testing.T) *bundle {
 		fns.Wait()
 		srv.Close()
 	})
-	return &bundle{fns: fns, faults: localaws.NewFaults(), calls: localaws.NewCalls(), url: srv.URL}
+	return &bundle{fns: fns, faults: awslocal.NewFaults(), calls: awslocal.NewCalls(), url: srv.URL}
 }
 
 func (b *bundle) ingest(function string, timeout time.Duration) *lambdainvoke.Ingest {
-	cfg := localaws.NewConfig()
+	cfg := awslocal.NewConfig()
 	cfg.APIOptions = append(slices.Clone(cfg.APIOptions), b.calls.APIOption, b.faults.APIOption)
-	return &lambdainvoke.Ingest{Client: localaws.NewLambdaClient(cfg, b.url), Function: function, Timeout: timeout}
+	return &lambdainvoke.Ingest{Client: awslocal.NewLambdaClient(cfg, b.url), Function: function, Timeout: timeout}
 }
 
 func invokeErr(t *testing.T, err error) *lambdainvoke.Error {
@@ -61,7 +61,7 @@ func TestPublishReturnsTheResult(t *testing.T) {
 		}
 		return envelope.Result{Status: envelope.StatusEnqueued, EventID: "evt_1", Topics: []string{"billing.events"}, PendingTopics: []string{}}, nil
 	})
-	for _, fn := range []string{"ingest", localaws.FunctionARN("ingest")} {
+	for _, fn := range []string{"ingest", awslocal.FunctionARN("ingest")} {
 		res, err := b.ingest(fn, 0).Publish(context.Background(), payload)
 		require.NoError(t, err)
 		require.Equal(t, envelope.StatusEnqueued, res.Status)
@@ -86,7 +86,7 @@ func TestPublishClassifiesFailures(t *testing.T) {
 		stuck       bool
 		fnTimeout   time.Duration
 		callTimeout time.Duration
-		fault       *localaws.Fault
+		fault       *awslocal.Fault
 		function    string
 		kind        lambdainvoke.Kind
 		unavailable bool
@@ -99,8 +99,8 @@ func TestPublishClassifiesFailures(t *testing.T) {
 		}, kind: lambdainvoke.KindFunction},
 		{name: "function times out", stuck: true, fnTimeout: 50 * time.Millisecond, kind: lambdainvoke.KindTimeout, unavailable: true},
 		{name: "call deadline", stuck: true, callTimeout: 100 * time.Millisecond, kind: lambdainvoke.KindTimeout, unavailable: true},
-		{name: "throttled", fault: &localaws.Fault{Service: "Lambda", Operation: "Invoke", Err: localaws.Throttled()}, kind: lambdainvoke.KindThrottled, unavailable: true},
-		{name: "service error", fault: &localaws.Fault{Service: "Lambda", Operation: "Invoke"}, kind: lambdainvoke.KindUnavailable, unavailable: true},
+		{name: "throttled", fault: &awslocal.Fault{Service: "Lambda", Operation: "Invoke", Err: awslocal.Throttled()}, kind: lambdainvoke.KindThrottled, unavailable: true},
+		{name: "service error", fault: &awslocal.Fault{Service: "Lambda", Operation: "Invoke"}, kind: lambdainvoke.KindUnavailable, unavailable: true},
 		{name: "function not found", function: "missing", kind: lambdainvoke.KindInvoke},
 		{name: "not a result", handler: func(context.Context, json.RawMessage) (any, error) {
 			return []int{1}, nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -37,7 +37,7 @@ func str(v string) events.SQSMessageAttribute {
 // reason, and fits SQS's ten-attribute limit by dropping foreign ones.
 func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
@@ -79,7 +79,7 @@ func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 // Delay reports the entries SQS refused, by message id.
 func TestDelayReportsRefusedEntries(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t)
+	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}

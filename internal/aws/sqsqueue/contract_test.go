@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox/outboxtest"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -19,7 +19,7 @@ func TestSenderContract(t *testing.T) {
 	t.Parallel()
 	outboxtest.Exercise(t, func(t *testing.T) outboxtest.Harness {
 		top := fifoTopology() // billing.events is FIFO
-		env := localawstest.NewEnv(t, localawstest.WithTopology(top))
+		env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
 		return outboxtest.Harness{
 			Sender:   &sqsqueue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: top.FIFOTopics()},
 			Standard: topology.CRM,

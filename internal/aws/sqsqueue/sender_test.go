@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -32,7 +32,7 @@ func TestSendUnknownTopic(t *testing.T) {
 // characters of any script. Before, such a subject made every send fail.
 func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t, localawstest.WithTopology(fifoTopology()))
+	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(fifoTopology()))
 	ctx := context.Background()
 	q := env.Resources.Queues[topology.Billing]
 	s := &sqsqueue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: map[string]bool{topology.Billing: true}}

@@ -1,4 +1,4 @@
-// Package cursor encodes the opaque page cursors handed to API and CLI
+// Package pagecursor encodes the opaque page cursors handed to API and CLI
 // callers: base64url JSON of whatever position the producer needs to resume.
 // Callers pass them back verbatim and must not build them.
 package pagecursor

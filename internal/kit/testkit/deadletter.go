@@ -11,7 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -26,7 +26,7 @@ type DeadLetter struct {
 // by its id as a provider event is) whose dispatch to d.Topic
 // dead-lettered, and its open incident, exactly as the DLQ archiver leaves
 // them.
-func SeedDeadLetter(tb testing.TB, env *localawstest.Env, d DeadLetter) incident.Incident {
+func SeedDeadLetter(tb testing.TB, env *awslocaltest.Env, d DeadLetter) incident.Incident {
 	tb.Helper()
 	ctx := context.Background()
 	events := env.Events()

@@ -26,8 +26,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
@@ -81,14 +81,14 @@ func snapshot(t *testing.T, st *devstack.Stack) stackState {
 func TestBadInputOnEveryPublicSurface(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	calls := localaws.NewCalls()
+	calls := awslocal.NewCalls()
 	st, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", Log: logging.Discard(), Env: envconf.FromMap(nil),
 		APIOptions: []func(*middleware.Stack) error{calls.APIOption},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	lc := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	lc := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 
 	// One real event and incident, so cross-tenant and replay cases have a
 	// target that exists.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // Banner writes what a developer needs to start: the URLs, the local
@@ -16,7 +16,7 @@ import (
 func (s *Stack) Banner(w io.Writer) {
 	u := s.URL()
 	where := "embedded emulators (DynamoDB, SQS, SNS, S3), in memory"
-	if s.Emulators != nil && s.Emulators.DynamoKind == localaws.DynamoLocal {
+	if s.Emulators != nil && s.Emulators.DynamoKind == awslocal.DynamoLocal {
 		where = "emulators in memory (DynamoDB Local for DynamoDB; SQS, SNS, S3 embedded)"
 	}
 	if s.Target == TargetAWS {

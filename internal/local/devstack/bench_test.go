@@ -16,8 +16,8 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -30,9 +30,9 @@ import (
 // ReceiveMessage, which runs on a clock, not per event; p50/p99 are the
 // end-to-end latencies a developer sees locally.
 func BenchmarkStripeEventToDelivery(b *testing.B) {
-	calls := localaws.NewCalls()
+	calls := awslocal.NewCalls()
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
 		Settings:   map[string]string{devstack.SettingSweepEvery: "1h"},
 		APIOptions: []func(*middleware.Stack) error{calls.APIOption},
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 )
 
@@ -38,24 +38,24 @@ const (
 func (s *Stack) connect(ctx context.Context, o Options) error {
 	var (
 		base  aws.Config
-		build func(aws.Config) localaws.Clients
+		build func(aws.Config) awslocal.Clients
 	)
 	if o.Profile == "" && !usesEndpointOverride(s.Settings) {
 		s.Target = TargetEmulators
 		var err error
-		kind := s.Settings.String(localaws.EnvDynamoDB, o.DynamoDB)
+		kind := s.Settings.String(awslocal.EnvDynamoDB, o.DynamoDB)
 		warn := func(msg string) { s.Log.WarnContext(ctx, "devstack: "+msg, "function", "evp") }
-		if s.Emulators, err = localaws.Start(ctx, localaws.Options{DynamoDB: kind, Warn: warn}); err != nil {
+		if s.Emulators, err = awslocal.Start(ctx, awslocal.Options{DynamoDB: kind, Warn: warn}); err != nil {
 			return fmt.Errorf("devstack: emulators: %w", err)
 		}
 		e := s.Emulators
-		base = localaws.NewConfig()
-		build = func(cfg aws.Config) localaws.Clients {
-			return localaws.Clients{
-				DynamoDB: localaws.NewDynamoDBClient(cfg, e.DynamoDBEndpoint),
-				SQS:      localaws.NewSQSClient(cfg, e.SQSEndpoint),
-				S3:       localaws.NewS3Client(cfg, e.S3Endpoint),
-				SNS:      localaws.NewSNSClient(cfg, e.SNSEndpoint),
+		base = awslocal.NewConfig()
+		build = func(cfg aws.Config) awslocal.Clients {
+			return awslocal.Clients{
+				DynamoDB: awslocal.NewDynamoDBClient(cfg, e.DynamoDBEndpoint),
+				SQS:      awslocal.NewSQSClient(cfg, e.SQSEndpoint),
+				S3:       awslocal.NewS3Client(cfg, e.S3Endpoint),
+				SNS:      awslocal.NewSNSClient(cfg, e.SNSEndpoint),
 			}
 		}
 	} else {
@@ -74,8 +74,8 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 		// An endpoint override is LocalStack or similar, where bucket names
 		// do not resolve as host names.
 		pathStyle := usesEndpointOverride(s.Settings)
-		build = func(cfg aws.Config) localaws.Clients {
-			return localaws.Clients{
+		build = func(cfg aws.Config) awslocal.Clients {
+			return awslocal.Clients{
 				DynamoDB: dynamodb.NewFromConfig(cfg),
 				SQS:      sqs.NewFromConfig(cfg),
 				S3:       s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }),
@@ -93,7 +93,7 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	// Secrets Manager is not emulated: locally, secrets come from the
 	// settings. Step Functions is served by the stack itself
 	// (StepFunctionsPath).
-	s.Clients.Lambda = localaws.NewLambdaClient(cfg, s.URL())
+	s.Clients.Lambda = awslocal.NewLambdaClient(cfg, s.URL())
 	return nil
 }
 

@@ -24,9 +24,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -61,7 +61,7 @@ type costKit struct {
 	t      *testing.T
 	st     *devstack.Stack
 	meter  *costmodel.Meter
-	faults *localaws.Faults
+	faults *awslocal.Faults
 	logs   *countingWriter
 	lambda *lambda.Client
 	invs   atomic.Int64
@@ -69,8 +69,8 @@ type costKit struct {
 
 func startCostStack(t *testing.T) *costKit {
 	t.Helper()
-	prefix := localaws.NewPrefix()
-	k := &costKit{t: t, meter: costmodel.NewMeter(nil, prefix), faults: localaws.NewFaults(), logs: &countingWriter{}}
+	prefix := awslocal.NewPrefix()
+	k := &costKit{t: t, meter: costmodel.NewMeter(nil, prefix), faults: awslocal.NewFaults(), logs: &countingWriter{}}
 	top := topology.Default().Clone()
 	for i := range top.Topics {
 		if top.Topics[i].BatchSize <= 10 {
@@ -94,8 +94,8 @@ func startCostStack(t *testing.T) *costKit {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	k.st = st
-	k.meter.Peek = localaws.NewDynamoDBClient(st.Emulators.Config(), st.Emulators.DynamoDBEndpoint)
-	k.lambda = localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	k.meter.Peek = awslocal.NewDynamoDBClient(st.Emulators.Config(), st.Emulators.DynamoDBEndpoint)
+	k.lambda = awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	return k
 }
 
@@ -295,7 +295,7 @@ func TestCostPerPath(t *testing.T) {
 
 	paths = append(paths, k.measure("sweeper-resend", "an internal event whose send failed after the commit, resent by the sweeper, delivered", 2, func(i int) {
 		id := fmt.Sprintf("inq_sweep_%s_%d", run, i)
-		remove := k.faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Match: func(in any) bool {
+		remove := k.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Match: func(in any) bool {
 			s, ok := in.(*sqs.SendMessageInput)
 			return ok && strings.Contains(aws.ToString(s.MessageBody), id)
 		}})

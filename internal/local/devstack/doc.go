@@ -1,5 +1,5 @@
 // Package devstack runs the whole platform on one machine (`make dev`): it
-// starts the embedded emulators (internal/local/localaws) — or uses real endpoints
+// starts the embedded emulators (internal/local/awslocal) — or uses real endpoints
 // when AWS_ENDPOINT_URL or a profile is given — provisions every table,
 // queue and bucket from the same topology and table definitions the CDK app
 // uses, and runs every function's real handler on one HTTP address: HTTP

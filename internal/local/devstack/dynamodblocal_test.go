@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -22,22 +22,22 @@ import (
 // completes — the same paths as on the embedded emulator.
 func TestStackOnDynamoDBLocal(t *testing.T) {
 	t.Parallel()
-	if _, _, err := localaws.FindDynamoDBLocal(); err != nil {
-		if os.Getenv(localawstest.EnvRequireDynamoDBLocal) != "" {
+	if _, _, err := awslocal.FindDynamoDBLocal(); err != nil {
+		if os.Getenv(awslocaltest.EnvRequireDynamoDBLocal) != "" {
 			t.Fatal(err)
 		}
 		t.Skipf("SKIPPED on DynamoDB Local: %v", err)
 	}
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
-		DynamoDB: localaws.DynamoLocal,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
+		DynamoDB: awslocal.DynamoLocal,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.Equal(t, localaws.DynamoLocal, st.Emulators.DynamoKind)
+	require.Equal(t, awslocal.DynamoLocal, st.Emulators.DynamoKind)
 	require.Nil(t, st.Emulators.Dynamo, "no embedded emulator")
 
-	k := &costKit{t: t, st: st, lambda: localaws.NewLambdaClient(localaws.NewConfig(), st.URL())}
+	k := &costKit{t: t, st: st, lambda: awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())}
 	k.postStripe(k.stripeEvent("evt_ddblocal_1"))
 	k.waitFor("delivered", func() bool { return k.delivered(topology.Billing, "evt_ddblocal_1") })
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -54,7 +54,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 		}
 	}
 	st, err := devstack.Start(ctx, devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Topology: top,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Topology: top,
 		Env: envconf.FromMap(map[string]string{"SUBSCRIBER_URL_CRM_SYNC": sub.URL + "/crm"}),
 	})
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 	require.Equal(t, sub.URL+"/crm", st.SubscriberURL(topology.CRM))
 	require.Equal(t, st.URL()+"/__deliveries/notifications.events", st.SubscriberURL(topology.Notifications))
 
-	client := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	for _, f := range []string{"storefront-inquiry-created.json", "platform-audit-login.json"} {
 		payload, err := os.ReadFile("../../../events/ingest/valid/" + f)
 		require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 func TestBadSubscriberSettingFailsTheStart(t *testing.T) {
 	t.Parallel()
 	_, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(),
 		Env: envconf.FromMap(map[string]string{"SUBSCRIBER_URL_BILLING_EVENTS": "http://hooks.example.com/x"}),
 	})
 	require.ErrorContains(t, err, "consumer-http-billing-events")

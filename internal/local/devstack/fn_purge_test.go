@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -31,11 +31,11 @@ func startPurgeStack(t *testing.T, env map[string]string) (*devstack.Stack, *lam
 		}
 	}
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Topology: top, Env: envconf.FromMap(env),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Topology: top, Env: envconf.FromMap(env),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	return st, localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	return st, awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 }
 
 func invokeJSON(t *testing.T, c *lambda.Client, fn, payload string) map[string]any {

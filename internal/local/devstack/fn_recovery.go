@@ -11,7 +11,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
@@ -27,7 +27,7 @@ const DefaultSweepEvery = 2 * time.Minute
 // Function names of the recovery plane (the CLI invokes "replay").
 const (
 	FunctionSweeper  = sweeperfn.Name
-	FunctionArchiver = archiverfn.Name
+	FunctionArchiver = dlqarchiverfn.Name
 	FunctionReplay   = replayfn.Name
 )
 
@@ -59,7 +59,7 @@ func (s *Stack) RecoveryResources(alertTopicARN string) (map[string]string, erro
 		jobsfn.EnvJobsQueueURL: s.Resources.JobsQueue.URL,
 	}
 	if alertTopicARN != "" {
-		res[archiverfn.EnvAlertTopicARN] = alertTopicARN
+		res[dlqarchiverfn.EnvAlertTopicARN] = alertTopicARN
 	}
 	return res, nil
 }
@@ -102,11 +102,11 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		return nil, err
 	}
 
-	archCfg, err := archiverfn.Load(s.env(res), s.Topology)
+	archCfg, err := dlqarchiverfn.Load(s.env(res), s.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("dlq-archiver config: %w", err)
 	}
-	arch, err := archiverfn.New(archCfg, archiverfn.Clients{DynamoDB: c.DynamoDB, S3: c.S3, SNS: c.SNS}, s.runtime(archiverfn.Name))
+	arch, err := dlqarchiverfn.New(archCfg, dlqarchiverfn.Clients{DynamoDB: c.DynamoDB, S3: c.S3, SNS: c.SNS}, s.runtime(dlqarchiverfn.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 
 	return []Function{
 		{Name: sweeperfn.Name, Handler: sweeper.Handle, Timeout: sweeperfn.FunctionTimeout, Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: every}}},
-		{Name: archiverfn.Name, Handler: arch.Handle, Timeout: archiverfn.FunctionTimeout, Triggers: dlqs},
+		{Name: dlqarchiverfn.Name, Handler: arch.Handle, Timeout: dlqarchiverfn.FunctionTimeout, Triggers: dlqs},
 		{Name: replayfn.Name, Handler: fn.Handle, Timeout: replayfn.FunctionTimeout},
 	}, nil
 }

@@ -14,11 +14,11 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
-	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -26,12 +26,12 @@ func TestRecoveryFunctionsRunInTheLocalStack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, err := devstack.Start(ctx, devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
 		Settings: map[string]string{devstack.SettingSweepEvery: "200ms"},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	client := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	invoke := func(name string, payload any, out any) {
 		t.Helper()
 		b, err := json.Marshal(payload)
@@ -43,7 +43,7 @@ func TestRecoveryFunctionsRunInTheLocalStack(t *testing.T) {
 	}
 
 	// The sweeper answers its schedule (and is invocable by hand).
-	var rep sweep.Report
+	var rep outboxsweep.Report
 	invoke(devstack.FunctionSweeper, lambdalocal.ScheduledEvent("sweeper", time.Now()), &rep)
 	require.True(t, rep.Drained)
 

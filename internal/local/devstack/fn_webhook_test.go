@@ -20,8 +20,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -35,7 +35,7 @@ import (
 func TestStripeWebhookThroughTheLocalStack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	calls := localaws.NewCalls()
+	calls := awslocal.NewCalls()
 	sent := &sendRecorder{}
 	st, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", Log: logging.Discard(), Env: envconf.FromMap(nil),

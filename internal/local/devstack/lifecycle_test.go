@@ -19,8 +19,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -39,7 +39,7 @@ func TestCancelStopsEverythingAndRestartsClean(t *testing.T) {
 	// Leave state behind: an event in the ledger.
 	raw, err := os.ReadFile("../../../events/ingest/valid/storefront-inquiry-created.json")
 	require.NoError(t, err)
-	client := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	out, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
 	require.NoError(t, err)
 	var res envelope.Result
@@ -62,7 +62,7 @@ func TestCancelStopsEverythingAndRestartsClean(t *testing.T) {
 	again, err := devstack.Start(context.Background(), devstack.Options{Addr: addr, Log: logging.Discard(), Env: envconf.FromMap(nil)})
 	require.NoError(t, err, "the address is free again")
 	t.Cleanup(func() { _ = again.Close() })
-	out, err = localaws.NewLambdaClient(localaws.NewConfig(), again.URL()).Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
+	out, err = awslocal.NewLambdaClient(awslocal.NewConfig(), again.URL()).Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(out.Payload, &res))
 	require.Equal(t, envelope.StatusEnqueued, res.Status, "nothing of the first run's state survives")
@@ -75,7 +75,7 @@ func TestCancelStopsEverythingAndRestartsClean(t *testing.T) {
 func TestEndpointOverrideUsesExternalEndpoints(t *testing.T) {
 	// t.Setenv: the default configuration chain reads the process
 	// environment, so this test cannot run in parallel.
-	ext, err := localaws.Start(context.Background(), localaws.Options{})
+	ext, err := awslocal.Start(context.Background(), awslocal.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ext.Close() })
 	for k, v := range map[string]string{
@@ -85,14 +85,14 @@ func TestEndpointOverrideUsesExternalEndpoints(t *testing.T) {
 		"AWS_ENDPOINT_URL_S3":         ext.S3Endpoint,
 		"AWS_ACCESS_KEY_ID":           "test",
 		"AWS_SECRET_ACCESS_KEY":       "test",
-		"AWS_REGION":                  localaws.Region,
+		"AWS_REGION":                  awslocal.Region,
 		"AWS_PROFILE":                 "",
 		"AWS_CONFIG_FILE":             os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
 	} {
 		t.Setenv(k, v)
 	}
-	prefix := localaws.NewPrefix()
+	prefix := awslocal.NewPrefix()
 	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: prefix, Log: logging.Discard(), Env: envconf.New()})
 	require.NoError(t, err)
 	require.Equal(t, devstack.TargetAWS, st.Target)
@@ -100,7 +100,7 @@ func TestEndpointOverrideUsesExternalEndpoints(t *testing.T) {
 
 	raw, err := os.ReadFile("../../../events/ingest/valid/storefront-inquiry-created.json")
 	require.NoError(t, err)
-	out, err := localaws.NewLambdaClient(localaws.NewConfig(), st.URL()).Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
+	out, err := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL()).Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
 	require.NoError(t, err)
 	var res envelope.Result
 	require.NoError(t, json.Unmarshal(out.Payload, &res))

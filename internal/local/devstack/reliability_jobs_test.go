@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -41,8 +41,8 @@ func TestReliabilityJobsAndPurges(t *testing.T) {
 	r.publish(ids("inq_rel9", events), 16)
 	r.waitComplete(fanOut, 60*time.Second)
 
-	r.faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Resource: r.st.Resources.JobsQueue.URL, Probability: 0.3})
-	r.faults.Add(localaws.Fault{Service: "S3", Operation: "PutObject", Probability: 0.3})
+	r.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: r.st.Resources.JobsQueue.URL, Probability: 0.3})
+	r.faults.Add(awslocal.Fault{Service: "S3", Operation: "PutObject", Probability: 0.3})
 	r.st.Purges.Fail(&purge.LocalFailure{Status: http.StatusServiceUnavailable, Rate: 0.3, First: 1})
 	start := time.Now()
 

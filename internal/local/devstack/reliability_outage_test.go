@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -40,7 +40,7 @@ type replayExecution struct {
 func (r *reliabilityStack) replayStateMachine(t *testing.T, req replay.Request) (replay.Summary, []replayExecution) {
 	t.Helper()
 	ctx := context.Background()
-	c := localaws.NewSFNClient(localaws.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
+	c := awslocal.NewSFNClient(awslocal.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
 	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(devstack.ReplayStateMachineARN()),
 		Name: aws.String("reliability-" + strconv.FormatInt(time.Now().UnixNano(), 36)), Input: aws.String(string(mustMarshal(req)))})
 	require.NoError(t, err)

@@ -25,9 +25,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -176,7 +176,7 @@ func (l *accounts) figures(name string, topics []string, sent int, start, end ti
 
 type reliabilityStack struct {
 	*costKit
-	faults *localaws.Faults
+	faults *awslocal.Faults
 	ledger *accounts
 	// sent counts successful SendMessage calls per queue and event id.
 	sent sync.Map
@@ -228,7 +228,7 @@ func startReliabilityStack(t *testing.T, settings map[string]string) *reliabilit
 // default one).
 func startReliabilityStackWith(t *testing.T, settings map[string]string, top topology.Topology) *reliabilityStack {
 	t.Helper()
-	faults := localaws.NewFaults()
+	faults := awslocal.NewFaults()
 	s := map[string]string{
 		devstack.SettingSweepEvery: "1s", "DISPATCH_RETRY_DELAY": "1s", "DISPATCH_LEASE": "5s", "SWEEP_BACKOFF_BASE": "1s", "SWEEP_LEASE": "5s",
 		"CONSUMER_BACKOFF_BASE": "1s", "CONSUMER_BACKOFF_CAP": "2s",
@@ -236,20 +236,20 @@ func startReliabilityStackWith(t *testing.T, settings map[string]string, top top
 	for k, v := range settings {
 		s[k] = v
 	}
-	kind := localaws.DynamoEmbedded
+	kind := awslocal.DynamoEmbedded
 	if *reliabilityFull {
-		kind = localaws.DynamoAuto // DynamoDB Local keeps its write rate at 10,000 events
+		kind = awslocal.DynamoAuto // DynamoDB Local keeps its write rate at 10,000 events
 	}
 	r := &reliabilityStack{faults: faults, ledger: newAccounts()}
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), Settings: s,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), Settings: s,
 		APIOptions: []func(*middleware.Stack) error{r.countSends, faults.APIOption}, DynamoDB: kind, Topology: top,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	r.costKit = &costKit{t: t, st: st, lambda: localaws.NewLambdaClient(localaws.NewConfig(), st.URL())}
+	r.costKit = &costKit{t: t, st: st, lambda: awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())}
 	st.Sink.Observe = r.ledger.observe
-	r.incidents = &dynamo.Incidents{Client: localaws.NewDynamoDBClient(localaws.NewConfig(), st.Emulators.DynamoDBEndpoint), Table: st.Resources.IncidentsTable}
+	r.incidents = &dynamo.Incidents{Client: awslocal.NewDynamoDBClient(awslocal.NewConfig(), st.Emulators.DynamoDBEndpoint), Table: st.Resources.IncidentsTable}
 	return r
 }
 
@@ -340,7 +340,7 @@ func size(small, full int) int {
 // failing and the sweeper on: nothing acknowledged is lost.
 func TestReliabilitySendFailures(t *testing.T) {
 	r := startReliabilityStack(t, nil)
-	r.faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Probability: 0.2})
+	r.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Probability: 0.2})
 	n := size(200, 10000)
 	start := time.Now()
 	r.publish(ids("inq_rel1", n), 16)
@@ -372,11 +372,11 @@ func TestReliabilityKilledBetweenCommitAndSend(t *testing.T) {
 		}
 		return false
 	}
-	remove := r.faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage", Match: func(in any) bool {
+	remove := r.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Match: func(in any) bool {
 		m, ok := in.(*sqs.SendMessageInput)
 		return ok && mentionsKilled(aws.ToString(m.MessageBody))
 	}})
-	removeMark := r.faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: func(in any) bool {
+	removeMark := r.faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: func(in any) bool {
 		u, ok := in.(*dynamodb.UpdateItemInput)
 		if !ok || !strings.Contains(aws.ToString(u.UpdateExpression), "attempts = :a") {
 			return false // only the failed-send record
@@ -530,7 +530,7 @@ func histories(execs []replayExecution) string {
 func TestReliabilityOverlappingSweeps(t *testing.T) {
 	r := startReliabilityStack(t, map[string]string{devstack.SettingSweepEvery: "1h"})
 	n := size(100, 1000) // 2 rows each
-	r.faults.Add(localaws.Fault{Service: "SQS", Operation: "SendMessage"})
+	r.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage"})
 	all := ids("inq_rel7", n)
 	r.publish(all, 16)
 	r.faults.Clear()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -93,9 +93,9 @@ func TestReliabilityThrottling(t *testing.T) {
 		}
 	}
 	r := startReliabilityStackWith(t, nil, top)
-	r.faults.Add(localaws.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Probability: 0.05, Err: localaws.TransactionConflict(3, 0)})
-	r.faults.Add(localaws.Fault{Service: "DynamoDB", Probability: 0.1, Err: localaws.Throttled()})
-	r.faults.Add(localaws.Fault{Service: "SQS", Probability: 0.1, Err: localaws.Throttled()})
+	r.faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Probability: 0.05, Err: awslocal.TransactionConflict(3, 0)})
+	r.faults.Add(awslocal.Fault{Service: "DynamoDB", Probability: 0.1, Err: awslocal.Throttled()})
+	r.faults.Add(awslocal.Fault{Service: "SQS", Probability: 0.1, Err: awslocal.Throttled()})
 	n := size(200, 2000)
 	books := &callerBooks{}
 	start := time.Now()

@@ -14,8 +14,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -68,7 +68,7 @@ func TestReplayStateMachineContinuesAsNewExecutions(t *testing.T) {
 	}
 	// A request the replay function refuses fails its execution with the
 	// code.
-	c := localaws.NewSFNClient(localaws.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
+	c := awslocal.NewSFNClient(awslocal.NewConfig(), r.st.URL()+devstack.StepFunctionsPath)
 	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(devstack.ReplayStateMachineARN()), Name: aws.String("refused"), Input: aws.String(`{"limit": 5}`)})
 	require.NoError(t, err)
 	refused := r.waitExecution(t, c, aws.ToString(start.ExecutionArn))

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -21,7 +21,7 @@ func TestSettingsLayersAndBanner(t *testing.T) {
 		"EMPTY":                      "  ",
 	})
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: env,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: env,
 		Settings: map[string]string{devstack.SettingSweepEvery: "5s"},
 	})
 	require.NoError(t, err)

@@ -16,8 +16,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/purge"
@@ -52,7 +52,7 @@ type Options struct {
 	// Invoked, when set, is told of every function invocation and its
 	// duration (tests: Lambda billing, measured as the local stack runs).
 	Invoked func(function string, d time.Duration)
-	// DynamoDB picks the DynamoDB emulator (localaws.DynamoEmbedded,
+	// DynamoDB picks the DynamoDB emulator (awslocal.DynamoEmbedded,
 	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
 	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
 	// DynamoDB Local when Java is there, so a stack left running for a day
@@ -65,9 +65,9 @@ type Stack struct {
 	// Target says whether the resources are in the embedded emulators or
 	// behind real endpoints; Emulators is nil for TargetAWS.
 	Target    Target
-	Emulators *localaws.Emulators
-	Resources localaws.Resources
-	Clients   localaws.Clients
+	Emulators *awslocal.Emulators
+	Resources awslocal.Resources
+	Clients   awslocal.Clients
 	Topology  topology.Topology
 	Functions *lambdalocal.Functions
 	Log       *slog.Logger
@@ -83,7 +83,7 @@ type Stack struct {
 	// StripeAPIPath (what reconciliation pages locally).
 	StripeEvents *stripeapi.LocalEvents
 
-	provisioning localaws.Clients
+	provisioning awslocal.Clients
 	mux          *http.ServeMux
 	server       *http.Server
 	listener     net.Listener
@@ -156,7 +156,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if o.Prefix == "" {
 		o.Prefix = defaultPrefix(s.Target)
 	}
-	if s.Resources, err = localaws.Provision(ctx, s.provisioning, o.Prefix, o.Topology); err != nil {
+	if s.Resources, err = awslocal.Provision(ctx, s.provisioning, o.Prefix, o.Topology); err != nil {
 		return nil, fmt.Errorf("devstack: provision: %w", err)
 	}
 	for _, reg := range registrars {

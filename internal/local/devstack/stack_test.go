@@ -14,8 +14,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -33,7 +33,7 @@ func TestStackServesIngestBehindLambdaInvoke(t *testing.T) {
 
 	raw, err := os.ReadFile("../../../events/ingest/valid/storefront-inquiry-created.json")
 	require.NoError(t, err)
-	client := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	for _, want := range []envelope.Status{envelope.StatusEnqueued, envelope.StatusDuplicate} {
 		out, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: raw})
 		require.NoError(t, err)

@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 var (
 	curveEvents = flag.Int("throughput-curve", 0, "publish this many events through the local stack and report its ingest rate as the tables grow (make throughput-curve)")
-	curveDynamo = flag.String("throughput-dynamodb", localaws.DynamoAuto, "the DynamoDB the curve runs on: embedded, local or auto")
+	curveDynamo = flag.String("throughput-dynamodb", awslocal.DynamoAuto, "the DynamoDB the curve runs on: embedded, local or auto")
 )
 
 // curveWindow is the events per rate window.
@@ -38,11 +38,11 @@ func TestThroughputCurve(t *testing.T) {
 		t.Skip("run with -throughput-curve=N (make throughput-curve)")
 	}
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: *curveDynamo,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: *curveDynamo,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	client := localaws.NewLambdaClient(localaws.NewConfig(), st.URL())
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
 	var delivered atomic.Int64
 	st.Sink.Observe = func(d devstack.Delivery) {
 		if d.Delivered() {

@@ -14,15 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 func startStack(t *testing.T) *devstack.Stack {
 	t.Helper()
-	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil)})
+	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
@@ -33,7 +33,7 @@ func startStack(t *testing.T) *devstack.Stack {
 func queue(t *testing.T, st *devstack.Stack) (url, arn, dlq string) {
 	t.Helper()
 	ctx := context.Background()
-	name := localaws.NewPrefix()
+	name := awslocal.NewPrefix()
 	d, err := st.Clients.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq")})
 	require.NoError(t, err)
 	dattrs, err := st.Clients.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: d.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{"QueueArn"}})
@@ -68,7 +68,7 @@ func TestQueueSourceReportsPartialBatchFailures(t *testing.T) {
 	}
 
 	require.NoError(t, st.Register(devstack.Function{
-		Name: "batch-" + localaws.NewPrefix(),
+		Name: "batch-" + awslocal.NewPrefix(),
 		Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -110,7 +110,7 @@ func TestQueueSourceFunctionErrorFailsWholeBatch(t *testing.T) {
 	ctx := context.Background()
 	url, arn, dlq := queue(t, st)
 	require.NoError(t, st.Register(devstack.Function{
-		Name: "err-" + localaws.NewPrefix(),
+		Name: "err-" + awslocal.NewPrefix(),
 		Handler: func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 			return events.SQSEventResponse{}, fmt.Errorf("down")
 		},
@@ -129,7 +129,7 @@ func TestScheduleInvokesPeriodically(t *testing.T) {
 	st := startStack(t)
 	got := make(chan events.EventBridgeEvent, 16)
 	require.NoError(t, st.Register(devstack.Function{
-		Name:     "tick-" + localaws.NewPrefix(),
+		Name:     "tick-" + awslocal.NewPrefix(),
 		Handler:  func(_ context.Context, ev events.EventBridgeEvent) error { got <- ev; return nil },
 		Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{Every: 50 * time.Millisecond}},
 	}))

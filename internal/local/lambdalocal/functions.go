@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/google/uuid"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // MaxInvokePayload is Lambda's synchronous request payload limit (6 MB).
@@ -76,7 +76,7 @@ func NewFunctions() *Functions {
 func (f *Functions) Register(name string, handler any, opts ...FunctionOption) {
 	if _, ok := handler.(lambda.Handler); !ok {
 		if handler == nil || reflect.TypeOf(handler).Kind() != reflect.Func {
-			panic(fmt.Sprintf("localaws: Register(%q): %T is not a Lambda handler", name, handler))
+			panic(fmt.Sprintf("awslocal: Register(%q): %T is not a Lambda handler", name, handler))
 		}
 	}
 	fn := &function{name: name, handler: lambda.NewHandler(handler), raw: handler, timeout: DefaultFunctionTimeout}
@@ -136,11 +136,11 @@ func (f *Functions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", err.Error())
 		return
 	}
-	name, qualifier := localaws.ParseFunctionName(raw)
+	name, qualifier := awslocal.ParseFunctionName(raw)
 	if q := r.URL.Query().Get("Qualifier"); q != "" {
 		qualifier = q
 	}
-	arn := localaws.FunctionARN(name)
+	arn := awslocal.FunctionARN(name)
 	if qualifier != "" {
 		arn += ":" + qualifier
 	}

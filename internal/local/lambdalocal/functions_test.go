@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 )
 
 type ingestReq struct {
@@ -38,7 +38,7 @@ func newInvokeClient(t *testing.T, fns *lambdalocal.Functions) *lambda.Client {
 	t.Helper()
 	srv := httptest.NewServer(fns)
 	t.Cleanup(srv.Close)
-	return localaws.NewLambdaClient(localaws.NewConfig(), srv.URL)
+	return awslocal.NewLambdaClient(awslocal.NewConfig(), srv.URL)
 }
 
 func echo(ctx context.Context, in ingestReq) (ingestResp, error) {
@@ -73,9 +73,9 @@ func TestInvokeRequestResponse(t *testing.T) {
 		require.Equal(t, "e1", resp.ID)
 		require.Len(t, resp.RequestID, 36, "a uuid")
 		require.True(t, resp.Deadline)
-		require.True(t, strings.HasPrefix(resp.ARN, localaws.FunctionARN("ingest")), resp.ARN)
+		require.True(t, strings.HasPrefix(resp.ARN, awslocal.FunctionARN("ingest")), resp.ARN)
 		if strings.HasSuffix(name, ":live") {
-			require.Equal(t, localaws.FunctionARN("ingest")+":live", resp.ARN)
+			require.Equal(t, awslocal.FunctionARN("ingest")+":live", resp.ARN)
 		}
 	}
 
@@ -174,15 +174,15 @@ func TestInvokeEvent(t *testing.T) {
 
 func TestEnvServeFunctionsCountsAndFaults(t *testing.T) {
 	t.Parallel()
-	env := localawstest.NewEnv(t, localawstest.WithTopology(testkit.OneTopic("invoke.test", 5, false)))
+	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(testkit.OneTopic("invoke.test", 5, false)))
 	fns := lambdalocal.NewFunctions()
 	fns.Register("ingest", echo)
 	client := env.ServeFunctions(fns)
 	ctx := context.Background()
 
-	remove := env.Faults.Add(localaws.Fault{Service: "Lambda", Operation: "Invoke", Resource: "ingest", Times: 1, Err: localaws.Throttled()})
+	remove := env.Faults.Add(awslocal.Fault{Service: "Lambda", Operation: "Invoke", Resource: "ingest", Times: 1, Err: awslocal.Throttled()})
 	defer remove()
-	_, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(localaws.FunctionARN("ingest")), Payload: []byte(`{"id":"x"}`)})
+	_, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(awslocal.FunctionARN("ingest")), Payload: []byte(`{"id":"x"}`)})
 	var throttled *lambdatypes.TooManyRequestsException
 	require.ErrorAs(t, err, &throttled)
 	_, err = client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: []byte(`{"id":"x"}`)})

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // MaxHTTPBody is API Gateway's 10 MB payload limit.
@@ -104,7 +104,7 @@ func GatewayEvent(r *http.Request, route HTTPRoute, body []byte) events.APIGatew
 		QueryStringParameters: query,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:     routeKey,
-			AccountID:    localaws.AccountID,
+			AccountID:    awslocal.AccountID,
 			Stage:        "$default",
 			RequestID:    uuid.NewString(),
 			APIID:        "local",

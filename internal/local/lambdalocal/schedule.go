@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // StartSchedule invokes the function every Every with an EventBridge
@@ -52,10 +52,10 @@ func ScheduledEvent(rule string, at time.Time) events.EventBridgeEvent {
 		ID:         uuid.NewString(),
 		DetailType: "Scheduled Event",
 		Source:     "aws.events",
-		AccountID:  localaws.AccountID,
+		AccountID:  awslocal.AccountID,
 		Time:       at.UTC(),
-		Region:     localaws.Region,
-		Resources:  []string{"arn:aws:events:" + localaws.Region + ":" + localaws.AccountID + ":rule/" + rule},
+		Region:     awslocal.Region,
+		Resources:  []string{"arn:aws:events:" + awslocal.Region + ":" + awslocal.AccountID + ":rule/" + rule},
 		Detail:     json.RawMessage(`{}`),
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // pollWait is the long-poll wait of each receive. Short enough that Close
@@ -177,7 +177,7 @@ func SQSEvent(queueARN string, msgs []sqstypes.Message) events.SQSEvent {
 			Attributes:             m.Attributes,
 			EventSourceARN:         queueARN,
 			EventSource:            "aws:sqs",
-			AWSRegion:              localaws.Region,
+			AWSRegion:              awslocal.Region,
 		}
 		if len(m.MessageAttributes) > 0 {
 			rec.MessageAttributes = map[string]events.SQSMessageAttribute{}

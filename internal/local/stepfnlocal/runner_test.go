@@ -15,7 +15,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
 )
 
@@ -87,7 +87,7 @@ func setup(t *testing.T) (*sfn.Client, *atomic.Int64) {
 	require.NoError(t, r.Register(machineARN, def))
 	srv := httptest.NewServer(r)
 	t.Cleanup(func() { srv.Close(); r.Close() })
-	return localaws.NewSFNClient(localaws.NewConfig(), srv.URL), calls
+	return awslocal.NewSFNClient(awslocal.NewConfig(), srv.URL), calls
 }
 
 func run(t *testing.T, c *sfn.Client, name, input string) *sfn.DescribeExecutionOutput {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 )
 
@@ -17,7 +17,7 @@ import (
 // call, and the message's segment sent to a daemon at the end): the
 // overhead X-Ray instrumentation adds to every AWS call.
 func BenchmarkSDKCall(b *testing.B) {
-	emu := localawstest.Shared(b)
+	emu := awslocaltest.Shared(b)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkSDKCall(b *testing.B) {
 			}
 			cfg := emu.Config()
 			trace.Instrument(&cfg)
-			ddb := localaws.NewDynamoDBClient(cfg, emu.DynamoDBEndpoint)
+			ddb := awslocal.NewDynamoDBClient(cfg, emu.DynamoDBEndpoint)
 			b.ReportAllocs()
 			for b.Loop() {
 				ctx, end := trace.Continue(context.Background(), "bench", "")

@@ -14,8 +14,8 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -29,7 +29,7 @@ func TestTraceFollowsAnEventThroughTheStack(t *testing.T) {
 	d := newDaemon(t)
 	t.Cleanup(func() { _ = trace.Configure(trace.Options{}) })
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: localaws.NewPrefix(), Log: logging.Discard(),
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(),
 		Env: envconf.FromMap(map[string]string{devstack.SettingXRayDaemon: d.conn.LocalAddr().String()}),
 	})
 	require.NoError(t, err)

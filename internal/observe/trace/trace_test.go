@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/local/localaws"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 )
 
@@ -82,7 +82,7 @@ func (d *daemon) next(t *testing.T, name string) segment {
 // behaviours are checked in order in one test.
 func TestTracing(t *testing.T) {
 	ctx := context.Background()
-	emu := localawstest.Shared(t)
+	emu := awslocaltest.Shared(t)
 
 	t.Run("disabled is a no-op", func(t *testing.T) {
 		require.NoError(t, trace.Configure(trace.Options{}))
@@ -105,8 +105,8 @@ func TestTracing(t *testing.T) {
 	t.Cleanup(func() { _ = trace.Configure(trace.Options{}) })
 	cfg := emu.Config()
 	trace.Instrument(&cfg)
-	ddb := localaws.NewDynamoDBClient(cfg, emu.DynamoDBEndpoint)
-	q := localaws.NewSQSClient(cfg, emu.SQSEndpoint)
+	ddb := awslocal.NewDynamoDBClient(cfg, emu.DynamoDBEndpoint)
+	q := awslocal.NewSQSClient(cfg, emu.SQSEndpoint)
 
 	t.Run("a message continues the producer's trace with SDK subsegments", func(t *testing.T) {
 		const upstream = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"

@@ -16,8 +16,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -109,7 +109,7 @@ func TestHonoursRetryAfterOnTheQueue(t *testing.T) {
 		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{tp.Name}}},
 	}
-	e := localawstest.NewEnv(t, localawstest.WithTopology(top))
+	e := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
 	ctx := context.Background()
 	var (
 		mu   sync.Mutex

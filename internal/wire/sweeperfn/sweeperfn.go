@@ -1,6 +1,6 @@
 // Package sweeperfn wires the sweeper function (run by an EventBridge
 // schedule): environment → Config, DynamoDB, SQS and S3 clients, the outbox
-// sweeper (internal/sweep).
+// sweeper (internal/outboxsweep).
 package sweeperfn
 
 import (
@@ -18,7 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
-	"github.com/siteswarm/eventplatform/internal/sweep"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
@@ -52,7 +52,7 @@ const FunctionTimeout = 5 * time.Minute
 
 // Config is the sweeper function's configuration.
 type Config struct {
-	Sweep          sweep.Config
+	Sweep          outboxsweep.Config
 	Topology       topology.Topology
 	EventsTable    string
 	IncidentsTable string
@@ -70,7 +70,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 		Bucket:         wire.Required(r, wire.EnvBucket, "incident bodies over the inline limit"),
 		QueueURLs:      wire.TopicMap(r, wire.EnvQueueURLs, top, "queue URL"),
 		InlineBytes:    r.Int(wire.EnvIncidentInlineBytes, incident.DefaultInlineBytes),
-		Sweep: sweep.Config{
+		Sweep: outboxsweep.Config{
 			Lease:       r.Duration(EnvLease, 0),
 			BackoffBase: r.Duration(EnvBackoffBase, 0),
 			PageSize:    r.Int(EnvPageSize, 0),
@@ -108,11 +108,11 @@ func NewClients(cfg aws.Config) Clients {
 }
 
 // New builds the sweeper.
-func New(c Config, cl Clients, rt wire.Runtime) (*sweep.Sweeper, error) {
+func New(c Config, cl Clients, rt wire.Runtime) (*outboxsweep.Sweeper, error) {
 	rt = rt.WithDefaults()
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
-	return sweep.New(c.Sweep, sweep.Deps{
+	return outboxsweep.New(c.Sweep, outboxsweep.Deps{
 		Rows:        events,
 		Abandoner:   &dynamo.Recovery{Events: events, Incidents: incidents},
 		Incidents:   incidents,

@@ -18,17 +18,17 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
-	"github.com/siteswarm/eventplatform/internal/local/localaws/localawstest"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/purge"
-	"github.com/siteswarm/eventplatform/internal/sweep"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
-	"github.com/siteswarm/eventplatform/internal/wire/archiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -53,7 +53,7 @@ type Opts struct {
 // Environment is the environment a deployed function of env's stage reads:
 // tables, bucket, topic queue URLs, DLQ URLs and ARNs and the stage name,
 // with settings over them.
-func Environment(env *localawstest.Env, settings map[string]string) map[string]string {
+func Environment(env *awslocaltest.Env, settings map[string]string) map[string]string {
 	dlqURLs, dlqARNs := map[string]string{}, map[string]string{}
 	for name, q := range env.Resources.Queues {
 		dlqURLs[name], dlqARNs[name] = q.DLQURL, q.DLQARN
@@ -82,7 +82,7 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-func (o Opts) reader(env *localawstest.Env) *envconf.Reader {
+func (o Opts) reader(env *awslocaltest.Env) *envconf.Reader {
 	return envconf.FromMap(Environment(env, o.Settings))
 }
 
@@ -103,7 +103,7 @@ func check(tb testing.TB, err error) {
 }
 
 // IngestConfig loads the ingest config.
-func IngestConfig(tb testing.TB, env *localawstest.Env, o Opts) ingestfn.Config {
+func IngestConfig(tb testing.TB, env *awslocaltest.Env, o Opts) ingestfn.Config {
 	tb.Helper()
 	v, err := ingestfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
@@ -111,7 +111,7 @@ func IngestConfig(tb testing.TB, env *localawstest.Env, o Opts) ingestfn.Config 
 }
 
 // Ingest builds the ingestion service.
-func Ingest(tb testing.TB, env *localawstest.Env, o Opts) *ingest.Service {
+func Ingest(tb testing.TB, env *awslocaltest.Env, o Opts) *ingest.Service {
 	tb.Helper()
 	cl := ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
 	v, err := ingestfn.New(IngestConfig(tb, env, o), cl, o.runtime())
@@ -120,8 +120,8 @@ func Ingest(tb testing.TB, env *localawstest.Env, o Opts) *ingest.Service {
 }
 
 // StripeWebhook builds the webhook-stripe handler; it invokes ingest with
-// env's Lambda client (see localawstest.Env.ServeFunctions).
-func StripeWebhook(tb testing.TB, env *localawstest.Env, o Opts) *webhook.Handler {
+// env's Lambda client (see awslocaltest.Env.ServeFunctions).
+func StripeWebhook(tb testing.TB, env *awslocaltest.Env, o Opts) *webhook.Handler {
 	tb.Helper()
 	cfg, err := webhookfn.Load(o.reader(env))
 	check(tb, err)
@@ -131,7 +131,7 @@ func StripeWebhook(tb testing.TB, env *localawstest.Env, o Opts) *webhook.Handle
 }
 
 // HTTPConsumer builds a topic's consumer-http handler.
-func HTTPConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+func HTTPConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
 	cfg, err := httpconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
@@ -141,7 +141,7 @@ func HTTPConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *c
 }
 
 // ArchiveConsumer builds a topic's consumer-archive handler.
-func ArchiveConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+func ArchiveConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
 	cfg, err := archiveconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
@@ -150,7 +150,7 @@ func ArchiveConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts)
 	return v
 }
 
-func consumerEnv(env *localawstest.Env, topic string, settings map[string]string) map[string]string {
+func consumerEnv(env *awslocaltest.Env, topic string, settings map[string]string) map[string]string {
 	q := env.Queue(topic)
 	m := Environment(env, map[string]string{
 		consumerfn.EnvTopic: topic, consumerfn.EnvQueueURL: q.URL, consumerfn.EnvDLQURL: q.DLQURL,
@@ -159,12 +159,12 @@ func consumerEnv(env *localawstest.Env, topic string, settings map[string]string
 	return m
 }
 
-func consumerClients(env *localawstest.Env) consumerfn.Clients {
+func consumerClients(env *awslocaltest.Env) consumerfn.Clients {
 	return consumerfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
 }
 
 // Sweeper builds the sweeper.
-func Sweeper(tb testing.TB, env *localawstest.Env, o Opts) *sweep.Sweeper {
+func Sweeper(tb testing.TB, env *awslocaltest.Env, o Opts) *outboxsweep.Sweeper {
 	tb.Helper()
 	cfg, err := sweeperfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
@@ -175,17 +175,17 @@ func Sweeper(tb testing.TB, env *localawstest.Env, o Opts) *sweep.Sweeper {
 
 // Archiver builds the DLQ archiver (alerts to ALERT_TOPIC_ARN when the
 // settings name one, log lines otherwise).
-func Archiver(tb testing.TB, env *localawstest.Env, o Opts) *dlqarchiver.Archiver {
+func Archiver(tb testing.TB, env *awslocaltest.Env, o Opts) *dlqarchiver.Archiver {
 	tb.Helper()
-	cfg, err := archiverfn.Load(o.reader(env), env.Topology)
+	cfg, err := dlqarchiverfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	v, err := archiverfn.New(cfg, archiverfn.Clients{DynamoDB: env.DynamoDB, S3: env.S3, SNS: env.SNS}, o.runtime())
+	v, err := dlqarchiverfn.New(cfg, dlqarchiverfn.Clients{DynamoDB: env.DynamoDB, S3: env.S3, SNS: env.SNS}, o.runtime())
 	check(tb, err)
 	return v
 }
 
 // ReplayConfig loads the replay function's config.
-func ReplayConfig(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Config {
+func ReplayConfig(tb testing.TB, env *awslocaltest.Env, o Opts) replayfn.Config {
 	tb.Helper()
 	v, err := replayfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
@@ -193,7 +193,7 @@ func ReplayConfig(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Config 
 }
 
 // Replay builds the replay engine and operator views.
-func Replay(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Services {
+func Replay(tb testing.TB, env *awslocaltest.Env, o Opts) replayfn.Services {
 	tb.Helper()
 	v, err := replayfn.NewServices(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
 	check(tb, err)
@@ -201,19 +201,19 @@ func Replay(tb testing.TB, env *localawstest.Env, o Opts) replayfn.Services {
 }
 
 // ReplayFunction builds the replay function's handler.
-func ReplayFunction(tb testing.TB, env *localawstest.Env, o Opts) *operator.Function {
+func ReplayFunction(tb testing.TB, env *awslocaltest.Env, o Opts) *operator.Function {
 	tb.Helper()
 	v, err := replayfn.New(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
 	check(tb, err)
 	return v
 }
 
-func replayClients(env *localawstest.Env) replayfn.Clients {
+func replayClients(env *awslocaltest.Env) replayfn.Clients {
 	return replayfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
 }
 
 // Admin builds the admin API with the given bearer key.
-func Admin(tb testing.TB, env *localawstest.Env, key string, o Opts) *admin.API {
+func Admin(tb testing.TB, env *awslocaltest.Env, key string, o Opts) *admin.API {
 	tb.Helper()
 	s := maps.Clone(o.Settings)
 	if s == nil {
@@ -229,8 +229,8 @@ func Admin(tb testing.TB, env *localawstest.Env, key string, o Opts) *admin.API 
 }
 
 // PurgeAPI builds the purge-api function; it publishes through ingest with
-// env's Lambda client (see localawstest.Env.ServeFunctions).
-func PurgeAPI(tb testing.TB, env *localawstest.Env, o Opts) *purge.Function {
+// env's Lambda client (see awslocaltest.Env.ServeFunctions).
+func PurgeAPI(tb testing.TB, env *awslocaltest.Env, o Opts) *purge.Function {
 	tb.Helper()
 	cfg, err := purgeapifn.Load(o.reader(env))
 	check(tb, err)
@@ -241,7 +241,7 @@ func PurgeAPI(tb testing.TB, env *localawstest.Env, o Opts) *purge.Function {
 
 // PurgeConsumer builds a purge topic's consumer-purge handler; the
 // settings name the purge API (CLOUDFLARE_API_BASE_URL, the token, zones).
-func PurgeConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *consume.Consumer {
+func PurgeConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
 	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
@@ -252,10 +252,10 @@ func PurgeConsumer(tb testing.TB, env *localawstest.Env, topic string, o Opts) *
 
 // Jobs builds the job engine as jobs-worker and jobs-sweep do, with every
 // shipped kind; reconciliation publishes through ingest with env's Lambda
-// client (see localawstest.Env.ServeFunctions) and reads Stripe where the
+// client (see awslocaltest.Env.ServeFunctions) and reads Stripe where the
 // settings say (STRIPE_API_BASE_URL, STRIPE_API_KEY). INGEST_FUNCTION_ARN
 // defaults to "ingest".
-func Jobs(tb testing.TB, env *localawstest.Env, o Opts) *jobs.Engine {
+func Jobs(tb testing.TB, env *awslocaltest.Env, o Opts) *jobs.Engine {
 	tb.Helper()
 	s := map[string]string{wire.EnvIngestFunction: ingestfn.Name}
 	maps.Copy(s, o.Settings)

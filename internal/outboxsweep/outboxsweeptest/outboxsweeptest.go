@@ -1,0 +1,198 @@
+// Package outboxsweeptest is the contract suite of outboxsweep.Rows, the outbox rows as
+// the sweeper reads and claims them: due rows paged per partition, oldest
+// first; claims conditional on the row still being as the sweeper saw it;
+// settlements of processing rows likewise; ledger items read in bulk. Every
+// implementation runs Exercise; the DynamoDB adapter runs it against the
+// emulators.
+package outboxsweeptest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
+)
+
+// Store is the rows as the sweeper uses them, with the ledger the suite
+// arranges events through.
+type Store interface {
+	outboxsweep.Rows
+	ingest.Ledger
+}
+
+const topic = "a.events"
+
+var t0 = testkit.T0
+
+// commit stores an event with one row in status, due (and, pending or
+// processing, leased until) at `due`.
+func commit(t *testing.T, s Store, id string, status outbox.Status, due time.Time) outbox.Row {
+	t.Helper()
+	rec, rows := testkit.Stored(testkit.Event(id, "content.published", "cms", `{"a":1}`), []string{topic}, t0.Add(-time.Hour), status)
+	rows[0].NextRetryAt = due
+	if status == outbox.StatusPending || status == outbox.StatusProcessing {
+		rows[0].LeaseOwner, rows[0].LeaseUntil = "holder", due
+	}
+	require.NoError(t, s.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
+	return rows[0]
+}
+
+// due reads every partition of status due at now, pageSize at a time.
+func due(t *testing.T, s Store, status outbox.Status, now time.Time, pageSize int) []outbox.Row {
+	t.Helper()
+	var out []outbox.Row
+	for shard := range s.Shards() {
+		var partition []outbox.Row
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 100, "the cursor ends")
+			p, err := s.DuePage(context.Background(), outboxsweep.DueParams{Status: status, Shard: shard, Now: now, Limit: pageSize, Cursor: cursor})
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(p.Rows), pageSize)
+			partition = append(partition, p.Rows...)
+			if p.Cursor == "" {
+				break
+			}
+			cursor = p.Cursor
+		}
+		require.True(t, slices.IsSortedFunc(partition, func(a, b outbox.Row) int { return a.NextRetryAt.Compare(b.NextRetryAt) }),
+			"partition %s#%d oldest first", status, shard)
+		out = append(out, partition...)
+	}
+	return out
+}
+
+func keys(rows []outbox.Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Key)
+	}
+	return out
+}
+
+// Exercise runs the contract against fresh stores from newStore.
+func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("DuePagesHoldExactlyTheDueRowsOfAStatus", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		require.Positive(t, s.Shards())
+		var want []string
+		for i := range 12 {
+			r := commit(t, s, fmt.Sprintf("evt_due_%02d", i), outbox.StatusPending, t0.Add(-time.Duration(i+1)*time.Minute))
+			want = append(want, r.Key)
+		}
+		commit(t, s, "evt_later", outbox.StatusPending, t0.Add(time.Minute))
+		commit(t, s, "evt_failed", outbox.StatusFailed, t0.Add(-time.Minute))
+		commit(t, s, "evt_enqueued", outbox.StatusEnqueued, t0.Add(-time.Minute))
+		require.ElementsMatch(t, want, keys(due(t, s, outbox.StatusPending, t0, 2)))
+		require.Len(t, due(t, s, outbox.StatusFailed, t0, 10), 1)
+		require.Empty(t, due(t, s, outbox.StatusPending, t0.Add(-time.Hour), 10), "nothing is due before its time")
+	})
+
+	t.Run("AClaimIsConditionalOnTheRowAsSeen", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		seen := commit(t, s, "evt_seen", outbox.StatusPending, t0.Add(-time.Minute))
+		stale := seen
+		stale.Attempts = seen.Attempts + 1
+		ok, err := s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: stale, Owner: "sweeper-1", Now: t0, Lease: time.Minute})
+		require.NoError(t, err)
+		require.False(t, ok, "a row that moved on (another attempt) is not claimed from a stale read")
+		ok, err = s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: seen, Owner: "sweeper-1", Now: t0, Lease: time.Minute})
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: seen, Owner: "sweeper-2", Now: t0.Add(time.Second), Lease: time.Minute})
+		require.NoError(t, err)
+		require.False(t, ok, "a live lease is busy")
+		require.Empty(t, due(t, s, outbox.StatusPending, t0.Add(30*time.Second), 10), "a claimed row is not due until its lease ends")
+		require.ErrorIs(t, s.MarkEnqueued(ctx, seen.Ref(), "sweeper-2", t0), outbox.ErrLeaseLost)
+		require.NoError(t, s.MarkEnqueued(ctx, seen.Ref(), "sweeper-1", t0.Add(time.Second)))
+		require.Empty(t, due(t, s, outbox.StatusPending, t0.Add(time.Hour), 10))
+	})
+
+	t.Run("OnlyOneConcurrentSweeperClaimsARow", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		seen := commit(t, s, "evt_race", outbox.StatusFailed, t0.Add(-time.Minute))
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				ok, err := s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: seen, Owner: fmt.Sprint("sweeper-", i), Now: t0, Lease: time.Minute})
+				if err != nil {
+					t.Errorf("claim due: %v", err)
+				}
+				if ok {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, wins.Load())
+	})
+
+	t.Run("AFailedSendIsDueAgainAtItsRetryTime", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		seen := commit(t, s, "evt_retry", outbox.StatusPending, t0.Add(-time.Minute))
+		ok, err := s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: seen, Owner: "sweeper", Now: t0, Lease: time.Minute})
+		require.NoError(t, err)
+		require.True(t, ok)
+		next := t0.Add(4 * time.Minute)
+		require.NoError(t, s.MarkFailed(ctx, outbox.Failure{Row: seen.Ref(), EventID: seen.EventID, Owner: "sweeper", Attempts: 1, Err: "throttled", NextRetryAt: next, Now: t0}))
+		require.Empty(t, due(t, s, outbox.StatusFailed, next.Add(-time.Second), 10))
+		got := due(t, s, outbox.StatusFailed, next, 10)
+		require.Len(t, got, 1)
+		require.Equal(t, 1, got[0].Attempts)
+		require.Equal(t, "throttled", got[0].LastError)
+	})
+
+	t.Run("LedgersReadsTheExistingOnes", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		a := commit(t, s, "evt_a", outbox.StatusPending, t0)
+		b := commit(t, s, "evt_b", outbox.StatusPending, t0)
+		got, err := s.Ledgers(ctx, []string{a.Key, b.Key, a.Key, "acme/evt_missing"})
+		require.NoError(t, err)
+		require.Len(t, got, 2, "missing ones are absent, repeated ones read once")
+		require.Equal(t, "evt_a", got[a.Key].Event.ID)
+		require.Equal(t, "evt_b", got[b.Key].Event.ID)
+	})
+
+	t.Run("ASettlementIsConditionalOnTheRowAsSeen", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		seen := commit(t, s, "evt_settle", outbox.StatusProcessing, t0.Add(-time.Hour))
+		got := due(t, s, outbox.StatusProcessing, t0.Add(-30*time.Minute), 10)
+		require.Equal(t, []string{seen.Key}, keys(got), "a processing row is found by its lease end")
+		moved := seen
+		moved.LeaseOwner = "another-message"
+		ok, err := s.Settle(ctx, outboxsweep.Settlement{Seen: moved, Status: outbox.StatusCompleted, Note: "x", Now: t0})
+		require.NoError(t, err)
+		require.False(t, ok, "not as seen")
+		ok, err = s.Settle(ctx, outboxsweep.Settlement{Seen: seen, Status: outbox.StatusCompleted, Note: "settled: outcome lost", Now: t0})
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.Settle(ctx, outboxsweep.Settlement{Seen: seen, Status: outbox.StatusDLQ, Note: "again", Now: t0})
+		require.NoError(t, err)
+		require.False(t, ok, "settled once")
+		require.Empty(t, due(t, s, outbox.StatusProcessing, t0.Add(time.Hour), 10))
+		_, rows, err := s.Load(ctx, seen.Key)
+		require.NoError(t, err)
+		require.Equal(t, outbox.StatusCompleted, rows[0].Status)
+		require.Empty(t, rows[0].LeaseOwner)
+	})
+}
