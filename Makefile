@@ -5,8 +5,9 @@ STAGE ?= dev
 FUZZTIME ?= 30s
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 1
-# Lambda functions built by `make build` (one bootstrap binary each).
-FUNCTIONS := $(notdir $(wildcard functions/*))
+# Lambda functions built by `make build` (one bootstrap binary each): the
+# main packages under functions/ (not its test files, which a wildcard picked up).
+FUNCTIONS = $(notdir $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./functions/...))
 
 .DEFAULT_GOAL := help
 
