@@ -75,15 +75,31 @@ lint: ## gofmt and go vet, both modules
 	$(GO) vet ./...
 	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) vet ./...; fi
 
-.PHONY: synth
-synth: deps build ## Synthesize and cdk-nag-check the CloudFormation template of STAGE (default dev) into cdk.out
+# The stage's settings file, when there is one: infra/cdk/stages/<stage>.json
+# (copy infra/cdk/stages/prod.example.json for a production stage).
+STAGE_FILE ?= $(wildcard infra/cdk/stages/$(STAGE).json)
+CDK_STAGE = -c stage=$(STAGE) $(if $(STAGE_FILE),-c evp:stageFile=$(STAGE_FILE)) $(CDK_FLAGS)
+
+.PHONY: cdk-app
+cdk-app:
 	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
-	npx cdk synth -c stage=$(STAGE) $(CDK_FLAGS) --quiet
+
+.PHONY: synth
+synth: deps build cdk-app ## Synthesize and cdk-nag-check STAGE (default dev; STAGE_FILE=… for a settings file) into cdk.out/STAGE
+	npx cdk synth $(CDK_STAGE) --quiet -o cdk.out/$(STAGE)
+
+.PHONY: validate
+validate: deps ## Check every synthesized template (make synth first) against the CloudFormation spec, the ASL validators, cycles, name limits and cross-stage name collisions
+	@set -- cdk.out/*/evp-*.template.json; [ -e "$$1" ] || { echo "make validate: no templates under cdk.out/<stage>/: run make synth first"; exit 1; }; \
+		node scripts/validate/validate-templates.mjs "$$@"
 
 .PHONY: deploy
-deploy: deps build ## Deploy STAGE to the current AWS account (make deploy STAGE=prod; CDK_FLAGS='-c alarmEmail=…')
-	cd infra/cdk && $(GO) build -o ../../bin/cdk-app .
-	npx cdk deploy -c stage=$(STAGE) $(CDK_FLAGS) --all --require-approval broadening
+deploy: deps build cdk-app ## Deploy STAGE to the current AWS account (make deploy STAGE=prod; settings from infra/cdk/stages/STAGE.json)
+	npx cdk deploy $(CDK_STAGE) -o cdk.out/$(STAGE) --all --require-approval broadening
+
+.PHONY: destroy
+destroy: deps build cdk-app ## Delete STAGE's stack (retained tables and buckets stay; docs/deploy.md#teardown)
+	npx cdk destroy $(CDK_STAGE) -o cdk.out/$(STAGE) --all
 
 .PHONY: fresh
 fresh: ## Run CI (.ci/run) on a fresh clone of HEAD in a temp dir, as CI does

@@ -31,6 +31,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "cdk-app:", err)
 		os.Exit(1)
 	}
+	// The quota a stage needs is the first thing a deploy into a fresh
+	// account runs into: say it on every synth.
+	fmt.Fprintln(os.Stderr, "cdk-app:", stage.ConcurrencyNote())
 	platform.NewPlatform(app, platform.Props{Stage: stage, Topology: top, AssetDir: assets})
 	platform.Check(app)
 	app.Synth(nil)

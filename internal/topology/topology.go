@@ -21,6 +21,15 @@ const (
 	ConsumerPurge ConsumerKind = "purge"
 )
 
+// EventSourceVisibility is the visibility timeout AWS asks of a queue that
+// feeds a Lambda event source: six times the function's timeout plus the
+// mapping's maximum batching window, so a batch that waited out its window
+// and then retried its function inside one receive never becomes visible
+// (and is received again) while still being worked on.
+func EventSourceVisibility(functionTimeout, batchWindow time.Duration) time.Duration {
+	return 6*functionTimeout + batchWindow
+}
+
 // Topic is one SQS queue (plus its redrive DLQ) and the consumer Lambda on it.
 type Topic struct {
 	Name     string
@@ -32,7 +41,8 @@ type Topic struct {
 	// mapping ScalingConfig, minimum 2 on AWS).
 	MaxConcurrency int
 	// VisibilityTimeout of the topic queue; it must cover the consumer's
-	// timeout (AWS recommends six times it).
+	// timeout, and a deployed queue's must be EventSourceVisibility of the
+	// consumer's timeout and batch window (the CDK app refuses less).
 	VisibilityTimeout time.Duration
 	// ConsumerTimeout is the consumer Lambda's timeout.
 	ConsumerTimeout time.Duration

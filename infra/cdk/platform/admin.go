@@ -35,7 +35,6 @@ func (p *Platform) newAdmin() {
 		Description: "Operator API (/admin/*): health, queues, events, incidents, triage, replay",
 		Timeout:     adminfn.FunctionTimeout,
 		MemoryMB:    256,
-		Reserved:    10,
 		Env:         env,
 	})
 	p.allowReplay(f)

@@ -61,9 +61,11 @@ func (p *Platform) alarm(a alarmSpec) awscloudwatch.Alarm {
 		props.TreatMissingData = awscloudwatch.TreatMissingData_BREACHING
 	}
 	al := awscloudwatch.NewAlarm(p.Stack, jsii.String(a.ID+"Alarm"), props)
-	action := awscloudwatchactions.NewSnsAction(p.Alerts)
-	al.AddAlarmAction(action)
-	al.AddOkAction(action)
+	for _, topic := range p.alarmTopics() {
+		action := awscloudwatchactions.NewSnsAction(topic)
+		al.AddAlarmAction(action)
+		al.AddOkAction(action)
+	}
 	p.Alarms = append(p.Alarms, al)
 	return al
 }

@@ -35,11 +35,18 @@ func (s *synth) alarms(t *testing.T) map[string]alarm {
 				a.Dims[str(dig(d, "Name"))] = str(v)
 			}
 		}
+		// The stage's topic by reference, existing destinations by ARN.
+		action := func(x any) string {
+			if id := refID(x); id != "" {
+				return id
+			}
+			return str(x)
+		}
 		for _, x := range list(p["AlarmActions"]) {
-			a.Actions = append(a.Actions, refID(x))
+			a.Actions = append(a.Actions, action(x))
 		}
 		for _, x := range list(p["OKActions"]) {
-			a.OKActions = append(a.OKActions, refID(x))
+			a.OKActions = append(a.OKActions, action(x))
 		}
 		out[a.Name] = a
 	}
@@ -50,10 +57,15 @@ func TestAlarms(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		al := s.alarms(t)
-		alerts := s.idOf(s.p.Alerts)
+		// Every alarm notifies the alert topic and the stage's existing
+		// alarm topics (prod: one).
+		want := append([]string{s.idOf(s.p.Alerts)}, s.p.Stage.AlarmTopicARNs...)
+		if s.p.Stage.Name == "prod" {
+			require.Equal(t, []string{testAlarmTopic}, s.p.Stage.AlarmTopicARNs)
+		}
 		for name, a := range al {
-			require.Equal(t, []string{alerts}, a.Actions, "%s notifies the alert topic", name)
-			require.Equal(t, []string{alerts}, a.OKActions, "%s notifies recovery too", name)
+			require.Equal(t, want, a.Actions, "%s notifies the alert topic", name)
+			require.Equal(t, want, a.OKActions, "%s notifies recovery too", name)
 		}
 		get := func(suffix string) alarm {
 			t.Helper()

@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -45,9 +47,29 @@ func (p *Platform) newAlerts() {
 			"ArnLike": map[string]any{"aws:SourceArn": "arn:" + *p.Stack.Partition() + ":cloudwatch:" + *p.Stack.Region() + ":" + *p.Stack.Account() + ":alarm:*"},
 		},
 	}))
-	if p.Stage.AlarmEmail != "" {
-		p.Alerts.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(p.Stage.AlarmEmail), nil))
+	for _, e := range p.Stage.Emails() {
+		p.Alerts.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(e), nil))
 	}
+	for _, u := range p.Stage.AlarmHTTPSEndpoints {
+		p.Alerts.AddSubscription(awssnssubscriptions.NewUrlSubscription(jsii.String(u), &awssnssubscriptions.UrlSubscriptionProps{
+			Protocol: awssns.SubscriptionProtocol_HTTPS,
+		}))
+	}
+	if p.Stage.AlarmDestinations() == 0 {
+		// Validate refuses this for production stages.
+		awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String("evp:no-alarm-destination"), jsii.String(fmt.Sprintf(
+			"stage %s names no alarm destination (alarmEmail, alarmTopicArns, alarmHttpsEndpoints): alarms and alerts reach the topic %s and nobody else",
+			p.Stage.Name, p.Stage.Prefix()+"-alerts")), nil)
+	}
+	for i, arn := range p.Stage.AlarmTopicARNs {
+		p.externalAlarmTopics = append(p.externalAlarmTopics, awssns.Topic_FromTopicArn(p.Stack, jsii.String(fmt.Sprintf("AlarmDestination%d", i)), jsii.String(arn)))
+	}
+}
+
+// alarmTopics are the topics every alarm notifies: the stage's alert topic
+// and the stage's existing destinations (alarmTopicArns).
+func (p *Platform) alarmTopics() []awssns.ITopic {
+	return append([]awssns.ITopic{p.Alerts}, p.externalAlarmTopics...)
 }
 
 // grantPublishAlerts lets a function publish to the alert topic (and use

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/jsii-runtime-go"
 
@@ -151,4 +152,28 @@ func (p *Platform) newBucket() {
 			},
 		},
 	})
+	p.autoDeleteLogs()
+}
+
+// autoDeleteLogs gives CDK's bucket auto-delete provider (stages that do
+// not retain data) a log group with the stage's retention: left alone its
+// function logs to an implicit group that never expires. The handler names
+// the group in its LoggingConfig, so it depends on the group and the group
+// outlives every invocation, the last ones on stack deletion included.
+func (p *Platform) autoDeleteLogs() {
+	provider := p.Stack.Node().TryFindChild(jsii.String("Custom::S3AutoDeleteObjectsCustomResourceProvider"))
+	if provider == nil {
+		return
+	}
+	handler, ok := provider.Node().TryFindChild(jsii.String("Handler")).(awscdk.CfnResource)
+	if !ok {
+		panic("the auto-delete provider has no Handler resource: CDK changed it; see autoDeleteLogs")
+	}
+	lg := awslogs.NewLogGroup(p.Stack, jsii.String("AutoDeleteObjectsLogs"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String("/aws/lambda/" + p.Stage.Prefix() + "-auto-delete-objects"),
+		Retention:     retentionDays[p.Stage.LogRetentionDays],
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	handler.AddPropertyOverride(jsii.String("LoggingConfig.LogGroup"), lg.LogGroupName())
+	p.AutoDeleteLogs = lg
 }

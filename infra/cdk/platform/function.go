@@ -49,8 +49,6 @@ type fnSpec struct {
 	Timeout     time.Duration
 	MemoryMB    int
 	Env         map[string]*string
-	// Reserved concurrency when the stage reserves concurrency (0: none).
-	Reserved int
 }
 
 // Function is a deployed function with its own execution role and log group.
@@ -100,8 +98,8 @@ func (p *Platform) newFunction(s fnSpec) *Function {
 		MemorySize:            jsii.Number(float64(s.MemoryMB)),
 		Environment:           &env,
 	}
-	if s.Reserved > 0 && p.Stage.Reserved() {
-		props.ReservedConcurrentExecutions = jsii.Number(float64(s.Reserved))
+	if n := p.Stage.Reservation(s.Name); n > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(n))
 	}
 	fn := awslambda.NewFunction(p.Stack, jsii.String(s.ID), props)
 	// Active tracing makes CDK add xray:PutTraceSegments and

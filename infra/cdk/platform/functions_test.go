@@ -41,9 +41,14 @@ func TestFunctionsRuntimeLoggingTracing(t *testing.T) {
 		}
 		// Besides ours, only CDK's bucket auto-delete provider (stages that
 		// do not retain data).
-		for id := range fns {
+		// Its function logs to a group of ours with the stage's retention.
+		for id, fn := range fns {
 			if strings.HasPrefix(id, "CustomS3AutoDeleteObjects") {
 				require.False(t, s.p.Stage.Retained(), "a retained stage never auto-deletes objects")
+				require.NotNil(t, s.p.AutoDeleteLogs)
+				lg := s.tpl.Resources[s.idOf(s.p.AutoDeleteLogs)].Properties
+				require.Equal(t, s.idOf(s.p.AutoDeleteLogs), refID(dig(fn.Properties, "LoggingConfig", "LogGroup")), "the provider logs to its own group")
+				require.Equal(t, float64(s.p.Stage.LogRetentionDays), num(t, lg["RetentionInDays"]))
 				delete(fns, id)
 			}
 		}
@@ -51,23 +56,35 @@ func TestFunctionsRuntimeLoggingTracing(t *testing.T) {
 	})
 }
 
-// Reserved concurrency is a production setting.
+// Reserved concurrency is a stage setting: nothing by default (a fresh
+// account deploys), the recommended set or function by function when the
+// stage asks, and the template reserves exactly that.
 func TestReservedConcurrency(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
-		for _, name := range []string{"ingest", "webhook-stripe", "sweeper", "admin-api"} {
+		total := 0
+		for name := range s.p.Functions {
 			_, fn := s.function(t, name)
-			if s.p.Stage.Reserved() {
-				require.Positive(t, num(t, fn.Properties["ReservedConcurrentExecutions"]), name)
-			} else {
+			want := s.p.Stage.Reservation(name)
+			if want == 0 {
 				require.Nil(t, fn.Properties["ReservedConcurrentExecutions"], name)
+				continue
 			}
+			require.EqualValues(t, want, num(t, fn.Properties["ReservedConcurrentExecutions"]), name)
+			total += want
+		}
+		if total == 0 {
+			require.Zero(t, s.p.Stage.RequiredConcurrencyQuota())
+		} else {
+			require.Equal(t, total+UnreservedMinimum, s.p.Stage.RequiredConcurrencyQuota())
 		}
 		for topic := range s.p.Consumers {
 			_, fn := s.function(t, "consumer-"+slug(topic))
 			require.Nil(t, fn.Properties["ReservedConcurrentExecutions"], "%s: bounded by its event source's maximum concurrency", topic)
 		}
 	})
+	require.Zero(t, dev.p.Stage.RequiredConcurrencyQuota(), "dev reserves nothing: a default account deploys it")
+	require.Equal(t, 100+50+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
 }
 
 // The HTTP API has exactly the webhook and admin routes, a throttled stage

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -12,8 +11,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 )
-
-const ingestTimeout = 15 * time.Second
 
 // newIngest creates the private ingestion function. It has no function URL
 // and no API route: its resource policy admits the webhook adapters' roles
@@ -26,9 +23,8 @@ func (p *Platform) newIngest() *Function {
 		Binary:      RoleIngest,
 		Name:        "ingest",
 		Description: "Private ingestion: validate, dedupe, commit ledger + outbox, fan out to topic queues",
-		Timeout:     ingestTimeout,
+		Timeout:     ingestfn.FunctionTimeout,
 		MemoryMB:    512,
-		Reserved:    100,
 		Env: map[string]*string{
 			wire.EnvEventsTable: p.Tables[table.Events.Name].TableName(),
 			wire.EnvBucket:      p.Bucket.BucketName(),

@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -54,8 +55,8 @@ func (p *Platform) newJobsQueues() {
 		QueueName:  jsii.String(p.Stage.Prefix() + "-jobs"),
 		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL: jsii.Bool(true),
-		// Lambda's guidance: at least 6× the function timeout.
-		VisibilityTimeout: duration(6 * jobsworkerfn.WorkerTimeout),
+		// Lambda's guidance (the worker's event source has no batch window).
+		VisibilityTimeout: duration(topology.EventSourceVisibility(jobsworkerfn.WorkerTimeout, 0)),
 		RetentionPeriod:   duration(queueRetention),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(jobs.QueueMaxReceiveCount)},
 		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
@@ -175,7 +176,6 @@ func (p *Platform) newJobs(ingest *Function) {
 		Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation",
 		Timeout:     jobsfn.SweepTimeout,
 		MemoryMB:    256,
-		Reserved:    2,
 		Env:         sweepEnv,
 	})
 	p.allowJobs(sweep, table.IndexJobsDue)

@@ -28,7 +28,9 @@ const (
 	testZoneAcme        = "023e105f4ecef8ad9ca31a8372d0c353"
 	testZoneDefault     = "9a7806061c88ada191ed06f989cc3dac"
 	testProducerAccount = "444455556666"
-	testAlarmEmail      = "oncall@example.com"
+	testAlarmEmail      = "oncall@example.com" // the example stage file's
+	testAlarmEndpoint   = "https://events.pagerduty.com/integration/0123456789abcdef/enqueue"
+	testAlarmTopic      = "arn:aws:sns:eu-west-1:123456789012:paging"
 	testSubscribers     = `{"billing.events":"https://billing.example.com/hook",` +
 		`"notifications.events":"https://notify.example.com/hook","crm.sync":"https://crm.example.com/hook"}`
 )
@@ -36,6 +38,7 @@ const (
 type synth struct {
 	p        *Platform
 	tpl      template
+	raw      map[string]any // the whole template, as CloudFormation reads it
 	errors   []string
 	warnings []string
 }
@@ -68,9 +71,13 @@ func run(m *testing.M) (int, error) {
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(filepath.Join(tmp, "cdk.out"))})
 
+	// prod is the committed example production stage, plus a producer
+	// account, per-tenant zones and every kind of alarm destination.
 	prodStage, err := LoadStage(lookup(ctx, map[string]any{
 		CtxStage:                  "prod",
-		"alarmEmail":              testAlarmEmail,
+		CtxStageFile:              "../stages/prod.example.json",
+		"alarmHttpsEndpoints":     testAlarmEndpoint,
+		"alarmTopicArns":          testAlarmTopic,
 		"producerPrincipals":      testProducerRole + "," + testProducerAccount,
 		"subscribers":             testSubscribers,
 		"purgeZones":              `{"acme":"` + testZoneAcme + `"}`,
@@ -152,6 +159,9 @@ func synthesize(p *Platform) (*synth, error) {
 		return nil, err
 	}
 	s := &synth{p: p, tpl: tpl}
+	if err := json.Unmarshal(b, &s.raw); err != nil {
+		return nil, err
+	}
 	ann := assertions.Annotations_FromStack(p.Stack)
 	nag := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
 	for _, msg := range *ann.FindError(jsii.String("*"), nag) {

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ type TopicQueues struct {
 func (p *Platform) newQueues() {
 	p.Queues = map[string]*TopicQueues{}
 	for _, tp := range p.Topology.Topics {
+		if want := topology.EventSourceVisibility(tp.ConsumerTimeout, tp.BatchWindow); tp.VisibilityTimeout < want {
+			panic(fmt.Sprintf("topic %s: visibility timeout %s is under 6 × its consumer timeout %s + its batch window %s = %s (AWS's guidance for an SQS event source)",
+				tp.Name, tp.VisibilityTimeout, tp.ConsumerTimeout, tp.BatchWindow, want))
+		}
 		id := logicalName(tp.Name)
 		dlq := awssqs.NewQueue(p.Stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
 			QueueName:       jsii.String(tp.DLQName(p.Stage.Prefix())),
@@ -42,9 +47,8 @@ func (p *Platform) newQueues() {
 			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:      jsii.Bool(true),
 			RetentionPeriod: duration(dlqRetention),
-			// The DLQ archiver's event source needs a visibility timeout
-			// that covers its function timeout.
-			VisibilityTimeout: duration(6 * archiverTimeout),
+			// The DLQ archiver's event source (no batching window).
+			VisibilityTimeout: duration(topology.EventSourceVisibility(archiverTimeout, 0)),
 			// Queues hold messages in flight only: the ledger, outbox and
 			// incidents (retained tables) are the durable record.
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,

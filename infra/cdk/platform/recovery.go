@@ -47,8 +47,6 @@ func (p *Platform) newSweeper() {
 		Description: "Outbox sweeper: resend stranded dispatches, abandon exhausted ones to incidents",
 		Timeout:     sweeperfn.FunctionTimeout,
 		MemoryMB:    512,
-		// Runs overlap safely (claims are conditional); a few at most.
-		Reserved: 3,
 		Env: map[string]*string{
 			wire.EnvEventsTable:    events.TableName(),
 			wire.EnvIncidentsTable: incidents.TableName(),
@@ -68,7 +66,9 @@ func (p *Platform) newSweeper() {
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
 	p.allowBodies(f, true)
 	awsevents.NewRule(p.Stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		RuleName:    jsii.String(p.Stage.Prefix() + "-sweep"),
+		// "-outbox-sweep", not "-sweep": stage X-jobs would name its rule
+		// evp-X-jobs-sweep, which is stage X's jobs sweep rule (make validate).
+		RuleName:    jsii.String(p.Stage.Prefix() + "-outbox-sweep"),
 		Description: jsii.String("Runs the outbox sweeper every " + SweepSchedule.String()),
 		Schedule:    awsevents.Schedule_Rate(duration(SweepSchedule)),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(f.Fn, &awseventstargets.LambdaFunctionProps{

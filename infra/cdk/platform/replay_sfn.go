@@ -45,6 +45,24 @@ const (
 // running summary (summarize) and ends with the summary as output. Logging
 // (ALL events, no execution data: requests and outcomes stay out of the
 // logs) and X-Ray tracing are on.
+// sfnRetryableErrors are the Step Functions API errors of StartExecution
+// that can succeed on retry (the API reference's ExecutionLimitExceeded and
+// KmsThrottling, and the common Throttling, ServiceUnavailable and
+// InternalFailure errors; SfnException is the integration's unmodelled
+// service error).
+var sfnRetryableErrors = []string{
+	"Sfn.ExecutionLimitExceededException", "Sfn.KmsThrottlingException", "Sfn.ThrottlingException",
+	"Sfn.ServiceUnavailableException", "Sfn.InternalFailureException", "Sfn.SfnException",
+}
+
+// lambdaRetryableErrors are the Lambda service errors a task retries: the
+// function's own errors are answers (they fail the execution with their
+// code), not things to repeat.
+var lambdaRetryableErrors = []string{
+	"Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException",
+	"Lambda.SdkClientException", "Lambda.TooManyRequestsException",
+}
+
 func (p *Platform) newReplayStateMachine(fn *Function) {
 	s := p.Stack
 	invoke := func(id, comment string, payload map[string]any, resultPath string, retries int) awsstepfunctionstasks.LambdaInvoke {
@@ -62,7 +80,7 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 		// a replay call's own error (bad request) is an answer that fails
 		// the execution with its code.
 		task.AddRetry(&awsstepfunctions.RetryProps{
-			Errors:      jsii.Strings("Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"),
+			Errors:      jsii.Strings(lambdaRetryableErrors...),
 			Interval:    duration(2 * time.Second),
 			MaxAttempts: jsii.Number(float64(retries)),
 			BackoffRate: jsii.Number(2),
@@ -185,8 +203,13 @@ func (p *Platform) newReplayStateMachine(fn *Function) {
 		ResultSelector: &map[string]any{"continuedAs.$": "$.ExecutionArn"},
 		ResultPath:     jsii.String("$.next"),
 	})
+	// Only what a later attempt can fix: StartExecution's throttles and
+	// limits and the service's own failures, named as the SDK integration
+	// names them (Sfn.<Error>Exception). Not States.TaskFailed: that
+	// includes ExecutionAlreadyExists, access denied and invalid input,
+	// which fail the same way every time.
 	continueAsNew.AddRetry(&awsstepfunctions.RetryProps{
-		Errors:      jsii.Strings("SFN.SfnException", "States.TaskFailed"),
+		Errors:      jsii.Strings(sfnRetryableErrors...),
 		Interval:    duration(2 * time.Second),
 		MaxAttempts: jsii.Number(float64(pageTaskRetries)),
 		BackoffRate: jsii.Number(2),

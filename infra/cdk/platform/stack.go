@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
@@ -44,10 +46,13 @@ type Platform struct {
 	Queues     map[string]*TopicQueues      // by topic name
 	Bucket     awss3.Bucket
 	AccessLogs awss3.Bucket
-	AlertsKey  awskms.Key
-	Alerts     awssns.Topic
-	Secrets    Secrets
-	API        awsapigatewayv2.HttpApi
+	// AutoDeleteLogs is the log group of CDK's bucket auto-delete
+	// provider (stages that do not retain data; nil otherwise).
+	AutoDeleteLogs awslogs.LogGroup
+	AlertsKey      awskms.Key
+	Alerts         awssns.Topic
+	Secrets        Secrets
+	API            awsapigatewayv2.HttpApi
 	// Functions by physical name suffix ("ingest", "consumer-billing-events").
 	Functions map[string]*Function
 	// Consumers by topic; topics whose consumer is not deployed (an HTTP
@@ -64,6 +69,9 @@ type Platform struct {
 	Archiver     *Function
 	StateMachine awsstepfunctions.StateMachine
 	Alarms       []awscloudwatch.Alarm
+
+	// externalAlarmTopics are the stage's alarmTopicArns.
+	externalAlarmTopics []awssns.ITopic
 
 	apiStage      awsapigatewayv2.CfnStage
 	routeSettings map[string]any
@@ -115,7 +123,19 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	p.newAdmin()
 	p.newAlarms()
 	p.newOutputs()
+	p.checkReservations()
 	return p
+}
+
+// checkReservations refuses a reservation for a function the stage does not
+// deploy (a typo would silently reserve nothing). The quota the stage needs
+// is printed by the app (Stage.ConcurrencyNote).
+func (p *Platform) checkReservations() {
+	for _, fn := range sortedKeys(p.Stage.ReservedConcurrency) {
+		if _, ok := p.Functions[fn]; !ok {
+			panic(fmt.Sprintf("stage %s: reservedConcurrency names %q, which is not a function of the stage (one of %s)", p.Stage.Name, fn, strings.Join(sortedKeys(p.Functions), ", ")))
+		}
+	}
 }
 
 func strOrNil(s string) *string {

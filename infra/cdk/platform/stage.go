@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,7 +24,15 @@ const (
 	// CtxAssetDir is where `make build` left the bootstrap binaries
 	// (<dir>/<role>/bootstrap); relative to the directory the app runs in.
 	CtxAssetDir = "evp:assetDir"
+	// CtxStageFile names a JSON file of the stage's settings (the same keys
+	// as a cdk.json entry; the file's keys win over cdk.json's, -c over
+	// both). `make synth/deploy` pass infra/cdk/stages/<stage>.json when it
+	// exists; infra/cdk/stages/prod.example.json is the one to copy.
+	CtxStageFile = "evp:stageFile"
 )
+
+// ExampleStageFile is the committed production stage to copy.
+const ExampleStageFile = "infra/cdk/stages/prod.example.json"
 
 // DefaultStage is used when no -c stage=… is given (the Makefile's default).
 const DefaultStage = "dev"
@@ -50,16 +59,28 @@ type Stage struct {
 	// LogLevel is the Lambda application log level (AWS_LAMBDA_LOG_LEVEL):
 	// DEBUG, INFO, WARN or ERROR.
 	LogLevel string `json:"logLevel"`
-	// AlarmEmail, when set, subscribes an address to the alert topic.
-	AlarmEmail string `json:"alarmEmail"`
+	// AlarmEmail and AlarmEmails subscribe addresses to the alert topic.
+	AlarmEmail  string   `json:"alarmEmail"`
+	AlarmEmails []string `json:"alarmEmails"`
+	// AlarmTopicARNs are existing SNS topics (a paging or chat
+	// integration, e.g. AWS Chatbot's) every alarm also notifies.
+	AlarmTopicARNs []string `json:"alarmTopicArns"`
+	// AlarmHTTPSEndpoints subscribe HTTPS endpoints that confirm SNS
+	// subscriptions themselves (PagerDuty, Opsgenie, a chat relay) to the
+	// alert topic. A production stage names at least one destination.
+	AlarmHTTPSEndpoints []string `json:"alarmHttpsEndpoints"`
 	// ProducerPrincipals may invoke the ingest function directly, besides
 	// the webhook adapters: IAM role ARNs or 12-digit account ids.
 	ProducerPrincipals []string `json:"producerPrincipals"`
-	// ReserveConcurrency reserves concurrency for ingest, the webhook, the
-	// sweeper and the admin API. Off by default outside production: fresh
-	// and sandbox accounts often have a concurrency quota too small to
-	// reserve anything.
-	ReserveConcurrency *bool `json:"reserveConcurrency"`
+	// ReserveConcurrency reserves the recommended concurrency
+	// (RecommendedReservations: ingest 100, webhook 50, admin 10, sweeper
+	// 3, jobs-sweep 2); ReservedConcurrency sets functions one by one
+	// (function name → executions, 0 for none) and wins. Nothing is
+	// reserved by default, on any stage: AWS keeps 100 executions of the
+	// account's quota unreserved, and a fresh account's quota is often too
+	// small to reserve anything. The synth prints the quota a stage needs.
+	ReserveConcurrency  *bool          `json:"reserveConcurrency"`
+	ReservedConcurrency map[string]int `json:"reservedConcurrency"`
 	// LedgerRetentionDays is how long ledger items (the dedupe window) and
 	// claim-checked payloads are kept (at least 7).
 	LedgerRetentionDays int `json:"ledgerRetentionDays"`
@@ -100,11 +121,14 @@ type Stage struct {
 }
 
 var (
-	stageName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
-	accountID = regexp.MustCompile(`^[0-9]{12}$`)
-	zoneID    = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	roleARN   = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$`)
-	logLevels = []string{"DEBUG", "INFO", "WARN", "ERROR"}
+	stageName   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
+	accountID   = regexp.MustCompile(`^[0-9]{12}$`)
+	zoneID      = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	roleARN     = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$`)
+	snsTopicARN = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
+	email       = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+	regionName  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$`)
+	logLevels   = []string{"DEBUG", "INFO", "WARN", "ERROR"}
 )
 
 // Prefix is the resource name prefix of the stage ("evp-<name>").
@@ -121,12 +145,85 @@ func (s Stage) Retained() bool {
 	return s.Production
 }
 
-// Reserved reports whether functions get reserved concurrency.
-func (s Stage) Reserved() bool {
-	if s.ReserveConcurrency != nil {
-		return *s.ReserveConcurrency
+// RecommendedReservations is what ReserveConcurrency reserves: ingest and
+// the webhook keep capacity when consumers or a replay scale out, the admin
+// API and the sweepers stay reachable in an incident.
+var RecommendedReservations = map[string]int{"ingest": 100, "webhook-stripe": 50, "admin-api": 10, "sweeper": 3, "jobs-sweep": 2}
+
+// UnreservedMinimum is the part of an account's concurrency AWS never lets
+// functions reserve.
+const UnreservedMinimum = 100
+
+// Reservation is the reserved concurrency of the function (its name under
+// the stage prefix); 0 means none.
+func (s Stage) Reservation(function string) int {
+	if n, ok := s.ReservedConcurrency[function]; ok {
+		return n
 	}
-	return s.Production
+	if s.ReserveConcurrency != nil && *s.ReserveConcurrency {
+		return RecommendedReservations[function]
+	}
+	return 0
+}
+
+// Reservations are the stage's reserved concurrency by function.
+func (s Stage) Reservations() map[string]int {
+	out := map[string]int{}
+	for _, m := range []map[string]int{RecommendedReservations, s.ReservedConcurrency} {
+		for fn := range m {
+			if n := s.Reservation(fn); n > 0 {
+				out[fn] = n
+			}
+		}
+	}
+	return out
+}
+
+// RequiredConcurrencyQuota is the account concurrency quota the stage
+// needs: its reservations plus the unreserved minimum (0 when it reserves
+// nothing: any account deploys it).
+func (s Stage) RequiredConcurrencyQuota() int {
+	total := 0
+	for _, n := range s.Reservations() {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	return total + UnreservedMinimum
+}
+
+// ConcurrencyNote says what the stage reserves and the account
+// concurrency quota that needs (printed at synth).
+func (s Stage) ConcurrencyNote() string {
+	q := s.RequiredConcurrencyQuota()
+	if q == 0 {
+		return fmt.Sprintf("stage %s reserves no concurrency: any account's Lambda concurrency quota deploys it", s.Name)
+	}
+	var parts []string
+	res := s.Reservations()
+	for _, fn := range sortedKeys(res) {
+		parts = append(parts, fmt.Sprintf("%s %d", fn, res[fn]))
+	}
+	return fmt.Sprintf("stage %s reserves %d concurrent executions (%s): the account's Lambda concurrent executions quota must be at least %d (AWS keeps %d unreserved; Service Quotas → AWS Lambda → Concurrent executions)",
+		s.Name, q-UnreservedMinimum, strings.Join(parts, ", "), q, UnreservedMinimum)
+}
+
+// AlarmDestinations counts where alarms go besides the alert topic itself.
+func (s Stage) AlarmDestinations() int {
+	n := len(s.AlarmEmails) + len(s.AlarmTopicARNs) + len(s.AlarmHTTPSEndpoints)
+	if s.AlarmEmail != "" {
+		n++
+	}
+	return n
+}
+
+// Emails is every alarm e-mail address.
+func (s Stage) Emails() []string {
+	if s.AlarmEmail == "" {
+		return s.AlarmEmails
+	}
+	return append([]string{s.AlarmEmail}, s.AlarmEmails...)
 }
 
 // HasPurgeZones reports whether the cache purge consumer has any zone.
@@ -156,6 +253,20 @@ func LoadStage(get Lookup) (Stage, error) {
 			if err := decodeStrict(raw, &s); err != nil {
 				return s, fmt.Errorf("context %s.%s: %w", CtxStages, name, err)
 			}
+		}
+	}
+	if file, ok := get(CtxStageFile).(string); ok && strings.TrimSpace(file) != "" {
+		raw, err := os.ReadFile(strings.TrimSpace(file))
+		if err != nil {
+			return s, fmt.Errorf("context %s: %w", CtxStageFile, err)
+		}
+		// The file's keys replace cdk.json's, one by one.
+		var settings map[string]any
+		if err := json.Unmarshal(raw, &settings); err != nil {
+			return s, fmt.Errorf("stage file %s: %w", file, err)
+		}
+		if err := decodeStrict(settings, &s); err != nil {
+			return s, fmt.Errorf("stage file %s: %w", file, err)
 		}
 	}
 	s.Name = name
@@ -208,6 +319,21 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	mapVal := func(dst *map[string]string) func(string) error {
 		return func(v string) error { return json.Unmarshal([]byte(v), dst) }
 	}
+	// listVal takes a JSON list or a comma-separated one.
+	listVal := func(dst *[]string) func(string) error {
+		return func(v string) error {
+			if strings.HasPrefix(v, "[") {
+				return json.Unmarshal([]byte(v), dst)
+			}
+			*dst = nil
+			for p := range strings.SplitSeq(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					*dst = append(*dst, p)
+				}
+			}
+			return nil
+		}
+	}
 	set("production", func(v string) error {
 		b, err := strconv.ParseBool(v)
 		s.Production = b
@@ -219,19 +345,12 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("logRetentionDays", intVal(&s.LogRetentionDays))
 	set("logLevel", strVal(&s.LogLevel))
 	set("alarmEmail", strVal(&s.AlarmEmail))
-	set("producerPrincipals", func(v string) error {
-		if strings.HasPrefix(v, "[") {
-			return json.Unmarshal([]byte(v), &s.ProducerPrincipals)
-		}
-		s.ProducerPrincipals = nil
-		for p := range strings.SplitSeq(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				s.ProducerPrincipals = append(s.ProducerPrincipals, p)
-			}
-		}
-		return nil
-	})
+	set("alarmEmails", listVal(&s.AlarmEmails))
+	set("alarmTopicArns", listVal(&s.AlarmTopicARNs))
+	set("alarmHttpsEndpoints", listVal(&s.AlarmHTTPSEndpoints))
+	set("producerPrincipals", listVal(&s.ProducerPrincipals))
 	set("reserveConcurrency", boolPtr(&s.ReserveConcurrency))
+	set("reservedConcurrency", func(v string) error { return json.Unmarshal([]byte(v), &s.ReservedConcurrency) })
 	set("ledgerRetentionDays", intVal(&s.LedgerRetentionDays))
 	set("apiRateLimit", intVal(&s.APIRateLimit))
 	set("apiBurstLimit", intVal(&s.APIBurstLimit))
@@ -239,18 +358,7 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("purgeZones", mapVal(&s.PurgeZones))
 	set("purgeDefaultZone", strVal(&s.PurgeDefaultZone))
 	set("purgeRate", intVal(&s.PurgeRate))
-	set("purgeProducerPrincipals", func(v string) error {
-		if strings.HasPrefix(v, "[") {
-			return json.Unmarshal([]byte(v), &s.PurgeProducerPrincipals)
-		}
-		s.PurgeProducerPrincipals = nil
-		for p := range strings.SplitSeq(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				s.PurgeProducerPrincipals = append(s.PurgeProducerPrincipals, p)
-			}
-		}
-		return nil
-	})
+	set("purgeProducerPrincipals", listVal(&s.PurgeProducerPrincipals))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
@@ -298,8 +406,36 @@ func (s Stage) Validate() error {
 	if !contains(logLevels, s.LogLevel) {
 		errs = append(errs, fmt.Errorf("stage %s: logLevel %q must be one of %v", s.Name, s.LogLevel, logLevels))
 	}
-	if s.AlarmEmail != "" && !strings.Contains(s.AlarmEmail, "@") {
-		errs = append(errs, fmt.Errorf("stage %s: alarmEmail %q is not an e-mail address", s.Name, s.AlarmEmail))
+	for _, e := range s.Emails() {
+		if !email.MatchString(e) {
+			errs = append(errs, fmt.Errorf("stage %s: alarmEmail %q is not an e-mail address", s.Name, e))
+		}
+	}
+	for _, a := range s.AlarmTopicARNs {
+		if !snsTopicARN.MatchString(a) {
+			errs = append(errs, fmt.Errorf("stage %s: alarmTopicArns %q is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)", s.Name, a))
+		}
+	}
+	for _, u := range s.AlarmHTTPSEndpoints {
+		if !strings.HasPrefix(u, "https://") {
+			errs = append(errs, fmt.Errorf("stage %s: alarmHttpsEndpoints %q must be https://", s.Name, u))
+		}
+	}
+	for fn, n := range s.ReservedConcurrency {
+		if n < 0 || n > 10000 {
+			errs = append(errs, fmt.Errorf("stage %s: reservedConcurrency of %s is %d: want 0 (none) .. 10000", s.Name, fn, n))
+		}
+	}
+	if s.Production {
+		if s.AlarmDestinations() == 0 {
+			errs = append(errs, fmt.Errorf("stage %s is a production stage: its alarms must reach someone — set alarmEmail (or alarmEmails), alarmTopicArns or alarmHttpsEndpoints (copy %s to infra/cdk/stages/%s.json and fill it in)", s.Name, ExampleStageFile, s.Name))
+		}
+		if s.Account == "" || s.Region == "" {
+			errs = append(errs, fmt.Errorf("stage %s is a production stage: pin it to its AWS account and region (account, region) so a wrong profile cannot deploy it elsewhere (copy %s to infra/cdk/stages/%s.json)", s.Name, ExampleStageFile, s.Name))
+		}
+	}
+	if s.Region != "" && !regionName.MatchString(s.Region) {
+		errs = append(errs, fmt.Errorf("stage %s: region %q is not an AWS region name", s.Name, s.Region))
 	}
 	for _, p := range s.ProducerPrincipals {
 		if !accountID.MatchString(p) && !roleARN.MatchString(p) {
@@ -397,10 +533,10 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 	if s.Production {
 		for _, tp := range top.Topics {
 			if tp.Consumer == topology.ConsumerPurge && !s.HasPurgeZones() {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (evp:stages.%s.purgeZones or purgeDefaultZone)", s.Name, s.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in)", s.Name, ExampleStageFile, s.Name))
 			}
 			if tp.Consumer == topology.ConsumerHTTP && s.Subscribers[tp.Name] == "" {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (evp:stages.%s.subscribers in cdk.json, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, s.Name, tp.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 func ctxOf(m map[string]any) Lookup { return func(k string) any { return m[k] } }
 
 var testStages = map[string]any{
-	"prod": map[string]any{"production": true, "account": "123456789012", "alarmEmail": "ops@example.com"},
+	"prod": map[string]any{"production": true, "account": "123456789012", "region": "eu-west-1", "alarmEmail": "ops@example.com"},
 	"dev":  map[string]any{"logRetentionDays": float64(7)},
 }
 
@@ -27,7 +27,7 @@ func TestLoadStage(t *testing.T) {
 				require.Equal(t, "dev", s.Name)
 				require.Equal(t, "evp-dev", s.Prefix())
 				require.False(t, s.Retained())
-				require.False(t, s.Reserved())
+				require.Zero(t, s.RequiredConcurrencyQuota())
 				require.Equal(t, 14, s.LogRetentionDays)
 				require.Equal(t, "INFO", s.LogLevel)
 				require.Equal(t, 14, s.LedgerRetentionDays)
@@ -35,12 +35,12 @@ func TestLoadStage(t *testing.T) {
 			},
 		},
 		{
-			name: "production stage from cdk.json retains data and reserves concurrency",
+			name: "production stage from cdk.json retains data and reserves nothing unless asked",
 			ctx:  map[string]any{CtxStage: "prod", CtxStages: testStages},
 			check: func(t *testing.T, s Stage) {
 				require.True(t, s.Production)
 				require.True(t, s.Retained())
-				require.True(t, s.Reserved())
+				require.Zero(t, s.RequiredConcurrencyQuota(), "a default account deploys it")
 				require.Equal(t, 90, s.LogRetentionDays)
 				require.Equal(t, "123456789012", s.Account)
 				require.Equal(t, "ops@example.com", s.AlarmEmail)
@@ -61,6 +61,36 @@ func TestLoadStage(t *testing.T) {
 				require.Equal(t, "DEBUG", s.LogLevel)
 				require.Equal(t, []string{"arn:aws:iam::111122223333:role/cms", "444455556666"}, s.ProducerPrincipals)
 				require.Equal(t, "https://billing.example.com/hook", s.Subscribers["billing.events"])
+			},
+		},
+		{
+			name: "the stage file's keys win over cdk.json, -c over both",
+			ctx:  map[string]any{CtxStage: "prod", CtxStages: testStages, CtxStageFile: "../stages/prod.example.json", "logRetentionDays": "30"},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, "eu-west-1", s.Region)
+				require.Equal(t, []string{"ops@example.com", "oncall@example.com"}, s.Emails(), "cdk.json's alarmEmail stays, the file adds alarmEmails")
+				require.Equal(t, 30, s.LogRetentionDays)
+				require.Len(t, s.Subscribers, 3)
+				require.Equal(t, 265, s.RequiredConcurrencyQuota(), "the recommended reservations (165) and the 100 AWS keeps unreserved")
+				require.Contains(t, s.ConcurrencyNote(), "at least 265")
+			},
+		},
+		{
+			name: "reservations function by function win over the recommended set",
+			ctx:  map[string]any{"reserveConcurrency": "true", "reservedConcurrency": `{"ingest":20,"webhook-stripe":0}`},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, 20, s.Reservation("ingest"))
+				require.Zero(t, s.Reservation("webhook-stripe"))
+				require.Equal(t, 10, s.Reservation("admin-api"))
+				require.Equal(t, 20+10+3+2+100, s.RequiredConcurrencyQuota())
+			},
+		},
+		{
+			name: "alarm destinations as lists",
+			ctx: map[string]any{"alarmEmails": "a@example.com, b@example.com", "alarmTopicArns": `["arn:aws:sns:eu-west-1:123456789012:pager"]`,
+				"alarmHttpsEndpoints": "https://events.pagerduty.com/integration/x/enqueue"},
+			check: func(t *testing.T, s Stage) {
+				require.Equal(t, 4, s.AlarmDestinations())
 			},
 		},
 		{
@@ -110,6 +140,15 @@ func TestLoadStageRejects(t *testing.T) {
 		{"non-numeric override", map[string]any{"apiRateLimit": "fast"}, "apiRateLimit"},
 		{"non-boolean override", map[string]any{"retain": "maybe"}, "retain"},
 		{"alarm e-mail", map[string]any{"alarmEmail": "oncall"}, "alarmEmail"},
+		{"alarm topic that is not an SNS ARN", map[string]any{"alarmTopicArns": "pager"}, "alarmTopicArns"},
+		{"plain-http alarm endpoint", map[string]any{"alarmHttpsEndpoints": "http://hooks.example.com"}, "alarmHttpsEndpoints"},
+		{"negative reservation", map[string]any{"reservedConcurrency": `{"ingest":-1}`}, "reservedConcurrency"},
+		{"production alarms that reach nobody", map[string]any{"production": "true", "account": "123456789012", "region": "eu-west-1"}, "alarms must reach someone"},
+		{"production alarm error names the file to copy", map[string]any{"production": "true", "account": "123456789012", "region": "eu-west-1"}, ExampleStageFile},
+		{"production without its account", map[string]any{"production": "true", "alarmEmail": "a@example.com", "region": "eu-west-1"}, "pin it to its AWS account and region"},
+		{"production without its region", map[string]any{"production": "true", "alarmEmail": "a@example.com", "account": "123456789012"}, "pin it to its AWS account and region"},
+		{"region that is not one", map[string]any{"region": "europe"}, "region"},
+		{"missing stage file", map[string]any{CtxStageFile: "no-such-stage.json"}, "no-such-stage.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

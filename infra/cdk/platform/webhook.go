@@ -45,7 +45,6 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 		Description: "Stripe webhook adapter: verify signature, canonicalize, invoke ingest",
 		Timeout:     webhookfn.FunctionTimeout,
 		MemoryMB:    256,
-		Reserved:    50,
 		Env: map[string]*string{
 			webhookfn.EnvIngestFunction: ingest.Fn.FunctionArn(),
 			webhookfn.EnvSecretARN:      secret.SecretArn(),
