@@ -203,8 +203,11 @@ func TestDLQBulkReplayFollowsContinuedExecutions(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, fmt.Sprintf("replaying [==============================] %d/%d", n, n))
 	require.Contains(t, out, fmt.Sprintf("selected %d, replayed %d, skipped 0, errors 0", n, n))
-	msgs := f.env.ReceiveAll(ctx, f.env.Queue("crm.sync").URL, n, 20*time.Second)
-	msgs = append(msgs, f.env.ReceiveAll(ctx, f.env.Queue("crm.sync").URL, 0, time.Second)...)
+	// Deleted as counted: a lost receive response makes the harness wait
+	// out a visibility timeout, and messages it had counted must not come
+	// back to be counted again (they once made 1,050 look like 3,130).
+	msgs := f.env.ReceiveAndDelete(ctx, f.env.Queue("crm.sync").URL, n, 20*time.Second)
+	msgs = append(msgs, f.env.ReceiveAndDelete(ctx, f.env.Queue("crm.sync").URL, 0, time.Second)...)
 	distinct := map[string]bool{}
 	for _, m := range msgs {
 		distinct[aws.ToString(m.Body)] = true

@@ -222,9 +222,24 @@ func (e *Env) ServeFunctions(fns *lambdalocal.Functions, optFns ...func(*lambda.
 // with nobody holding them, exactly as in SQS. When that happens and the
 // receive comes up short, ReceiveAll says so in the test log and keeps
 // waiting for one visibility timeout, so the messages come back instead of
-// the test failing on an emulator hiccup.
+// the test failing on an emulator hiccup. Messages it already received come
+// back too while it waits (nobody deleted them): each message id is
+// returned once, so a count is a count of messages, not of receipts. A test
+// that counts over several calls uses ReceiveAndDelete.
 func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, wait time.Duration) []sqstypes.Message {
+	return e.receiveAll(ctx, queueURL, maxMessages, wait, false)
+}
+
+// ReceiveAndDelete is ReceiveAll that deletes every message it returns, so
+// no later receive (this call's rescue wait, or the next call) sees it
+// again.
+func (e *Env) ReceiveAndDelete(ctx context.Context, queueURL string, maxMessages int, wait time.Duration) []sqstypes.Message {
+	return e.receiveAll(ctx, queueURL, maxMessages, wait, true)
+}
+
+func (e *Env) receiveAll(ctx context.Context, queueURL string, maxMessages int, wait time.Duration, del bool) []sqstypes.Message {
 	var out []sqstypes.Message
+	seen := map[string]bool{}
 	attempts := &attemptErrors{}
 	deadline := time.Now().Add(wait)
 	rescued := false
@@ -246,7 +261,24 @@ func (e *Env) ReceiveAll(ctx context.Context, queueURL string, maxMessages int, 
 			e.tb.Errorf("awslocal: receive from %s: %v", queueURL, err)
 			return out
 		}
-		out = append(out, resp.Messages...)
+		fresh := resp.Messages[:0:0]
+		for _, m := range resp.Messages {
+			if id := aws.ToString(m.MessageId); !seen[id] {
+				seen[id] = true
+				fresh = append(fresh, m)
+			}
+		}
+		if del && len(resp.Messages) > 0 {
+			entries := make([]sqstypes.DeleteMessageBatchRequestEntry, len(resp.Messages))
+			for i, m := range resp.Messages {
+				entries[i] = sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+			}
+			if d, err := e.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}); err != nil || len(d.Failed) > 0 {
+				e.tb.Errorf("awslocal: delete from %s: %v %+v", queueURL, err, d)
+				return append(out, fresh...)
+			}
+		}
+		out = append(out, fresh...)
 		if len(resp.Messages) > 0 {
 			if wait > 0 && time.Now().After(deadline) {
 				return out // a steady stream must not keep us here forever
