@@ -13,7 +13,7 @@ FUNCTIONS = $(notdir $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}
 
 .PHONY: help
 help: ## List every target
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -92,6 +92,17 @@ synth: deps build cdk-app ## Synthesize and cdk-nag-check STAGE (default dev; ST
 validate: deps ## Check every synthesized template (make synth first) against the CloudFormation spec, the ASL validators, cycles, name limits and cross-stage name collisions
 	@set -- cdk.out/*/evp-*.template.json; [ -e "$$1" ] || { echo "make validate: no templates under cdk.out/<stage>/: run make synth first"; exit 1; }; \
 		node scripts/validate/validate-templates.mjs "$$@"
+
+.PHONY: boot-check
+boot-check: deps ## Boot every Lambda's bootstrap under AWS's Runtime Interface Emulator with its synthesized dev environment, against the local stack
+	EVP_BOOT_CHECK=1 $(GO) test ./internal/local/bootcheck -run '^TestArtifactsBoot$$' -count=1 -timeout 20m
+
+.PHONY: bench-smoke
+bench-smoke: deps ## Run every benchmark once (-benchtime=1x, results discarded) so none rots unnoticed
+	@mkdir -p .cache
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime=1x -count=1 -timeout 30m ./... > .cache/bench-smoke.log 2>&1 || { grep -E -B2 -A20 'FAIL|panic' .cache/bench-smoke.log | head -200; exit 1; }
+	cd infra/cdk && $(GO) test -run '^$$' -bench . -benchtime=1x -count=1 ./... > /dev/null
+	@echo "every benchmark ran once (log: .cache/bench-smoke.log)"
 
 .PHONY: deploy
 deploy: deps build cdk-app ## Deploy STAGE to the current AWS account (make deploy STAGE=prod; settings from infra/cdk/stages/STAGE.json)

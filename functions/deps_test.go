@@ -27,7 +27,7 @@ var forbidden = []string{module + "/internal/local/awslocal", module + "/interna
 // linked are the AWS services each function calls, and so links.
 var linked = map[string][]string{
 	"ingest":           {"dynamodb", "sqs", "s3"},
-	"webhook-stripe":   {"lambda", "secretsmanager"},
+	"webhook-stripe":   {"lambda", "secretsmanager", "ssm"},
 	"consumer-http":    {"dynamodb", "sqs", "s3", "secretsmanager"},
 	"consumer-archive": {"dynamodb", "sqs", "s3"},
 	"sweeper":          {"dynamodb", "sqs", "s3"},
@@ -35,8 +35,8 @@ var linked = map[string][]string{
 	"replay":           {"dynamodb", "sqs", "s3"},
 	"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
 	"purge-api":        {"dynamodb", "lambda"},
-	"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager"},
-	"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager"},
+	"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager", "ssm"},
+	"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
 	"jobs-sweep":       {"dynamodb", "sqs", "s3"},
 }
 

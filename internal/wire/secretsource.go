@@ -13,9 +13,9 @@ import (
 // SecretSource is where a function's active secrets (signing secrets,
 // bearer keys) come from: a Secrets Manager secret holding a JSON list
 // (deployed stages: ARNVar), or a comma-separated list in the environment
-// (local development only, where Secrets Manager is not emulated; Lambda
-// environment variables are readable by anyone who may read the function's
-// configuration). Exactly one is set.
+// (local development, where the stack passes its settings rather than
+// creating secrets; Lambda environment variables are readable by anyone who
+// may read the function's configuration). Exactly one is set.
 type SecretSource struct {
 	ARNVar, ListVar, RefreshVar string
 	ARN                         string

@@ -8,12 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -109,4 +111,96 @@ func TestReplayRetriesOnlyWhatCanSucceed(t *testing.T) {
 			require.GreaterOrEqual(t, tasks, 3, "select, replay-one, summarize and the hand-over are tasks")
 		}
 	})
+}
+
+// Lambda caps a function's whole environment at 4 KB. Every function of
+// every stage stays under it — the 1,000-account stage too — counting each
+// unresolved token (a queue URL, an ARN) at 128 characters.
+func TestEnvironmentFitsLambdaLimit(t *testing.T) {
+	t.Parallel()
+	for _, s := range []*synth{prod, dev, big} {
+		for _, fn := range s.tpl.ofType("AWS::Lambda::Function") {
+			vars, _ := dig(fn.Properties, "Environment", "Variables").(map[string]any)
+			size := 0
+			for k, v := range vars {
+				size += len(k) + tokenLength(v)
+			}
+			require.Less(t, size, 4096, "%s %s: environment of ~%d bytes", s.p.Stage.Name, str(fn.Properties["FunctionName"]), size)
+		}
+	}
+}
+
+// tokenLength estimates a value's length once CloudFormation resolves it.
+func tokenLength(v any) int {
+	switch t := v.(type) {
+	case string:
+		return len(t)
+	case map[string]any:
+		if j, ok := t["Fn::Join"].([]any); ok {
+			n := 0
+			for _, part := range j[1].([]any) {
+				n += tokenLength(part)
+			}
+			return n
+		}
+		return 128
+	default:
+		return 128
+	}
+}
+
+// The stage maps that outgrow an environment variable (Connect account →
+// tenant, tenant → zone) are SSM parameters of at most 4 KB under
+// /evp/<stage>/config/<name>: together exactly the stage's map; each
+// function reading one has its path, a version that changes with the map,
+// and GetParametersByPath on that path only.
+func TestStageMapsLiveInSSM(t *testing.T) {
+	t.Parallel()
+	for _, s := range []*synth{prod, dev, big} {
+		for name, want := range map[string]map[string]string{
+			ConfigStripeAccountTenants: s.p.Stage.StripeAccountTenants,
+			ConfigPurgeZones:           s.p.Stage.PurgeZones,
+		} {
+			path := s.p.Stage.ParamPrefix() + "/config/" + name
+			got := map[string]string{}
+			parts := 0
+			for _, prm := range s.tpl.ofType("AWS::SSM::Parameter") {
+				if !strings.HasPrefix(str(prm.Properties["Name"]), path+"/") {
+					continue
+				}
+				parts++
+				v := str(prm.Properties["Value"])
+				require.LessOrEqual(t, len(v), ssmparam.MaxValueBytes, "%s %s", s.p.Stage.Name, prm.Properties["Name"])
+				var part map[string]string
+				require.NoError(t, json.Unmarshal([]byte(v), &part))
+				for k, x := range part {
+					got[k] = x
+				}
+			}
+			if len(want) == 0 {
+				require.Zero(t, parts, "%s %s: no map, no parameter", s.p.Stage.Name, name)
+				continue
+			}
+			require.Equal(t, want, got, "%s %s", s.p.Stage.Name, name)
+			readers := map[string][2]string{
+				ConfigStripeAccountTenants: {webhookfn.EnvAccountTenantsPath, webhookfn.EnvAccountTenantsVersion},
+				ConfigPurgeZones:           {purgeconsumerfn.EnvZonesPath, purgeconsumerfn.EnvZonesVersion},
+			}[name]
+			found := 0
+			for _, fn := range s.tpl.ofType("AWS::Lambda::Function") {
+				vars, _ := dig(fn.Properties, "Environment", "Variables").(map[string]any)
+				if vars[readers[0]] == nil {
+					continue
+				}
+				found++
+				require.Equal(t, path, vars[readers[0]])
+				require.Equal(t, ssmparam.Version(want), vars[readers[1]])
+			}
+			require.Positive(t, found, "%s %s has readers", s.p.Stage.Name, name)
+			if name == ConfigStripeAccountTenants {
+				require.Equal(t, 2, found, "the webhook and the jobs worker read the account map")
+			}
+		}
+	}
+	require.Greater(t, len(big.tpl.ofType("AWS::SSM::Parameter")), len(dev.tpl.ofType("AWS::SSM::Parameter"))+10, "1,000 accounts take ten parameters, 300 zones a few more")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 const (
@@ -106,7 +107,8 @@ func (p *Platform) newStripeAPIKey() awssecretsmanager.Secret {
 // the daily Stripe reconciliation), each with only what its steps call.
 func (p *Platform) newJobs(ingest *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
-	tenants, err := json.Marshal(webhook.TenantMap{Accounts: p.Stage.StripeAccountTenants, Default: p.Stage.StripeDefaultTenant})
+	// As the webhook reads it: the default here, the accounts in SSM.
+	tenants, err := json.Marshal(webhook.TenantMap{Default: p.Stage.StripeDefaultTenant})
 	if err != nil {
 		panic(err)
 	}
@@ -154,6 +156,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
 	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)
 	allow(worker.Role, []string{"secretsmanager:GetSecretValue"}, key.SecretArn())
+	p.readConfig(worker, p.mapParameters(ConfigStripeAccountTenants, p.Stage.StripeAccountTenants), jobsworkerfn.EnvStripeAccountTenantsPath, webhookfn.EnvAccountTenantsVersion)
 	worker.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Jobs.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),

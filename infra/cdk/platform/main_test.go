@@ -20,6 +20,9 @@ import (
 var (
 	prod *synth
 	dev  *synth
+	// big is a stage with 1,000 Connect accounts and 300 purge zones: the
+	// maps that once went in environment variables and broke the deploy.
+	big *synth
 )
 
 // Test settings of the two stages.
@@ -97,13 +100,35 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	accounts, zones := map[string]string{}, map[string]string{}
+	for i := range 1000 {
+		accounts[fmt.Sprintf("acct_1PzB7sLk%08d", i)] = fmt.Sprintf("tenant-%04d", i)
+	}
+	for i := range 300 {
+		zones[fmt.Sprintf("tenant-%04d", i)] = fmt.Sprintf("%032x", i+1)
+	}
+	accountsJSON, _ := json.Marshal(accounts)
+	zonesJSON, _ := json.Marshal(zones)
+	bigStage, err := LoadStage(lookup(ctx, map[string]any{
+		CtxStage:               "big",
+		"stripeAccountTenants": string(accountsJSON),
+		"purgeZones":           string(zonesJSON),
+		"subscribers":          `{"billing.events":"https://billing.big.example.com/hook"}`,
+	}))
+	if err != nil {
+		return 1, err
+	}
 	pp := NewPlatform(app, Props{Stage: prodStage, Topology: topology.Default(), AssetDir: assets})
 	pd := NewPlatform(app, Props{Stage: devStage, Topology: topology.Default(), AssetDir: assets})
+	pb := NewPlatform(app, Props{Stage: bigStage, Topology: topology.Default(), AssetDir: assets})
 	Check(app)
 	if prod, err = synthesize(pp); err != nil {
 		return 1, err
 	}
 	if dev, err = synthesize(pd); err != nil {
+		return 1, err
+	}
+	if big, err = synthesize(pb); err != nil {
 		return 1, err
 	}
 	return m.Run(), nil

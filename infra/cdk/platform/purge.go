@@ -64,7 +64,9 @@ func (p *Platform) newCloudflareToken() awssecretsmanager.Secret {
 
 // purgeConsumerEnv is consumer-purge's own environment and grants.
 func (p *Platform) purgeConsumer(env map[string]*string) func(f *Function) {
-	zones, err := json.Marshal(purge.Zones{ByTenant: p.Stage.PurgeZones, Default: p.Stage.PurgeDefaultZone})
+	// The default zone travels in the environment, the per-tenant zones
+	// in SSM (config.go).
+	zones, err := json.Marshal(purge.Zones{Default: p.Stage.PurgeDefaultZone})
 	if err != nil {
 		panic(err)
 	}
@@ -82,5 +84,6 @@ func (p *Platform) purgeConsumer(env map[string]*string) func(f *Function) {
 		// dead-letter mirror (a transaction of two puts).
 		allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, purgeTable.TableArn())
 		allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
+		p.readConfig(f, p.mapParameters(ConfigPurgeZones, p.Stage.PurgeZones), purgeconsumerfn.EnvZonesPath, purgeconsumerfn.EnvZonesVersion)
 	}
 }

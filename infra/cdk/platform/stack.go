@@ -70,6 +70,8 @@ type Platform struct {
 	StateMachine awsstepfunctions.StateMachine
 	Alarms       []awscloudwatch.Alarm
 
+	// configMaps are the stage maps kept in SSM (mapParameters).
+	configMaps map[string]*mapConfig
 	// externalAlarmTopics are the stage's alarmTopicArns.
 	externalAlarmTopics []awssns.ITopic
 

@@ -34,7 +34,9 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 		"Stripe issues endpoint signing secrets in its dashboard; Secrets Manager cannot rotate them. Operators roll them with an overlap window (docs/deploy.md#rotation) and the webhook re-reads the list every few minutes.")
 	p.Secrets.StripeWebhook = secret
 
-	tenants, err := json.Marshal(webhook.TenantMap{Accounts: p.Stage.StripeAccountTenants, Default: p.Stage.StripeDefaultTenant})
+	// Only the default tenant travels in the environment; the Connect
+	// accounts are kept in SSM (config.go).
+	tenants, err := json.Marshal(webhook.TenantMap{Default: p.Stage.StripeDefaultTenant})
 	if err != nil {
 		panic(err)
 	}
@@ -53,6 +55,7 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 		},
 	})
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
+	p.readConfig(f, p.mapParameters(ConfigStripeAccountTenants, p.Stage.StripeAccountTenants), webhookfn.EnvAccountTenantsPath, webhookfn.EnvAccountTenantsVersion)
 	p.grantInvokeIngest(ingest, f, "WebhookStripe")
 	p.route(f, awsapigatewayv2.HttpMethod_POST, PathWebhookStripe,
 		"Stripe cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the Stripe-Signature HMAC (constant-time, 300 s tolerance) before doing anything else. The stage is throttled.")

@@ -32,7 +32,8 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// Emulators is a running set of DynamoDB, SQS/SNS and S3 emulators. The
+// Emulators is a running set of DynamoDB, SQS/SNS, S3 and SSM/Secrets
+// Manager emulators. The
 // Lambda invoke server is not part of it: the local stack mounts a
 // Functions handler on its own address, and tests serve one with
 // Env.ServeFunctions.
@@ -42,6 +43,10 @@ type Emulators struct {
 	// SNSEndpoint is fauxqs again: it serves SNS on the SQS port.
 	SNSEndpoint string
 	S3Endpoint  string
+	// ParamsEndpoint serves SSM Parameter Store and Secrets Manager
+	// (ParamsHandler); Params is its store.
+	ParamsEndpoint string
+	Params         *ParamsHandler
 	// DynamoKind is the DynamoDB emulator running (DynamoEmbedded or
 	// DynamoLocal).
 	DynamoKind string
@@ -52,13 +57,15 @@ type Emulators struct {
 	dynamoSrv   *httptest.Server
 	dynamoLocal *DynamoDBLocalProcess
 	s3Srv       *httptest.Server
+	paramsSrv   *httptest.Server
 	fauxqs      *Fauxqs
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Start starts all three emulators. On error nothing is left running.
+// Start starts every emulator (DynamoDB, SQS/SNS, S3, SSM and Secrets
+// Manager). On error nothing is left running.
 func Start(ctx context.Context, opts Options) (*Emulators, error) {
 	e := &Emulators{}
 	kind := opts.DynamoDB
@@ -93,6 +100,12 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 		_ = e.Close()
 		return nil, err
 	}
+	e.Params = NewParamsHandler()
+	if e.paramsSrv, err = serve(e.Params, ""); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	e.ParamsEndpoint = e.paramsSrv.URL
 	if e.fauxqs, err = StartFauxqs(ctx, opts.Fauxqs); err != nil {
 		_ = e.Close()
 		return nil, err
@@ -118,6 +131,9 @@ func (e *Emulators) Close() error {
 		}
 		if e.s3Srv != nil {
 			e.s3Srv.Close()
+		}
+		if e.paramsSrv != nil {
+			e.paramsSrv.Close()
 		}
 		e.closeErr = errors.Join(errs...)
 	})
@@ -164,5 +180,7 @@ func (e *Emulators) ClientsFor(cfg aws.Config) Clients {
 		SQS:      NewSQSClient(cfg, e.SQSEndpoint),
 		S3:       NewS3Client(cfg, e.S3Endpoint),
 		SNS:      NewSNSClient(cfg, e.SNSEndpoint),
+		SSM:      NewSSMClient(cfg, e.ParamsEndpoint),
+		Secrets:  NewSecretsManagerClient(cfg, e.ParamsEndpoint),
 	}
 }

@@ -18,9 +18,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
@@ -37,6 +39,9 @@ type Clients struct {
 	SQS      *sqs.Client
 	S3       *s3.Client
 	SNS      *sns.Client
+	// SSM and Secrets read the stage's configuration and secrets.
+	SSM     *ssm.Client
+	Secrets *secretsmanager.Client
 	// Lambda invokes the local stack's functions (set by the stack that
 	// runs them; nil elsewhere).
 	Lambda *lambda.Client

@@ -11,8 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
@@ -56,6 +58,8 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 				SQS:      awslocal.NewSQSClient(cfg, e.SQSEndpoint),
 				S3:       awslocal.NewS3Client(cfg, e.S3Endpoint),
 				SNS:      awslocal.NewSNSClient(cfg, e.SNSEndpoint),
+				SSM:      awslocal.NewSSMClient(cfg, e.ParamsEndpoint),
+				Secrets:  awslocal.NewSecretsManagerClient(cfg, e.ParamsEndpoint),
 			}
 		}
 	} else {
@@ -80,6 +84,8 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 				SQS:      sqs.NewFromConfig(cfg),
 				S3:       s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }),
 				SNS:      sns.NewFromConfig(cfg),
+				SSM:      ssm.NewFromConfig(cfg),
+				Secrets:  secretsmanager.NewFromConfig(cfg),
 			}
 		}
 	}
@@ -90,8 +96,9 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	trace.Instrument(&cfg)
 	s.Clients = build(cfg)
 	// Functions run in this process: invoke them here, whatever the target.
-	// Secrets Manager is not emulated: locally, secrets come from the
-	// settings. Step Functions is served by the stack itself
+	// Locally, secrets come from the settings (the kit's Secrets Manager
+	// serves make boot-check, which runs the deployed binaries). Step
+	// Functions is served by the stack itself
 	// (StepFunctionsPath).
 	s.Clients.Lambda = awslocal.NewLambdaClient(cfg, s.URL())
 	return nil

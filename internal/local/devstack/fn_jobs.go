@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -76,8 +77,14 @@ func jobsFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs config: %w", err)
 	}
+	if cfg.AccountTenantsPath, err = s.configMap(ctx, ssmparam.StripeAccountTenants, cfg.Tenants.Accounts); err != nil {
+		return nil, err
+	}
+	if cfg.AccountTenantsPath != "" {
+		cfg.Tenants.Accounts = nil
+	}
 	c := s.Clients
-	cl := jobsworkerfn.Clients{Clients: jobsfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, Lambda: c.Lambda}
+	cl := jobsworkerfn.Clients{Clients: jobsfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, Lambda: c.Lambda, SSM: c.SSM}
 	worker, err := jobsworkerfn.New(ctx, cfg, cl, s.runtime(FunctionJobsWorker))
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -67,10 +68,22 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			fns = append(fns, Function{Name: purgeapifn.Name, Handler: f.Handle, Timeout: purgeapifn.FunctionTimeout})
 		}
 		name := consumerfn.FunctionName(tp)
-		cl := purgeconsumerfn.Clients{Clients: consumerfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}}
+		cl := purgeconsumerfn.Clients{Clients: consumerfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}, SSM: s.Clients.SSM}
+		// Per-tenant zones are kept in the local SSM, as deployed.
+		keepZones := func(cfg purgeconsumerfn.Config) (purgeconsumerfn.Config, error) {
+			path, err := s.configMap(ctx, ssmparam.PurgeZones, cfg.Purge.Zones.ByTenant)
+			if err != nil || path == "" {
+				return cfg, err
+			}
+			cfg.ZonesPath, cfg.Purge.Zones.ByTenant = path, nil
+			return cfg, nil
+		}
 		c, err := func() (fn Function, err error) {
 			if purgeconsumerfn.HasToken(env) {
 				cfg, err := purgeconsumerfn.Load(env, s.Topology)
+				if err == nil {
+					cfg, err = keepZones(cfg)
+				}
 				if err != nil {
 					return fn, err
 				}
@@ -81,6 +94,12 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 				return Function{Name: name, Handler: cons.Handle, Timeout: tp.ConsumerTimeout}, nil
 			}
 			cfg, err := purgeconsumerfn.LoadLocal(env, s.Topology)
+			if err == nil {
+				cfg, err = keepZones(cfg)
+			}
+			if err == nil {
+				cfg, err = purgeconsumerfn.ResolveZones(ctx, cfg, cl.SSM)
+			}
 			if err != nil {
 				return fn, err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -24,7 +25,8 @@ const LocalTenant = "local"
 // decides: ingest is invoked by name through the stack's own Lambda Invoke
 // endpoint, and the tenant map defaults to LocalTenant unless
 // STRIPE_TENANT_MAP is set. The signing secrets are the stack's
-// STRIPE_WEBHOOK_SECRET setting (Secrets Manager is not emulated).
+// STRIPE_WEBHOOK_SECRET setting (make boot-check runs the deployed binary
+// against the kit's Secrets Manager instead).
 func (s *Stack) StripeWebhookResources() map[string]string {
 	res := map[string]string{webhookfn.EnvIngestFunction: ingestfn.Name}
 	if s.Settings.String(webhookfn.EnvTenantMap, "") == "" {
@@ -38,7 +40,15 @@ func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webhook-stripe config: %w", err)
 	}
-	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda}, s.runtime(webhookfn.Name))
+	// Connect accounts are kept in the local SSM, as a deployed stage keeps
+	// them, and read back by the same code.
+	if cfg.AccountTenantsPath, err = s.configMap(ctx, ssmparam.StripeAccountTenants, cfg.Tenants.Accounts); err != nil {
+		return nil, err
+	}
+	if cfg.AccountTenantsPath != "" {
+		cfg.Tenants.Accounts = nil
+	}
+	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -50,4 +60,19 @@ func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
 		// non-POST with 405 and an error body.
 		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},
 	}}, nil
+}
+
+// configMap keeps a stage map in the local SSM the way a deployed stage
+// keeps it (ssmparam chunks under /<prefix>/config/<name>) and returns its
+// path; "" when there is nothing to keep or no local SSM (real endpoints:
+// the map then stays in the function's environment).
+func (s *Stack) configMap(ctx context.Context, name string, m map[string]string) (string, error) {
+	if len(m) == 0 || s.Target != TargetEmulators || s.Clients.SSM == nil {
+		return "", nil
+	}
+	path := ssmparam.Path("/"+s.Resources.Prefix, name)
+	if err := ssmparam.Store(ctx, s.Clients.SSM, path, m); err != nil {
+		return "", fmt.Errorf("devstack: %s: %w", name, err)
+	}
+	return path, nil
 }

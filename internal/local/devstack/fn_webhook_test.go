@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,7 +26,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // TestStripeWebhookThroughTheLocalStack posts signed Stripe events over
@@ -154,4 +157,43 @@ func (r *sendRecorder) total() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.urls)
+}
+
+// A stage with 1,000 Connect accounts: the local stack keeps the account map
+// in its SSM as a deployed stage does (it outgrew the environment at
+// ~80 accounts), the webhook reads it back at cold start through the real
+// SDK client, and a Connect account's event lands in its tenant.
+func TestConnectAccountsFromParameterStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	accounts := map[string]string{}
+	for i := range 1000 {
+		accounts[fmt.Sprintf("acct_1PzB7sLk%08d", i)] = fmt.Sprintf("tenant-%04d", i)
+	}
+	tenantMap, err := json.Marshal(webhook.TenantMap{Accounts: accounts})
+	require.NoError(t, err)
+	calls := awslocal.NewCalls()
+	st, err := devstack.Start(ctx, devstack.Options{
+		Addr: "127.0.0.1:0", Log: logging.Discard(),
+		Env:        envconf.FromMap(map[string]string{webhookfn.EnvTenantMap: string(tenantMap)}),
+		APIOptions: []func(*middleware.Stack) error{calls.APIOption},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.Positive(t, calls.Count("SSM", "GetParametersByPath"), "the webhook (and the jobs worker) read the map from SSM")
+
+	body := []byte(`{"id":"evt_connect_999","object":"event","type":"invoice.paid","created":` + fmt.Sprint(time.Now().Unix()) +
+		`,"account":"acct_1PzB7sLk00000999","data":{"object":{"id":"in_connect_999","object":"invoice"}}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.URL()+devstack.StripeWebhookPath, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(stripe.SignatureHeader, stripe.Sign(body, time.Now(), devstack.DefaultStripeSecret))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	events := &dynamo.Events{Client: st.Clients.DynamoDB, Table: st.Resources.EventsTable}
+	rec, _, err := events.Load(ctx, "evt_connect_999") // a provider's ids are global keys
+	require.NoError(t, err)
+	require.Equal(t, "tenant-0999", rec.Event.TenantID)
 }

@@ -16,11 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
@@ -48,8 +50,11 @@ const (
 	// EnvStripeAPIBaseURL points at Stripe's API (default) or a local
 	// stand-in.
 	EnvStripeAPIBaseURL = "STRIPE_API_BASE_URL"
-	// EnvStripeTenantMap is the webhook's tenant map (see webhookfn).
-	EnvStripeTenantMap = "STRIPE_TENANT_MAP"
+	// EnvStripeTenantMap is the webhook's tenant map (see webhookfn), and
+	// EnvStripeAccountTenantsPath where the stage keeps its Connect
+	// accounts (SSM).
+	EnvStripeTenantMap          = "STRIPE_TENANT_MAP"
+	EnvStripeAccountTenantsPath = "STRIPE_ACCOUNT_TENANTS_PATH"
 )
 
 // WorkerTimeout: a worker runs one step (at most a kind's StepTimeout plus
@@ -65,6 +70,8 @@ type Config struct {
 	StripeKey      wire.SecretSource
 	HasStripeKey   bool
 	Tenants        webhook.TenantMap
+	// AccountTenantsPath, when set, adds the accounts kept in SSM.
+	AccountTenantsPath string
 	// StripeTypes are the Stripe event types the topology routes.
 	StripeTypes []string
 }
@@ -83,6 +90,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 		c.StripeKey = wire.LoadSecretSource(r, EnvStripeAPIKeySecretARN, EnvStripeAPIKey, "STRIPE_API_KEY_REFRESH", nil)
 	}
 	r.JSON(EnvStripeTenantMap, &c.Tenants)
+	c.AccountTenantsPath = r.String(EnvStripeAccountTenantsPath, "")
 	if err := r.Err(); err != nil {
 		return c, err
 	}
@@ -97,16 +105,27 @@ type Clients struct {
 	jobsfn.Clients
 	Lambda         *lambda.Client
 	SecretsManager *secretsmanager.Client
+	// SSM reads the Connect account map (nil when the stage keeps none
+	// there).
+	SSM *ssm.Client
 }
 
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
-	return Clients{Clients: jobsfn.NewClients(cfg), Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+	return Clients{Clients: jobsfn.NewClients(cfg), Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg)}
 }
 
 // New builds the engine with every kind ready to run its steps.
 func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
 	rt = rt.WithDefaults()
+	accounts, err := ssmparam.Extend(ctx, cl.SSM, c.Tenants.Accounts, c.AccountTenantsPath)
+	if err != nil {
+		return nil, fmt.Errorf("jobs-worker: Connect account map: %w", err)
+	}
+	tenants := webhook.TenantMap{Accounts: accounts, Default: c.Tenants.Default}
+	if err := tenants.Validate(); err != nil {
+		return nil, fmt.Errorf("jobs-worker: %s: %w", c.AccountTenantsPath, err)
+	}
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
 	blobs := &s3blob.S3{Client: cl.S3}
@@ -114,7 +133,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		Events:   exportSource{events, incidents},
 		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
 		Payloads: blobs, Objects: blobs, Bucket: c.Engine.Bucket,
-		Stripe:      stripe.New(secret.List{}, c.Tenants, rt.Log),
+		Stripe:      stripe.New(secret.List{}, tenants, rt.Log),
 		Ingest:      &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
 		StripeTypes: c.StripeTypes,
 	}

@@ -12,9 +12,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/purge"
@@ -33,6 +35,12 @@ const (
 	// EnvZones maps tenants to Cloudflare zone ids:
 	// {"zones":{"acme":"023e…"},"default":"…"} (default optional).
 	EnvZones = "PURGE_ZONES"
+	// EnvZonesPath is the SSM path under which the deployed stage keeps
+	// its tenant → zone map (ssmparam), merged into the zones at cold
+	// start; EnvZonesVersion changes with it so a deploy replaces the
+	// function's instances.
+	EnvZonesPath    = "PURGE_ZONES_PATH"
+	EnvZonesVersion = "PURGE_ZONES_VERSION"
 	// EnvAPIBaseURL is the purge API root (default Cloudflare's).
 	EnvAPIBaseURL = "CLOUDFLARE_API_BASE_URL"
 	// EnvTokenSecretARN is the Secrets Manager secret holding a JSON list
@@ -64,6 +72,8 @@ type Config struct {
 	Token      wire.SecretSource
 	Rate       float64
 	APITimeout time.Duration
+	// ZonesPath, when set, adds the zones kept in SSM.
+	ZonesPath string
 }
 
 // Load reads the config from the environment and validates it. Errors never
@@ -92,6 +102,7 @@ func load(r *envconf.Reader, top topology.Topology, local bool) (Config, error) 
 		c.Token = wire.LoadSecretSource(r, EnvTokenSecretARN, EnvToken, EnvTokenRefresh, nil)
 	}
 	r.JSON(EnvZones, &c.Purge.Zones)
+	c.ZonesPath = r.String(EnvZonesPath, "")
 	c.Purge.Concurrency = r.Int(EnvConcurrency, 0)
 	c.Purge = c.Purge.WithDefaults()
 	if err := cfpurge.ValidateBaseURL(c.BaseURL); err != nil {
@@ -120,21 +131,42 @@ func load(r *envconf.Reader, top topology.Topology, local bool) (Config, error) 
 type Clients struct {
 	consumerfn.Clients
 	SecretsManager *secretsmanager.Client
+	// SSM reads the zone map (nil when the stage keeps none there).
+	SSM *ssm.Client
 }
 
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
-	return Clients{Clients: consumerfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+	return Clients{Clients: consumerfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg)}
 }
 
 // New builds the consumer-purge handler. The token is read at cold start
 // (failing it when it cannot be) and refreshed lazily.
 func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*consume.Consumer, error) {
+	c, err := ResolveZones(ctx, c, cl.SSM)
+	if err != nil {
+		return nil, err
+	}
 	tokens, err := c.Token.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: API token: %w", Name, err)
 	}
 	return NewWithAPI(c, cl, rt, &cfpurge.Client{BaseURL: c.BaseURL, Tokens: tokens, HTTP: cfpurge.NewHTTPClient(), Timeout: c.APITimeout})
+}
+
+// ResolveZones merges the zones kept under ZonesPath (SSM) into the
+// config's and validates them as the environment's are (one call at cold
+// start; none without a path).
+func ResolveZones(ctx context.Context, c Config, client *ssm.Client) (Config, error) {
+	zones, err := ssmparam.Extend(ctx, client, c.Purge.Zones.ByTenant, c.ZonesPath)
+	if err != nil {
+		return c, fmt.Errorf("%s: zones: %w", Name, err)
+	}
+	c.Purge.Zones.ByTenant = zones
+	if err := c.Purge.Validate(); err != nil {
+		return c, fmt.Errorf("%s: %s: %w", Name, c.ZonesPath, err)
+	}
+	return c, nil
 }
 
 // NewWithAPI builds the handler around a given purge API (local mode's

@@ -13,9 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
+	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -45,6 +47,13 @@ const (
 	// EnvTenantMap is the tenant mapping as JSON:
 	// {"accounts":{"acct_…":"tenant"},"default":"tenant"} (both optional).
 	EnvTenantMap = "STRIPE_TENANT_MAP"
+	// EnvAccountTenantsPath is the SSM path under which the deployed stage
+	// keeps its Connect account → tenant map (ssmparam: too large for the
+	// environment beyond a few dozen accounts), merged into the map's
+	// accounts at cold start. EnvAccountTenantsVersion changes with the map,
+	// so a deploy that changes it replaces the function's instances.
+	EnvAccountTenantsPath    = "STRIPE_ACCOUNT_TENANTS_PATH"
+	EnvAccountTenantsVersion = "STRIPE_ACCOUNT_TENANTS_VERSION"
 )
 
 const (
@@ -64,6 +73,8 @@ type Config struct {
 	IngestTimeout  time.Duration
 	Secrets        wire.SecretSource
 	Tenants        webhook.TenantMap
+	// AccountTenantsPath, when set, adds the accounts kept in SSM.
+	AccountTenantsPath string
 }
 
 // Load reads the config from the environment and validates it. Errors
@@ -76,6 +87,7 @@ func Load(r *envconf.Reader) (Config, error) {
 		Secrets:        wire.LoadSecretSource(r, EnvSecretARN, EnvSecret, EnvSecretRefresh, stripe.CheckSecrets),
 	}
 	r.JSON(EnvTenantMap, &c.Tenants)
+	c.AccountTenantsPath = r.String(EnvAccountTenantsPath, "")
 	if c.IngestTimeout < time.Second || c.IngestTimeout > MaxIngestTimeout {
 		r.Fail(fmt.Errorf("%s must be 1s..%s (API Gateway gives up after 30s)", EnvIngestTimeout, MaxIngestTimeout))
 	}
@@ -98,11 +110,13 @@ func (c Config) Validate() error {
 type Clients struct {
 	Lambda         *lambda.Client
 	SecretsManager *secretsmanager.Client
+	// SSM reads the account map (nil when the stage keeps none there).
+	SSM *ssm.Client
 }
 
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
-	return Clients{Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+	return Clients{Lambda: lambda.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg)}
 }
 
 // New builds the handler. It reads the signing secrets once (failing the
@@ -117,10 +131,29 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*webhook.H
 	if cl.Lambda == nil {
 		return nil, fmt.Errorf("%s: a Lambda client is required to invoke ingest", Name)
 	}
+	tenants, err := ResolveTenants(ctx, c.Tenants, cl.SSM, c.AccountTenantsPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
 	return webhook.New(c.Webhook, webhook.Deps{
-		Provider: stripe.New(keys, c.Tenants, rt.Log),
+		Provider: stripe.New(keys, tenants, rt.Log),
 		Ingest:   &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction, Timeout: c.IngestTimeout},
 		Log:      rt.Log,
 		Metrics:  rt.Metrics,
 	})
+}
+
+// ResolveTenants is the tenant map with the accounts kept under path (SSM)
+// merged in and validated as the environment's map is (one call at cold
+// start; none without a path).
+func ResolveTenants(ctx context.Context, inline webhook.TenantMap, client *ssm.Client, path string) (webhook.TenantMap, error) {
+	accounts, err := ssmparam.Extend(ctx, client, inline.Accounts, path)
+	if err != nil {
+		return inline, fmt.Errorf("Connect account map: %w", err)
+	}
+	inline.Accounts = accounts
+	if err := inline.Validate(); err != nil {
+		return inline, fmt.Errorf("%s: %w", path, err)
+	}
+	return inline, nil
 }

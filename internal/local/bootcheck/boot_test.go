@@ -1,0 +1,323 @@
+package bootcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// rieModule is AWS's Lambda Runtime Interface Emulator, built from its Go
+// module (the version the module proxy serves), never vendored.
+const rieModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d"
+
+const root = "../../.."
+
+// The boot stage: the dev stage with every consumer deployed (a subscriber
+// per HTTP topic, a purge zone) and a Connect account map, so every binary
+// and every way a function reads its configuration is in the template.
+var bootContext = map[string]any{
+	"stage":                "dev",
+	"subscribers":          `{"billing.events":"https://billing.example.com/hook","notifications.events":"https://notify.example.com/hook","crm.sync":"https://crm.example.com/hook"}`,
+	"purgeDefaultZone":     "023e105f4ecef8ad9ca31a8372d0c353",
+	"purgeZones":           `{"acme":"9a7806061c88ada191ed06f989cc3dac"}`,
+	"stripeAccountTenants": `{"acct_1PzB7sLkdIwHu7ix":"acme"}`,
+}
+
+// Valid values for the stage's secrets, set as an operator sets them after
+// the first deploy (the stack creates placeholders the functions refuse).
+const adminKey = "boot-check-admin-key"
+
+var secretValues = map[string]string{
+	"StripeWebhookSecrets": `["whsec_Ym9vdC1jaGVjay1zdHJpcGUtc2VjcmV0"]`,
+	"SubscriberSecret":     `["whsec_Ym9vdC1jaGVjay1zdWJzY3JpYmVyLXNlY3JldA=="]`,
+	"AdminApiKey":          `["` + adminKey + `"]`,
+	"CloudflareApiToken":   `["boot-check-cloudflare-token"]`,
+	"StripeApiKey":         `["rk_test_bootcheck"]`,
+}
+
+func run(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %s: %s", name, strings.Join(args, " "), out)
+}
+
+func TestArtifactsBoot(t *testing.T) {
+	if os.Getenv("EVP_BOOT_CHECK") != "1" {
+		t.Skip("make boot-check runs this (EVP_BOOT_CHECK=1): it builds every function, the CDK app and AWS's Runtime Interface Emulator")
+	}
+	ctx := context.Background()
+	tmp := t.TempDir()
+
+	// The artifacts, as make build builds them (host architecture).
+	list := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.Dir}}{{end}}`, "./functions/...")
+	list.Dir = root
+	out, err := list.Output()
+	require.NoError(t, err)
+	var roles []string
+	for _, dir := range strings.Fields(string(out)) {
+		roles = append(roles, filepath.Base(dir))
+	}
+	require.Len(t, roles, 12)
+	run(t, root, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-o", filepath.Join(tmp, "build")+"/", "./functions/...")
+	for _, role := range roles {
+		require.NoError(t, os.MkdirAll(filepath.Join(tmp, "bin", role), 0o755))
+		require.NoError(t, os.Rename(filepath.Join(tmp, "build", role), filepath.Join(tmp, "bin", role, "bootstrap")))
+	}
+	run(t, root, []string{"GOBIN=" + filepath.Join(tmp, "tools")}, "go", "install", rieModule)
+	rie := filepath.Join(tmp, "tools", "aws-lambda-rie")
+
+	// The template, synthesized by the CDK app as `cdk synth` runs it.
+	run(t, filepath.Join(root, "infra", "cdk"), nil, "go", "build", "-o", filepath.Join(tmp, "cdk-app"), ".")
+	var cdkJSON struct {
+		Context map[string]any `json:"context"`
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &cdkJSON))
+	for k, v := range bootContext {
+		cdkJSON.Context[k] = v
+	}
+	cdkJSON.Context["evp:assetDir"] = filepath.Join(tmp, "bin")
+	ctxJSON, err := json.Marshal(cdkJSON.Context)
+	require.NoError(t, err)
+	run(t, root, []string{"CDK_OUTDIR=" + filepath.Join(tmp, "cdk.out"), "CDK_CONTEXT_JSON=" + string(ctxJSON),
+		"JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=1"}, filepath.Join(tmp, "cdk-app"))
+	var tpl template
+	raw, err = os.ReadFile(filepath.Join(tmp, "cdk.out", "evp-dev.template.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &tpl))
+	tpl.mapAssets(t, filepath.Join(tmp, "bin"), filepath.Join(tmp, "cdk.out"), roles)
+
+	// The local stack, and the resolver from the template's tokens to it.
+	env := awslocaltest.NewEnv(t)
+	res := newResolver(t, ctx, env, tpl)
+	functions := map[string]resource{}
+	for _, r := range tpl.Resources {
+		if name, _ := r.Properties["FunctionName"].(string); r.Type == "AWS::Lambda::Function" && strings.HasPrefix(name, "evp-dev-") {
+			functions[strings.TrimPrefix(name, "evp-dev-")] = r
+		}
+	}
+	// boot starts a function's code as a deploy uploads it: the staged
+	// asset its template names, with its template environment.
+	booted := map[string]bool{}
+	boot := func(name string) *instance {
+		t.Helper()
+		fn, ok := functions[name]
+		require.True(t, ok, "the template deploys %s", name)
+		key := fn.Properties["Code"].(map[string]any)["S3Key"].(string)
+		booted[tpl.assetRoles[key]] = true
+		staged := filepath.Join(tmp, "cdk.out", "asset."+strings.TrimSuffix(key, ".zip"), "bootstrap")
+		return start(t, rie, staged, res.environment(t, fn, env))
+	}
+
+	// ingest stores an event and sends it to its topics.
+	id := fmt.Sprintf("inq_boot_%d", time.Now().UnixNano())
+	envl := map[string]any{"id": id, "tenantId": "acme", "type": "inquiry.created", "source": "storefront",
+		"timestamp": time.Now().UTC().Format(time.RFC3339), "payload": map[string]any{"name": "Ada"}}
+	var result envelope.Result
+	boot("ingest").invoke(t, envl, &result)
+	require.Equal(t, envelope.StatusEnqueued, result.Status, "%+v", result)
+	rec, rows, err := env.Events().Load(ctx, "acme/"+id)
+	require.NoError(t, err, "ingest stored the event in the stack's table")
+	require.Equal(t, "acme", rec.Event.TenantID)
+	require.Len(t, rows, 2)
+	crm := env.ReceiveAndDelete(ctx, env.Queue(topology.CRM).URL, 1, 10*time.Second)
+	require.Len(t, crm, 1, "and sent it to crm.sync")
+
+	// webhook-stripe reads its signing secrets (Secrets Manager) and the
+	// Connect account map (SSM) at cold start, and refuses an unsigned body
+	// (401 signature_missing, docs/webhooks.md).
+	var webhookResp events.APIGatewayV2HTTPResponse
+	boot("webhook-stripe").invoke(t, events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: "/webhook/stripe", Body: `{"id":"evt_unsigned","object":"event"}`,
+		Headers:        map[string]string{"content-type": "application/json"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: "/webhook/stripe"}, RequestID: "boot"},
+	}, &webhookResp)
+	require.Equal(t, http.StatusUnauthorized, webhookResp.StatusCode, webhookResp.Body)
+	require.Contains(t, webhookResp.Body, "signature_missing")
+
+	// The sweeper runs a sweep over the stack's outbox index.
+	var report map[string]any
+	boot("sweeper").invoke(t, map[string]any{}, &report)
+	require.Contains(t, report, "due", "%v", report)
+
+	// dlq-archiver turns the crm.sync message, dead-lettered, into an
+	// incident.
+	dlq := events.SQSEvent{Records: []events.SQSMessage{{
+		MessageId: aws.ToString(crm[0].MessageId), ReceiptHandle: "boot", Body: aws.ToString(crm[0].Body),
+		MessageAttributes: lambdaAttributes(crm[0].MessageAttributes), EventSource: "aws:sqs", AWSRegion: awslocal.Region,
+		EventSourceARN: env.Queue(topology.CRM).DLQARN, Attributes: map[string]string{"ApproximateReceiveCount": "5"},
+	}}}
+	var archived events.SQSEventResponse
+	boot("dlq-archiver").invoke(t, dlq, &archived)
+	require.Empty(t, archived.BatchItemFailures)
+	incidentID := incident.ID("acme/"+id, topology.CRM)
+	_, err = env.Incidents().Get(ctx, incidentID)
+	require.NoError(t, err, "the archiver opened the incident in the stack's table")
+
+	// replay reads it back.
+	var view map[string]any
+	boot("replay").invoke(t, map[string]any{"action": "get", "incidentId": incidentID}, &view)
+	require.NotContains(t, view, "error", "%v", view)
+	require.Contains(t, fmt.Sprint(view), incidentID)
+
+	// admin-api checks its bearer key (Secrets Manager) and the stack's
+	// tables and queues.
+	var health events.APIGatewayV2HTTPResponse
+	boot("admin-api").invoke(t, events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: "/admin/health", Headers: map[string]string{"authorization": "Bearer " + adminKey},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet, Path: "/admin/health"}, RequestID: "boot"},
+	}, &health)
+	require.Equal(t, http.StatusOK, health.StatusCode, health.Body)
+
+	// purge-api looks a job up in the purge table: null, no such job (a
+	// table it cannot read answers code unavailable).
+	status := map[string]any{"unread": true}
+	boot("purge-api").invoke(t, map[string]any{"op": "getPurgeStatus", "jobId": "pj_" + strings.Repeat("0", 32)}, &status)
+	require.Nil(t, status, "no such job")
+
+	// Each consumer sends a message it cannot parse to its own DLQ.
+	for _, c := range []struct{ fn, topic string }{
+		{"consumer-billing-events", topology.Billing}, {"consumer-audit-events", topology.Audit}, {"consumer-cache-purge", topology.CachePurge},
+	} {
+		q := env.Queue(c.topic)
+		var resp events.SQSEventResponse
+		boot(c.fn).invoke(t, events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: "poison-" + c.topic, ReceiptHandle: "boot", Body: "not an envelope", EventSource: "aws:sqs",
+			EventSourceARN: q.ARN, AWSRegion: awslocal.Region, Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+		}}}, &resp)
+		require.Empty(t, resp.BatchItemFailures, c.fn)
+		require.Len(t, env.ReceiveAndDelete(ctx, q.DLQURL, 1, 10*time.Second), 1, "%s dead-lettered the poison message", c.fn)
+	}
+
+	// jobs-worker looks the wake's job up (there is none: acknowledged);
+	// jobs-sweep sweeps the due index.
+	var woke events.SQSEventResponse
+	boot("jobs-worker").invoke(t, events.SQSEvent{Records: []events.SQSMessage{{
+		MessageId: "wake", ReceiptHandle: "boot", EventSource: "aws:sqs", EventSourceARN: env.Resources.JobsQueue.ARN, AWSRegion: awslocal.Region,
+		Body:       `{"tenantId":"acme","idempotencyKey":"boot","payload":{"kind":"tenant-export","jobId":"job_` + strings.Repeat("0", 32) + `","generation":1}}`,
+		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+	}}}, &woke)
+	require.Empty(t, woke.BatchItemFailures)
+	var swept map[string]any
+	boot("jobs-sweep").invoke(t, map[string]any{"action": "sweep"}, &swept)
+	require.NotContains(t, swept, "errorMessage", "%v", swept)
+
+	// Every binary booted under the emulator at least once.
+	require.Len(t, booted, len(roles), "every bootstrap: %v", booted)
+}
+
+func lambdaAttributes(in map[string]sqsAttr) map[string]events.SQSMessageAttribute {
+	out := map[string]events.SQSMessageAttribute{}
+	for k, v := range in {
+		out[k] = events.SQSMessageAttribute{StringValue: v.StringValue, DataType: aws.ToString(v.DataType)}
+	}
+	return out
+}
+
+// instance is one function under the emulator.
+type instance struct {
+	url string
+	out *bytes.Buffer
+}
+
+// start runs the bootstrap under the emulator with exactly env (nothing
+// of the test's own environment leaks in) and waits for it to listen.
+func start(t *testing.T, rie, bootstrap string, env []string) *instance {
+	t.Helper()
+	api, rapid := freePort(t), freePort(t)
+	out := &syncBuffer{}
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", api, "--runtime-api-address", rapid, bootstrap)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s under the emulator:\n%s", filepath.Base(filepath.Dir(bootstrap)), out.String())
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.Dial("tcp", api)
+		if err == nil {
+			c.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the emulator listens on %s: %s", api, out.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	return &instance{url: "http://" + api + "/2015-03-31/functions/function/invocations", out: &out.Buffer}
+}
+
+// invoke sends one event and decodes the function's answer; a function
+// error (the emulator's errorType answer) fails the test with its output.
+func (i *instance) invoke(t *testing.T, in, out any) {
+	t.Helper()
+	body, err := json.Marshal(in)
+	require.NoError(t, err)
+	client := &http.Client{Timeout: 60 * time.Second}
+	resp, err := client.Post(i.url, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var fnErr struct {
+		ErrorType    string `json:"errorType"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	_ = json.Unmarshal(raw, &fnErr)
+	require.Empty(t, fnErr.ErrorType, "function error %s: %s", fnErr.ErrorType, fnErr.ErrorMessage)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	require.NoError(t, json.Unmarshal(raw, out), string(raw))
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.String()
+}

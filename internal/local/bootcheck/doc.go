@@ -1,0 +1,13 @@
+// Package bootcheck proves the deployable artifacts and the template agree:
+// every bin/<fn>/bootstrap, built as `make build` builds it (for the host's
+// architecture here), starts under AWS's Lambda Runtime Interface Emulator
+// with its function's environment taken from the synthesized dev template —
+// tokens resolved to the local stack's tables, queues, bucket, topics,
+// secrets and parameters — and answers one invoke that reaches the local
+// stack. `make dev` wires functions in-process and cannot show this: a
+// variable the template forgets, a secret ARN a loader cannot read, or a
+// cold start that needs a permissionless call all fail here first.
+//
+// It runs as TestArtifactsBoot under `make boot-check` (EVP_BOOT_CHECK=1),
+// which CI runs after `make synth`.
+package bootcheck
