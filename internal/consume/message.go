@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 )
 
 // Message attribute names the runtime reads. They mirror internal/queue's
@@ -110,7 +111,7 @@ func parse(rec events.SQSMessage, topic string) (Message, *failure) {
 	if v, ok := attrOK(rec, attrEventKey); ok {
 		// A key is the id, or the tenant-scoped id: anything else would
 		// point the claim at another event's row.
-		if v != ev.ID && v != ev.TenantID+"/"+ev.ID {
+		if !ledger.Names(v, ev.TenantID, ev.ID) {
 			return m, poison(CodeEventIDMismatch, "eventKey attribute %q does not name event %q of tenant %q", v, ev.ID, ev.TenantID)
 		}
 		m.Key = v

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -150,14 +151,14 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 		}
 		dl.ErrorDetail = joinDetails(details)
 		var err error
-		dl.Body, err = a.d.Bodies.Keep(ctx, tenantOrUnknown(dl.TenantID), incident.ID(dl.EventID, dl.Topic), raw)
+		dl.Body, err = a.d.Bodies.Keep(ctx, tenantOrUnknown(dl.TenantID), dl.IncidentID(), raw)
 		return dl, err
 	}
 
 	dl.EventID, dl.TenantID, dl.Type, dl.Source = ev.ID, ev.TenantID, ev.Type, ev.Source
 	dl.EventKey = ev.ID // sent before keys existed (ledger.LegacyKey)
 	switch key := attr(outbox.AttrEventKey); {
-	case key == ev.ID || key == ev.TenantID+"/"+ev.ID:
+	case ledger.Names(key, ev.TenantID, ev.ID):
 		dl.EventKey = key
 	case key != "":
 		details = append(details, fmt.Sprintf("message attribute eventKey %q does not name the body's event; using %q", key, ev.ID))
@@ -175,7 +176,7 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	if dl.ErrorMessage == "" {
 		dl.ErrorMessage = dl.ErrorCode
 	}
-	body, copyErr, err := a.d.Bodies.Capture(ctx, ev.TenantID, incident.ID(dl.EventKey, dl.Topic), raw, &ev)
+	body, copyErr, err := a.d.Bodies.Capture(ctx, ev.TenantID, dl.IncidentID(), raw, &ev)
 	if err != nil {
 		return dl, err
 	}

@@ -145,7 +145,7 @@ func update(ctx context.Context, s Store, id string, read *Incident, fn func(*In
 // existing one (see Record), retrying on concurrent writes. changed is false
 // when the dead letter had been recorded already.
 func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
-	id := ID(dl.EventID, dl.Topic)
+	id := dl.IncidentID()
 	for attempt := 1; ; attempt++ {
 		var existing *Incident
 		cur, err := s.Get(ctx, id)

@@ -121,6 +121,11 @@ func (dl DeadLetter) Key() string {
 	return dl.EventID
 }
 
+// IncidentID is the incident the dead letter belongs to: one per (event
+// key, topic). Every path that records or looks up a dead letter's incident
+// uses it, so a scoped key is never confused with the bare id.
+func (dl DeadLetter) IncidentID() string { return ID(dl.Key(), dl.Topic) }
+
 // Limits of stored error text.
 const (
 	MaxErrorMessageLen = 2048
@@ -147,7 +152,7 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	note := dl.ErrorCode + ": " + dl.ErrorMessage
 	if existing == nil {
 		inc = Incident{
-			ID: ID(dl.Key(), dl.Topic), EventID: dl.EventID, EventKey: dl.EventKey, TenantID: dl.TenantID, Topic: dl.Topic,
+			ID: dl.IncidentID(), EventID: dl.EventID, EventKey: dl.EventKey, TenantID: dl.TenantID, Topic: dl.Topic,
 			Status: StatusOpen, CreatedAt: now,
 		}
 		inc.appendHistory(Change{To: StatusOpen, By: dl.By, At: now, Note: truncate.String(note, MaxNoteLen)})

@@ -19,7 +19,21 @@ func Key(p topology.Producer, tenantID, eventID string) string {
 	if p.Provider != "" {
 		return eventID
 	}
-	return tenantID + "/" + eventID
+	return ScopedKey(tenantID, eventID)
+}
+
+// ScopedKey is the key of an internal producer's event: its id under its
+// tenant. This is the one place the spelling "<tenant>/<id>" lives; every
+// reader (consumers, the archiver, incidents, operator views, replay) asks
+// here instead of spelling it again.
+func ScopedKey(tenantID, eventID string) string { return tenantID + "/" + eventID }
+
+// Names reports whether key is a key the event can be stored under: its bare
+// id (a provider's event, or one stored before ids were scoped) or its
+// tenant-scoped id. A key naming anything else would point a write at
+// another event's item collection.
+func Names(key, tenantID, eventID string) bool {
+	return key == eventID || key == ScopedKey(tenantID, eventID)
 }
 
 // LegacyKey is where an event was stored before ids were scoped by tenant:

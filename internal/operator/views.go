@@ -142,7 +142,7 @@ type EventQuery struct {
 func (s *Views) FindEvent(ctx context.Context, q EventQuery) (ledger.Record, []outbox.Row, error) {
 	var keys []string
 	if q.TenantID != "" {
-		keys = append(keys, q.TenantID+"/"+q.EventID)
+		keys = append(keys, ledger.ScopedKey(q.TenantID, q.EventID))
 	}
 	keys = append(keys, ledger.LegacyKey(q.EventID))
 	for _, key := range keys {

@@ -229,7 +229,7 @@ type Recovery struct {
 // outbox.ErrLeaseLost when the row moved on meanwhile; a concurrent
 // incident write is retried.
 func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
-	id := incident.ID(dl.EventKey, dl.Topic)
+	id := dl.IncidentID()
 	rowUpdate := &ddbtypes.Update{
 		TableName: aws.String(r.Events.Table),
 		Key:       rowKey(f.Row),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 )
 
 // Store is the incident store with the attestation a consumer makes after
@@ -111,6 +112,33 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		again, err := store.Get(ctx, got.ID)
 		require.NoError(t, err)
 		require.Equal(t, got.Version, again.Version)
+	})
+
+	t.Run("SecondDeadLetterOfAnInternalEventReopensItsIncident", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		// An internal producer's event is stored under its tenant-scoped
+		// key; its incident is keyed on that, not on the bare id.
+		dl := deadLetter("evt_x", "acme", "crm.sync")
+		dl.EventKey, dl.Source = ledger.ScopedKey("acme", "evt_x"), "storefront"
+		first, changed, err := incident.Upsert(ctx, store, dl, t0)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, incident.ID(ledger.ScopedKey("acme", "evt_x"), "crm.sync"), first.ID)
+		_, err = incident.Update(ctx, store, first.ID, func(i *incident.Incident) error {
+			return i.StartReplay("ops@example.com", "subscriber fixed?", "", t0.Add(time.Minute), false)
+		})
+		require.NoError(t, err)
+
+		// The replay fails again: the second dead letter finds the same
+		// incident and reopens it (it was lost, retried forever, before).
+		dl.MessageID = "m-evt_x-2"
+		second, changed, err := incident.Upsert(ctx, store, dl, t0.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, first.ID, second.ID)
+		require.Equal(t, incident.StatusOpen, second.Status)
+		require.Equal(t, 2, second.RetryCount)
 	})
 
 	t.Run("ResolveReplayIsIdempotent", func(t *testing.T) {
