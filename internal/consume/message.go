@@ -45,7 +45,8 @@ type Message struct {
 	ReceiveCount int
 	// ReplayOf is the incident id when an operator replayed the event.
 	ReplayOf string
-	// GroupID is the FIFO message group ("" on standard queues).
+	// GroupID is the message group: the FIFO ordering group, or a standard
+	// (fair) queue's tenant.
 	GroupID string
 	// SentAt is when the message was sent to the queue.
 	SentAt time.Time

@@ -118,8 +118,15 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(th)},
 		}
 	}
-	if s.FIFO {
-		group := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
+	group := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
+	if !s.FIFO {
+		// A standard DLQ is a fair queue too (the archiver drains it): the
+		// message's group, else its tenant.
+		if group == "" {
+			group = TenantGroup(aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue))
+		}
+		in.MessageGroupId = aws.String(group)
+	} else {
 		if group == "" {
 			group = "dead-letters"
 		}

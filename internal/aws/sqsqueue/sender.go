@@ -41,7 +41,12 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(m.TraceHeader)},
 		}
 	}
-	if s.FIFO[m.Topic] {
+	if !s.FIFO[m.Topic] {
+		// A standard queue with message groups is an SQS fair queue: the
+		// tenant is the group, so one tenant's backlog does not raise the
+		// others' dwell time (docs/consumers.md, "Fair queues").
+		in.MessageGroupId = aws.String(TenantGroup(m.TenantID))
+	} else {
 		group := m.Subject
 		if group == "" {
 			group = m.TenantID
@@ -78,6 +83,19 @@ func GroupID(key string) string {
 	}
 	return "sha256:" + envelope.SHA256Hex([]byte(key))
 }
+
+// TenantGroup is the message group of a standard-queue message: its
+// tenant (a fair queue's tenant), or "platform" for a message that names
+// none.
+func TenantGroup(tenant string) string {
+	if tenant == "" {
+		return platformGroup
+	}
+	return GroupID(tenant)
+}
+
+// platformGroup groups the messages that belong to no tenant.
+const platformGroup = "platform"
 
 // Attributes are the message attributes of an outbox message.
 func Attributes(m outbox.Message) map[string]sqstypes.MessageAttributeValue {

@@ -27,7 +27,13 @@ func (q *Waker) Wake(ctx context.Context, w jobs.Wake, delay time.Duration) erro
 		return err
 	}
 	secs := int32(min(max(delay, 0), jobs.MaxWakeDelay).Seconds())
-	if _, err := q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)), DelaySeconds: secs}); err != nil {
+	in := &sqs.SendMessageInput{
+		QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)), DelaySeconds: secs,
+		// The jobs queue is a fair queue by tenant: one tenant's thousand
+		// exports do not hold up another's erasure.
+		MessageGroupId: aws.String(TenantGroup(w.TenantID)),
+	}
+	if _, err := q.Client.SendMessage(ctx, in); err != nil {
 		return fmt.Errorf("sqs send wake: %w", err)
 	}
 	return nil

@@ -9,46 +9,55 @@ import { buildApp } from "fauxqs";
 const app = buildApp({ logger: false, host: "localhost" });
 
 // fauxqs ignores MessageSystemAttributes, so the X-Ray trace header a
-// producer sends (AWSTraceHeader) would never reach the consumer. Remember
-// it per message id and hand it back on receive, as SQS does. Bounded, so
-// a long `make dev` does not grow without limit (oldest first).
-const traceHeaders = new Map();
-const maxTraceHeaders = 100000;
-const remember = (messageId, header) => {
-  if (!messageId || !header) return;
-  traceHeaders.set(messageId, header);
-  if (traceHeaders.size > maxTraceHeaders) {
-    traceHeaders.delete(traceHeaders.keys().next().value);
+// producer sends (AWSTraceHeader) would never reach the consumer; and it
+// drops the MessageGroupId of a standard-queue send, which SQS keeps (a
+// standard queue with message groups is a fair queue) and returns on
+// receive. Remember both per message id and hand them back on receive, as
+// SQS does (fauxqs returns a FIFO queue's groups itself). Bounded, so a
+// long `make dev` does not grow without limit (oldest first).
+const remembered = new Map();
+const maxRemembered = 100000;
+const remember = (messageId, header, group) => {
+  if (!messageId || (!header && !group)) return;
+  remembered.set(messageId, { header, group });
+  if (remembered.size > maxRemembered) {
+    remembered.delete(remembered.keys().next().value);
   }
 };
 const traceOf = (attrs) => attrs?.AWSTraceHeader?.StringValue;
 const action = (request) => String(request.headers["x-amz-target"] ?? "").replace("AmazonSQS.", "");
+const wants = (names, name) => names.includes("All") || names.includes(name);
 
 app.addHook("onSend", async (request, reply, payload) => {
   if (reply.statusCode !== 200 || typeof payload !== "string") return payload;
   const body = request.body ?? {};
   switch (action(request)) {
     case "SendMessage": {
-      remember(JSON.parse(payload).MessageId, traceOf(body.MessageSystemAttributes));
+      remember(JSON.parse(payload).MessageId, traceOf(body.MessageSystemAttributes), body.MessageGroupId);
       return payload;
     }
     case "SendMessageBatch": {
       const sent = JSON.parse(payload).Successful ?? [];
       for (const entry of body.Entries ?? []) {
         const ok = sent.find((s) => s.Id === entry.Id);
-        remember(ok?.MessageId, traceOf(entry.MessageSystemAttributes));
+        remember(ok?.MessageId, traceOf(entry.MessageSystemAttributes), entry.MessageGroupId);
       }
       return payload;
     }
     case "ReceiveMessage": {
       const names = [...(body.AttributeNames ?? []), ...(body.MessageSystemAttributeNames ?? [])];
-      if (!names.includes("All") && !names.includes("AWSTraceHeader")) return payload;
+      const header = wants(names, "AWSTraceHeader"), group = wants(names, "MessageGroupId");
+      if (!header && !group) return payload;
       const out = JSON.parse(payload);
       let changed = false;
       for (const m of out.Messages ?? []) {
-        const header = traceHeaders.get(m.MessageId);
-        if (header) {
-          m.Attributes = { ...(m.Attributes ?? {}), AWSTraceHeader: header };
+        const r = remembered.get(m.MessageId);
+        if (!r) continue;
+        const add = {};
+        if (header && r.header) add.AWSTraceHeader = r.header;
+        if (group && r.group && !m.Attributes?.MessageGroupId) add.MessageGroupId = r.group;
+        if (Object.keys(add).length > 0) {
+          m.Attributes = { ...(m.Attributes ?? {}), ...add };
           changed = true;
         }
       }

@@ -100,3 +100,46 @@ func TestSQSCarriesAWSTraceHeader(t *testing.T) {
 		require.Equal(t, h, m.Attributes["AWSTraceHeader"])
 	}
 }
+
+// A standard queue's sends keep their MessageGroupId (SQS fair queues
+// identify tenants by it and return it on receive; fauxqs drops it), a
+// send without one has none, and a redrive to the DLQ keeps it.
+func TestSQSStandardQueueKeepsMessageGroups(t *testing.T) {
+	t.Parallel()
+	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(testkit.OneTopic("fair.test", 1, false)))
+	ctx := context.Background()
+	q := env.Queue("fair.test")
+	_, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String("acme"), MessageGroupId: aws.String("acme")})
+	require.NoError(t, err)
+	_, err = env.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.URL), Entries: []sqstypes.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("globex"), MessageGroupId: aws.String("globex")},
+		{Id: aws.String("b"), MessageBody: aws.String("ungrouped")},
+	}})
+	require.NoError(t, err)
+
+	// Asked for by name, as SQS wants it; "All" is covered by the DLQ below.
+	out, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameMessageGroupId},
+	})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 3)
+	for _, m := range out.Messages {
+		body := aws.ToString(m.Body)
+		if body == "ungrouped" {
+			require.NotContains(t, m.Attributes, "MessageGroupId")
+		} else {
+			require.Equal(t, body, m.Attributes["MessageGroupId"])
+		}
+		_, err := env.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+		require.NoError(t, err)
+	}
+	require.Empty(t, env.ReceiveAll(ctx, q.URL, 1, 0), "maxReceiveCount 1: the next receive redrives")
+	dead := env.ReceiveAll(ctx, q.DLQURL, 3, 2*time.Second)
+	require.Len(t, dead, 3)
+	for _, m := range dead {
+		if body := aws.ToString(m.Body); body != "ungrouped" {
+			require.Equal(t, body, m.Attributes["MessageGroupId"], "the redrive keeps the group")
+		}
+	}
+}

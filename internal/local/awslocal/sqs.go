@@ -34,9 +34,12 @@ import (
 // The Go SDK sends SQS calls to BaseEndpoint, never to the queue URL's
 // host, so the URL only has to match what fauxqs stored, byte for byte.
 //
-// fauxqs ignores MessageSystemAttributes; the script keeps the one the
-// platform sends (AWSTraceHeader, the X-Ray trace header) per message and
-// returns it on receive, as SQS does.
+// fauxqs ignores MessageSystemAttributes and drops a standard-queue
+// send's MessageGroupId; the script keeps the trace header the platform
+// sends (AWSTraceHeader) and the message group (a fair queue's tenant) per
+// message and returns them on receive, as SQS does. It does not model fair
+// queues' delivery order: a standard queue's messages come out as fauxqs
+// orders them, whatever their groups.
 //
 //go:embed fauxqs.mjs
 var fauxqsScript string

@@ -1,8 +1,9 @@
 // Package outboxtest is the contract suite of outbox.Sender, the topic
 // queues as ingest, the sweeper and replay send to them: a message arrives
 // with its body (as the same JSON value, whatever characters it holds) and
-// every attribute a consumer reads; an unknown topic is an error and sends
-// nothing; on a FIFO topic the subject is the message group and the dedup
+// every attribute a consumer reads; a standard topic's message group is
+// its tenant (an SQS fair queue's tenant); an unknown topic is an error and
+// sends nothing; on a FIFO topic the subject is the message group and the dedup
 // id drops repeated sends, never the next replay. Every implementation runs
 // Exercise; the SQS adapter runs it against the emulator.
 package outboxtest
@@ -24,7 +25,8 @@ import (
 type Delivered struct {
 	Body       []byte
 	Attributes map[string]string
-	// GroupID is the FIFO message group ("" on a standard topic).
+	// GroupID is the message group: the FIFO ordering group, or a standard
+	// (fair) queue's tenant.
 	GroupID string
 }
 
@@ -75,6 +77,21 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, json.Unmarshal([]byte(body), &want))
 		require.NoError(t, json.Unmarshal(got[0].Body, &have))
 		require.Equal(t, want, have)
+	})
+
+	t.Run("AStandardTopicGroupsByTenant", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		a := message(h.Standard, "evt_6", "order-1", `{"id":"evt_6"}`)
+		b := message(h.Standard, "evt_7", "order-1", `{"id":"evt_7"}`)
+		b.TenantID = "globex"
+		require.NoError(t, h.Sender.Send(ctx, a))
+		require.NoError(t, h.Sender.Send(ctx, b))
+		groups := map[string]string{}
+		for _, d := range h.Receive(t, h.Standard) {
+			groups[d.Attributes[outbox.AttrTenantID]] = d.GroupID
+		}
+		require.Equal(t, map[string]string{"acme": "acme", "globex": "globex"}, groups, "the tenant, whatever the subject")
 	})
 
 	t.Run("AnUnknownTopicIsAnErrorAndSendsNothing", func(t *testing.T) {
