@@ -240,7 +240,7 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 	ev.Timestamp = ts
 	if w.Subject != nil {
 		s := *w.Subject
-		if s == "" || utf8.RuneCountInString(s) > MaxSubjectLen || !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		if !ValidSubject(s) {
 			return Event{}, fieldErr(CodeInvalidSubject, "subject", "subject must be 1 to %d printable characters", MaxSubjectLen)
 		}
 		ev.Subject = s
@@ -260,4 +260,10 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 		ev.Payload = p
 	}
 	return ev, nil
+}
+
+// ValidSubject reports whether s is a usable subject: 1 to MaxSubjectLen
+// printable characters of valid UTF-8.
+func ValidSubject(s string) bool {
+	return s != "" && utf8.RuneCountInString(s) <= MaxSubjectLen && utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }

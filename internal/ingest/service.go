@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -53,6 +54,7 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		Event:       ev,
 		Topics:      topics,
 		PayloadHash: identity.Of(producer, ev),
+		OrderingKey: subject.OrderingKey(producer, ev),
 		Status:      ledger.StatusReceived,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(s.cfg.Retention),

@@ -23,6 +23,12 @@ type Record struct {
 	Event       envelope.Event
 	Topics      []string
 	PayloadHash string
+	// OrderingKey is the entity whose events a FIFO topic keeps in order
+	// (subject.OrderingKey: the Stripe customer, an internal producer's
+	// subject), fixed at ingest while the payload is inline so resends of
+	// a claim-checked event keep their group. Records stored before it
+	// existed have none: their tenant's events are one sequence.
+	OrderingKey string
 	Status      string
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
@@ -40,8 +46,9 @@ func (r Record) Message(topic string) (outbox.Message, error) {
 		EventID:  r.Event.ID,
 		TenantID: r.Event.TenantID,
 		Type:     r.Event.Type,
-		Subject:  r.Event.Subject,
 		Body:     body,
+		// The group of a FIFO topic's message.
+		OrderingKey: r.OrderingKey,
 	}, nil
 }
 

@@ -20,9 +20,10 @@ type Message struct {
 	EventID  string
 	TenantID string
 	Type     string
-	// Subject orders FIFO topics (message group); empty falls back to the
-	// tenant.
-	Subject string
+	// OrderingKey is the entity a FIFO topic keeps in order
+	// (ledger.Record.OrderingKey): the message group is the tenant's
+	// sequence of that entity; empty, the tenant's whole sequence.
+	OrderingKey string
 	// Body is the envelope JSON (payload claim-checked if large).
 	Body []byte
 	// ReplayOf is the incident id when an operator replays an incident.

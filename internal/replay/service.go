@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
 )
 
 // Service replays incidents; build it with New.
@@ -277,7 +278,8 @@ func (s *Service) restore(ctx context.Context, ev envelope.Event, inc incident.I
 		}
 		rec = ledger.Record{
 			Key: key, Event: stored, Topics: s.d.Topology.Route(ev.Type), PayloadHash: identity.Of(producer, ev),
-			Status: ledger.StatusReceived, CreatedAt: now, ExpiresAt: now.Add(s.cfg.Retention),
+			OrderingKey: subject.OrderingKey(producer, ev),
+			Status:      ledger.StatusReceived, CreatedAt: now, ExpiresAt: now.Add(s.cfg.Retention),
 		}
 	}
 	tp, _ := s.d.Topology.Topic(inc.Topic)
@@ -368,6 +370,10 @@ func (s *Service) claimChecked(ctx context.Context, ev envelope.Event) (envelope
 // the exact payload bytes (claim-checked again above the threshold), with
 // replayOf set.
 func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.Incident) (outbox.Message, error) {
+	// The ordering key from the inline payload, as ingest derived it: a
+	// replay into a FIFO topic joins its entity's group.
+	producer, _ := s.d.Topology.Producer(ev.Source)
+	key := subject.OrderingKey(producer, ev)
 	ev, err := s.claimChecked(ctx, ev)
 	if err != nil {
 		return outbox.Message{}, err
@@ -377,7 +383,7 @@ func (s *Service) message(ctx context.Context, ev envelope.Event, inc incident.I
 		return outbox.Message{}, err
 	}
 	m := outbox.Message{
-		Topic: inc.Topic, Key: inc.Key(), EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Subject: ev.Subject,
+		Topic: inc.Topic, Key: inc.Key(), EventID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, OrderingKey: key,
 		Body: body, ReplayOf: inc.ID,
 		// One dedup id per replay started: a FIFO queue drops a repeated
 		// send of the same replay, never the next replay.

@@ -46,6 +46,7 @@ type ledgerItem struct {
 	PayloadRef  *envelope.PayloadRef `dynamodbav:"payloadRef,omitempty"`
 	Topics      []string             `dynamodbav:"topics"`
 	PayloadHash string               `dynamodbav:"payloadHash"`
+	OrderingKey string               `dynamodbav:"orderingKey,omitempty"`
 	Status      string               `dynamodbav:"status"`
 	CreatedAt   string               `dynamodbav:"createdAt"`
 	ExpiresAt   int64                `dynamodbav:"expiresAt"`
@@ -111,7 +112,7 @@ func toLedgerItem(r ledger.Record) ledgerItem {
 		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
 		Subject: ev.Subject, Traceparent: ev.Traceparent,
 		Payload: plain, PayloadGz: gz, PayloadRef: ev.PayloadRef,
-		Topics: r.Topics, PayloadHash: r.PayloadHash, Status: r.Status,
+		Topics: r.Topics, PayloadHash: r.PayloadHash, OrderingKey: r.OrderingKey, Status: r.Status,
 		CreatedAt: created, ExpiresAt: r.ExpiresAt.Unix(),
 	}
 }
@@ -129,7 +130,7 @@ func (it ledgerItem) record() ledger.Record {
 	ev.Payload, _ = unpackPayload(it.Payload, it.PayloadGz)
 	return ledger.Record{
 		Key:   keyOf(it.PK),
-		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, Status: it.Status,
+		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, OrderingKey: it.OrderingKey, Status: it.Status,
 		CreatedAt: parseTime(it.CreatedAt), ExpiresAt: time.Unix(it.ExpiresAt, 0).UTC(),
 	}
 }

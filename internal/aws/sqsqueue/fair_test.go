@@ -30,7 +30,7 @@ func TestStandardSendsCarryTheTenantAsMessageGroup(t *testing.T) {
 	s := &sqsqueue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: env.Topology.FIFOTopics()}
 	q := env.Queue(topology.Notifications)
 	for _, tenant := range []string{"acme", "globex"} {
-		msg := outbox.Message{Topic: topology.Notifications, EventID: "inq_" + tenant, TenantID: tenant, Type: "inquiry.created", Subject: "order-1", Body: []byte(`{"id":"inq_` + tenant + `"}`)}
+		msg := outbox.Message{Topic: topology.Notifications, EventID: "inq_" + tenant, TenantID: tenant, Type: "inquiry.created", OrderingKey: "order-1", Body: []byte(`{"id":"inq_` + tenant + `"}`)}
 		require.NoError(t, s.Send(ctx, msg))
 	}
 	got := map[string]string{}
@@ -38,7 +38,7 @@ func TestStandardSendsCarryTheTenantAsMessageGroup(t *testing.T) {
 	for _, m := range msgs {
 		got[aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue)] = m.Attributes["MessageGroupId"]
 	}
-	require.Equal(t, map[string]string{"acme": "acme", "globex": "globex"}, got, "the tenant, not the subject: a fair queue's tenant")
+	require.Equal(t, map[string]string{"acme": "acme", "globex": "globex"}, got, "the tenant, not the ordering key: a fair queue's tenant")
 
 	// A dead letter keeps the group it was received with; one received
 	// without a group (sent before this version) takes its tenant's.

@@ -47,11 +47,7 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 		// others' dwell time (docs/consumers.md, "Fair queues").
 		in.MessageGroupId = aws.String(TenantGroup(m.TenantID))
 	} else {
-		group := m.Subject
-		if group == "" {
-			group = m.TenantID
-		}
-		in.MessageGroupId = aws.String(GroupID(group))
+		in.MessageGroupId = aws.String(OrderingGroup(m.TenantID, m.OrderingKey))
 		// The event id dedupes provider retries inside SQS's 5-minute
 		// window; a replay must get through, so it carries its own id.
 		dedup := m.DedupID
@@ -82,6 +78,18 @@ func GroupID(key string) string {
 		return key
 	}
 	return "sha256:" + envelope.SHA256Hex([]byte(key))
+}
+
+// OrderingGroup is a FIFO topic's message group for an event of tenant
+// with ordering key key: the tenant's sequence of that entity
+// ("acme/cus_123"), or the tenant's whole sequence when the event has no
+// key. Scoped by tenant, so two tenants' entities of one name never block
+// each other.
+func OrderingGroup(tenant, key string) string {
+	if key == "" {
+		return TenantGroup(tenant)
+	}
+	return GroupID(tenant + "/" + key)
 }
 
 // TenantGroup is the message group of a standard-queue message: its

@@ -30,6 +30,7 @@ func TestSendUnknownTopic(t *testing.T) {
 // Any valid subject is a usable FIFO ordering key: SQS takes 1..128
 // characters of [!-~] as a group id, subjects are up to 255 printable
 // characters of any script. Before, such a subject made every send fail.
+// The group is the tenant's sequence of the entity.
 func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(fifoTopology()))
@@ -38,7 +39,7 @@ func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
 	s := &sqsqueue.Sender{Client: env.SQS, URLs: env.Resources.QueueURLs(), FIFO: map[string]bool{topology.Billing: true}}
 	subjects := []string{"cus_1", "order 42", "Zoë 😀", strings.Repeat("x", 129), strings.Repeat("é", 255)}
 	for i, subject := range subjects {
-		msg := outbox.Message{Topic: topology.Billing, EventID: "evt_g" + string(rune('a'+i)), TenantID: "acme", Type: "stripe.invoice.paid", Subject: subject, Body: []byte(`{"s":"` + subject + `"}`)}
+		msg := outbox.Message{Topic: topology.Billing, EventID: "evt_g" + string(rune('a'+i)), TenantID: "acme", Type: "stripe.invoice.paid", OrderingKey: subject, Body: []byte(`{"s":"` + subject + `"}`)}
 		require.NoError(t, s.Send(ctx, msg), "subject %q", subject)
 	}
 	got := map[string]bool{}
@@ -46,9 +47,9 @@ func TestFIFOGroupIDsFromAnySubject(t *testing.T) {
 		got[m.Attributes["MessageGroupId"]] = true
 	}
 	require.Len(t, got, len(subjects), "one group per subject")
-	require.True(t, got["cus_1"], "usable subjects are the group id as they are")
-	require.Equal(t, sqsqueue.GroupID("order 42"), sqsqueue.GroupID("order 42"), "deterministic: one subject stays one group")
-	require.True(t, got[sqsqueue.GroupID("Zoë 😀")])
+	require.True(t, got["acme/cus_1"], "usable keys are the group id as they are, after the tenant")
+	require.Equal(t, sqsqueue.OrderingGroup("acme", "order 42"), sqsqueue.OrderingGroup("acme", "order 42"), "deterministic: one key stays one group")
+	require.True(t, got[sqsqueue.GroupID("acme/Zoë 😀")])
 }
 
 func TestGroupID(t *testing.T) {
@@ -68,4 +69,12 @@ func TestGroupID(t *testing.T) {
 			require.True(t, r >= '!' && r <= '~', "%q has %q", got, r)
 		}
 	}
+}
+
+func TestOrderingGroup(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "acme/cus_1", sqsqueue.OrderingGroup("acme", "cus_1"))
+	require.Equal(t, "acme", sqsqueue.OrderingGroup("acme", ""), "no key: the tenant's sequence")
+	require.NotEqual(t, sqsqueue.OrderingGroup("acme", "order-1"), sqsqueue.OrderingGroup("globex", "order-1"), "tenants never share a group")
+	require.Equal(t, sqsqueue.GroupID("acme/"+strings.Repeat("x", 200)), sqsqueue.OrderingGroup("acme", strings.Repeat("x", 200)))
 }

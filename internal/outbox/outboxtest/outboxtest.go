@@ -3,9 +3,10 @@
 // with its body (as the same JSON value, whatever characters it holds) and
 // every attribute a consumer reads; a standard topic's message group is
 // its tenant (an SQS fair queue's tenant); an unknown topic is an error and
-// sends nothing; on a FIFO topic the subject is the message group and the dedup
-// id drops repeated sends, never the next replay. Every implementation runs
-// Exercise; the SQS adapter runs it against the emulator.
+// sends nothing; on a FIFO topic the message group is the tenant's ordering
+// key (two tenants never share one) and the dedup id drops repeated sends,
+// never the next replay. Every implementation runs Exercise; the SQS
+// adapter runs it against the emulator.
 package outboxtest
 
 import (
@@ -40,8 +41,8 @@ type Harness struct {
 	Receive func(t *testing.T, topic string) []Delivered
 }
 
-func message(topic, id, subject, body string) outbox.Message {
-	return outbox.Message{Topic: topic, Key: "acme/" + id, EventID: id, TenantID: "acme", Type: "order.created", Subject: subject, Body: []byte(body)}
+func message(topic, id, key, body string) outbox.Message {
+	return outbox.Message{Topic: topic, Key: "acme/" + id, EventID: id, TenantID: "acme", Type: "order.created", OrderingKey: key, Body: []byte(body)}
 }
 
 // Exercise runs the contract against fresh harnesses from newHarness.
@@ -101,7 +102,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Empty(t, h.Receive(t, h.Standard))
 	})
 
-	t.Run("FIFOGroupsBySubjectAndDropsRepeatedSendsOnly", func(t *testing.T) {
+	t.Run("FIFOGroupsByTenantAndOrderingKeyAndDropsRepeatedSendsOnly", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		m := message(h.FIFO, "evt_4", "cus_1", `{"id":"evt_4"}`)
@@ -118,14 +119,17 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, h.Sender.Send(ctx, noSubject))
 		long := message(h.FIFO, strings.Repeat("e", 255), "cus_1", `{"id":"long"}`)
 		require.NoError(t, h.Sender.Send(ctx, long), "any event id dedupes (a long one too)")
+		other := message(h.FIFO, "evt_8", "cus_1", `{"id":"evt_8"}`)
+		other.TenantID = "globex"
+		require.NoError(t, h.Sender.Send(ctx, other))
 
 		got := h.Receive(t, h.FIFO)
-		require.Len(t, got, 5)
+		require.Len(t, got, 6)
 		groups := map[string]int{}
 		for _, d := range got {
 			groups[d.GroupID]++
 		}
 		counts := slices.Sorted(maps.Values(groups))
-		require.Equal(t, []int{1, 4}, counts, "one group per subject (the tenant without one): the subject's four share one")
+		require.Equal(t, []int{1, 1, 4}, counts, "one group per tenant and key (the tenant without one): acme's four of cus_1 share one, globex's cus_1 is its own")
 	})
 }
