@@ -22,9 +22,9 @@ import (
 // group A (reported failed, never run); group B proceeds, and a poison
 // message in B does not stop B.
 //
-// fauxqs returns at most one message per group per receive (real SQS
-// returns up to ten), so the batch Lambda would get is built from the
-// stored events; the outbox rows, the DLQ and the visibility changes are
+// The batch is built from the stored events (the exact interleaving under
+// test; a receive from the local SQS holds several messages per group too,
+// as SQS's do); the outbox rows, the DLQ and the visibility changes are
 // real.
 func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 	t.Parallel()

@@ -4,7 +4,73 @@
 // buildApp + listen rather than startFauxqs: startFauxqs always listens on
 // 0.0.0.0, which would expose the emulator (and every queued event) to the
 // network. Here it is loopback only.
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { buildApp } from "fauxqs";
+
+// fauxqs hands out at most one message per FIFO message group per receive;
+// SQS returns several consecutive messages of a group (up to the ten asked
+// for), and Lambda's FIFO batches hold them — which is what a consumer's
+// "stop the group after its first failure" logic is for. Receive like SQS:
+// after each of fauxqs's one-per-group passes, the groups that pass took
+// from are unlocked for the next pass only, until the receive is full or
+// nothing more is available; then every lock is restored. fauxqs's own
+// order, visibility, redrive and lock counting are untouched. (The module
+// is imported by its real path: the same instance fauxqs's app uses.)
+const storeURL = pathToFileURL(realpathSync(resolve("node_modules/fauxqs/dist/sqs/sqsStore.js"))).href;
+const { SqsQueue } = await import(storeURL);
+const onePerGroup = SqsQueue.prototype.dequeueFifo;
+SqsQueue.prototype.dequeueFifo = function (maxCount, visibilityTimeoutOverride, dlqResolver) {
+  const want = Math.min(maxCount, 10);
+  const out = [];
+  const hidden = new Map();
+  try {
+    while (out.length < want) {
+      const lockedBefore = new Set(this.fifoLockedGroups.keys());
+      const got = onePerGroup.call(this, want - out.length, visibilityTimeoutOverride, dlqResolver);
+      if (got.length === 0) break;
+      out.push(...got);
+      for (const [group, count] of this.fifoLockedGroups) {
+        if (!lockedBefore.has(group)) {
+          hidden.set(group, (hidden.get(group) ?? 0) + count);
+          this.fifoLockedGroups.delete(group);
+        }
+      }
+    }
+  } finally {
+    for (const [group, count] of hidden) {
+      this.fifoLockedGroups.set(group, (this.fifoLockedGroups.get(group) ?? 0) + count);
+    }
+  }
+  return out;
+};
+
+// fauxqs puts a FIFO message whose visibility ended (or was changed to 0)
+// back at the front of its group, so two in-flight messages of a group came
+// back reversed. SQS keeps a group in order: stamp each message with its
+// arrival in the queue it is in (a redrive stamps it anew in the DLQ) and
+// keep every group sorted by it after anything that returns messages.
+let arrivals = 0;
+const enqueue = SqsQueue.prototype.enqueue;
+SqsQueue.prototype.enqueue = function (msg) {
+  if (this.isFifo()) msg.arrival = ++arrivals;
+  return enqueue.call(this, msg);
+};
+const inOrder = (queue) => {
+  if (!queue.isFifo()) return;
+  for (const group of queue.fifoMessages.values()) {
+    group.sort((a, b) => (a.arrival ?? 0) - (b.arrival ?? 0));
+  }
+};
+for (const name of ["changeVisibility", "processTimers"]) {
+  const original = SqsQueue.prototype[name];
+  SqsQueue.prototype[name] = function (...args) {
+    const out = original.apply(this, args);
+    inOrder(this);
+    return out;
+  };
+}
 
 const app = buildApp({ logger: false, host: "localhost" });
 

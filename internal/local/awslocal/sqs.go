@@ -39,7 +39,10 @@ import (
 // sends (AWSTraceHeader) and the message group (a fair queue's tenant) per
 // message and returns them on receive, as SQS does. It does not model fair
 // queues' delivery order: a standard queue's messages come out as fauxqs
-// orders them, whatever their groups.
+// orders them, whatever their groups. FIFO queues receive as SQS's do: a
+// receive holds several consecutive messages of a group (fauxqs alone
+// gives one per group), and messages made visible again keep their group's
+// order (fauxqs put each back at the front, reversing two in flight).
 //
 //go:embed fauxqs.mjs
 var fauxqsScript string
