@@ -22,6 +22,12 @@ type Deps struct {
 	// StripeTypes filter the listing (StripeTypes of the topology).
 	StripeTypes []string
 	Ingest      Publisher
+	// Imports reads import files and writes their error reports;
+	// StripeFor canonicalizes their Stripe events for a tenant (both nil
+	// where imports do not run: a step then fails with a clear error).
+	Imports      ImportBlobs
+	StripeFor    func(tenant string) Canonicalizer
+	ImportTuning ImportOptions
 }
 
 // Kinds are the shipped kinds; adding one is its file and a line here.
@@ -30,5 +36,6 @@ func Kinds(d Deps) []jobs.Kind {
 		Export(d.Events, d.Payloads, d.Objects, d.Bucket),
 		Erasure(d.Erasure, d.Objects, d.Bucket),
 		Reconcile(d.StripeEvents, d.Stripe, d.Ingest, d.StripeTypes),
+		FileImport(FileImportDeps{Objects: d.Imports, StripeFor: d.StripeFor, Ingest: d.Ingest, Bucket: d.Bucket, Options: d.ImportTuning}),
 	}
 }

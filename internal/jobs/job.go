@@ -47,11 +47,14 @@ type Job struct {
 	LeaseUntil    time.Time       `json:"leaseUntil,omitzero"`
 	// DueAt is when the job next wants to run (queued, waiting) or its
 	// lease expires (running); zero once finished.
-	DueAt     time.Time       `json:"dueAt,omitzero"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *Error          `json:"error,omitempty"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	DueAt  time.Time       `json:"dueAt,omitzero"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// Progress is what the last committed step reported (kinds that know
+	// their total: a file import's bytes read of the file's size).
+	Progress  *Progress `json:"progress,omitempty"`
+	Error     *Error    `json:"error,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 	// FinishedAt is when the job reached a terminal state, ExpiresAt when
 	// its record (and idempotency key) goes (FinishedAt + retention).
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
@@ -65,6 +68,15 @@ type Job struct {
 	// job back to work (restart): its idempotency key, set to expire with
 	// the finished job, must stop expiring in the same write.
 	Revived bool `json:"-"`
+}
+
+// Progress is how far a job is: Done of Total Units (Total 0: unknown),
+// and the counts the kind keeps so far (records read, accepted, …).
+type Progress struct {
+	Done   int64            `json:"done"`
+	Total  int64            `json:"total,omitempty"`
+	Unit   string           `json:"unit,omitempty"`
+	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
 // Lease is the fencing token of a running step: a write conditional on the

@@ -25,6 +25,10 @@ type Kind struct {
 	Handler Handler
 	// CheckArgs validates a Start's args (a *RequestError, or nil).
 	CheckArgs func(args json.RawMessage) error
+	// CheckTenant, when set, validates the Start's tenant against its
+	// (checked) args (a *RequestError, or nil): a file import may only
+	// write the tenant its file's path names.
+	CheckTenant func(tenant string, args json.RawMessage) error
 	// Supersede: a Start with an existing key restarts the job from scratch
 	// under a new generation instead of returning it (a new erasure of a
 	// subject supersedes the old one).
@@ -86,6 +90,14 @@ type Outcome struct {
 	checkpoint any
 	result     any
 	after      time.Duration
+	progress   *Progress
+}
+
+// WithProgress records how far the job is (shown by `evp jobs view
+// --wait` and the job view); it is committed with the step.
+func (o Outcome) WithProgress(p Progress) Outcome {
+	o.progress = &p
+	return o
 }
 
 // Continue commits checkpoint and runs the next step at once.

@@ -55,6 +55,15 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 	if err != nil {
 		return Job{}, false, err
 	}
+	if kind.CheckTenant != nil {
+		if err := kind.CheckTenant(p.TenantID, args); err != nil {
+			var re *RequestError
+			if errors.As(err, &re) {
+				return Job{}, false, err
+			}
+			return Job{}, false, badRequest(CodeInvalidArgs, "%v", err)
+		}
+	}
 	hash, err := argsHash(args)
 	if err != nil {
 		return Job{}, false, badRequest(CodeInvalidArgs, "args: %v", err)
@@ -212,7 +221,7 @@ func (e *Engine) Restart(ctx context.Context, id string, p RestartParams) (Job, 
 		j.Status, j.Generation, j.Attempts, j.Error, j.Result = StatusQueued, j.Generation+1, 0, nil, nil
 		j.DueAt, j.FinishedAt, j.ExpiresAt, j.LeaseOwner, j.LeaseUntil = now, time.Time{}, time.Time{}, "", time.Time{}
 		if p.FromScratch {
-			j.Checkpoint, j.CheckpointRef, j.Steps = nil, "", 0
+			j.Checkpoint, j.CheckpointRef, j.Steps, j.Progress = nil, "", 0, nil
 		}
 		return nil
 	}, true)

@@ -165,6 +165,9 @@ func (e *Engine) runStep(ctx context.Context, log *slog.Logger, kind Kind, j Job
 	next.LeaseOwner, next.LeaseUntil, next.UpdatedAt, next.Version = "", time.Time{}, now, j.Version+1
 	var delay time.Duration
 	wake := false
+	if stepErr == nil && out.progress != nil {
+		next.Progress = out.progress
+	}
 	switch {
 	case stepErr == nil && out.kind == outcomeDone:
 		res, err := json.Marshal(out.result)

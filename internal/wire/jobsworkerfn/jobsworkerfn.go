@@ -55,6 +55,11 @@ const (
 	// accounts (SSM).
 	EnvStripeTenantMap          = "STRIPE_TENANT_MAP"
 	EnvStripeAccountTenantsPath = "STRIPE_ACCOUNT_TENANTS_PATH"
+	// EnvImportConcurrency is how many ingest calls a file import makes
+	// at once (default 16); EnvImportStepRecords how many records one of
+	// its steps reads before it commits its checkpoint (default 20,000).
+	EnvImportConcurrency = "IMPORT_CONCURRENCY"
+	EnvImportStepRecords = "IMPORT_STEP_RECORDS"
 )
 
 // WorkerTimeout: a worker runs one step (at most a kind's StepTimeout plus
@@ -74,6 +79,7 @@ type Config struct {
 	AccountTenantsPath string
 	// StripeTypes are the Stripe event types the topology routes.
 	StripeTypes []string
+	Import      jobkinds.ImportOptions
 }
 
 // Load reads the config from the environment and validates it.
@@ -91,11 +97,19 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	}
 	r.JSON(EnvStripeTenantMap, &c.Tenants)
 	c.AccountTenantsPath = r.String(EnvStripeAccountTenantsPath, "")
+	c.Import.Concurrency = r.Int(EnvImportConcurrency, 0)
+	c.Import.StepRecords = r.Int(EnvImportStepRecords, 0)
 	if err := r.Err(); err != nil {
 		return c, err
 	}
 	if err := c.Tenants.Validate(); err != nil {
 		return c, fmt.Errorf("%s: %w", EnvStripeTenantMap, err)
+	}
+	if c.Import.Concurrency < 0 || c.Import.Concurrency > 128 {
+		return c, fmt.Errorf("%s=%d: must be 1..128", EnvImportConcurrency, c.Import.Concurrency)
+	}
+	if c.Import.StepRecords < 0 || c.Import.StepRecords > 1_000_000 {
+		return c, fmt.Errorf("%s=%d: must be 1..1000000", EnvImportStepRecords, c.Import.StepRecords)
 	}
 	return c, c.Config.Validate()
 }
@@ -133,9 +147,19 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		Events:   exportSource{events, incidents},
 		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
 		Payloads: blobs, Objects: blobs, Bucket: c.Engine.Bucket,
-		Stripe:      stripe.New(secret.List{}, tenants, rt.Log),
-		Ingest:      &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
-		StripeTypes: c.StripeTypes,
+		Stripe:       stripe.New(secret.List{}, tenants, rt.Log),
+		Ingest:       &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
+		StripeTypes:  c.StripeTypes,
+		Imports:      blobs,
+		ImportTuning: c.Import,
+		StripeFor: func(tenant string) jobkinds.Canonicalizer {
+			// As the webhook attributes (account map, then metadata), with
+			// the import's tenant as the default: an event naming no tenant
+			// is the file's tenant's, one naming another is refused.
+			m := tenants
+			m.Default = tenant
+			return stripe.New(secret.List{}, m, rt.Log)
+		},
 	}
 	if c.HasStripeKey {
 		// Read on the first reconciliation step, not at cold start: most
