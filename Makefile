@@ -45,20 +45,20 @@ bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md 
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | tee .bench.out
 	$(GO) run ./cmd/benchreport < .bench.out > docs/benchmarks.md
 	@rm -f .bench.out
-	$(GO) test ./internal/local/devstack -run '^TestCostPerPath$$' -count=1 -update-cost
+	$(GO) test ./internal/local/suites -run '^TestCostPerPath$$' -count=1 -update-cost
 	@echo "wrote docs/benchmarks.md, docs/cost.md and docs/cost-figures.json"
 
 .PHONY: reliability
 reliability: deps ## Run the reliability scenarios at full size (10,000 events for the first) and write docs/reliability.md
-	mkdir -p .cache && set -o pipefail; $(GO) test ./internal/local/devstack -run '^TestReliability' -count=1 -timeout 30m -v -reliability -reliability-report 2>&1 | tee .cache/reliability.log | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)|Error( Trace)?:|Messages:|_test.go:[0-9]+: '
+	mkdir -p .cache && set -o pipefail; $(GO) test ./internal/local/suites -run '^TestReliability' -count=1 -timeout 30m -v -reliability -reliability-report 2>&1 | tee .cache/reliability.log | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)|Error( Trace)?:|Messages:|_test.go:[0-9]+: '
 
 .PHONY: throughput-curve
 throughput-curve: deps ## Publish 100,000 events through the local stack (DynamoDB Local) and write its rate as the tables grow to docs/throughput-local.md
-	set -o pipefail; $(GO) test ./internal/local/devstack -run '^TestThroughputCurve$$' -count=1 -timeout 60m -v -throughput-curve=$(or $(EVENTS),100000) -throughput-dynamodb=$(or $(EVP_DYNAMODB),local) | grep -E '^(THROUGHPUT|\||--- |ok|FAIL|PASS)'
+	set -o pipefail; $(GO) test ./internal/local/suites -run '^TestThroughputCurve$$' -count=1 -timeout 60m -v -throughput-curve=$(or $(EVENTS),100000) -throughput-dynamodb=$(or $(EVP_DYNAMODB),local) | grep -E '^(THROUGHPUT|\||--- |ok|FAIL|PASS)'
 
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
-	$(GO) test ./internal/local/devstack -run '^TestConsoleInABrowser$$' -count=1 -console-shots
+	$(GO) test ./internal/local/suites -run '^TestConsoleInABrowser$$' -count=1 -console-shots
 
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/) and the evp CLI

@@ -12,30 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
-
-// adminDo calls the local admin API with the local key and decodes the
-// JSON answer.
-func adminDo(t *testing.T, st *devstack.Stack, method, path string, body any) (int, map[string]any) {
-	t.Helper()
-	var rd *bytes.Reader
-	if body != nil {
-		rd = bytes.NewReader(mustJSON(t, body))
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequest(method, st.URL()+path, rd)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+st.AdminKey())
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var m map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
-	return resp.StatusCode, m
-}
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -88,14 +68,14 @@ func TestReconcileJobThroughTheLocalStack(t *testing.T) {
 
 	today := time.Now().UTC().Format(time.DateOnly)
 	start := map[string]any{"kind": "stripe-reconcile", "tenantId": "platform", "idempotencyKey": today, "args": map[string]any{"date": today, "lookbackDays": 1}}
-	status, started := adminDo(t, st, http.MethodPost, "/admin/jobs", start)
+	status, started := devstacktest.AdminDo(t, st, http.MethodPost, "/admin/jobs", start)
 	require.Contains(t, []int{http.StatusAccepted, http.StatusCreated}, status, started)
 	id, _ := started["jobId"].(string)
 	require.NotEmpty(t, id, started)
 
 	var job map[string]any
 	require.Eventually(t, func() bool {
-		_, job = adminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		_, job = devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
 		return job["status"] == "completed" || job["status"] == "failed"
 	}, 30*time.Second, 100*time.Millisecond, "job %v", &job)
 	require.Equal(t, "completed", job["status"], job)
@@ -110,9 +90,9 @@ func TestReconcileJobThroughTheLocalStack(t *testing.T) {
 		return false
 	}, 20*time.Second, 50*time.Millisecond, "the missed event reaches billing")
 
-	_, again := adminDo(t, st, http.MethodPost, "/admin/jobs", start)
+	_, again := devstacktest.AdminDo(t, st, http.MethodPost, "/admin/jobs", start)
 	require.Equal(t, id, again["jobId"], "same tenant, key and args: the same job")
-	_, list := adminDo(t, st, http.MethodGet, fmt.Sprintf("/admin/jobs?tenant=platform&kind=%s", "stripe-reconcile"), nil)
+	_, list := devstacktest.AdminDo(t, st, http.MethodGet, fmt.Sprintf("/admin/jobs?tenant=platform&kind=%s", "stripe-reconcile"), nil)
 	items, _ := list["jobs"].([]any)
 	require.Len(t, items, 1, list)
 }

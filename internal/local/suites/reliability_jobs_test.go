@@ -1,4 +1,4 @@
-package devstack_test
+package suites_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -53,7 +54,7 @@ func TestReliabilityJobsAndPurges(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			status, res := adminDo(t, r.st, http.MethodPost, "/admin/jobs", map[string]any{
+			status, res := devstacktest.AdminDo(t, r.st, http.MethodPost, "/admin/jobs", map[string]any{
 				"kind": "tenant-export", "tenantId": "acme", "idempotencyKey": fmt.Sprintf("rel9-%d", i), "args": map[string]any{"pageSize": 25},
 			})
 			require.Contains(t, []int{http.StatusAccepted, http.StatusCreated}, status, res)
@@ -86,7 +87,7 @@ func TestReliabilityJobsAndPurges(t *testing.T) {
 			if _, done := jobEnd[id]; done {
 				continue
 			}
-			if _, job := adminDo(t, r.st, http.MethodGet, "/admin/jobs/"+id, nil); job["status"] == "completed" || job["status"] == "failed" && job["incidentId"] != nil {
+			if _, job := devstacktest.AdminDo(t, r.st, http.MethodGet, "/admin/jobs/"+id, nil); job["status"] == "completed" || job["status"] == "failed" && job["incidentId"] != nil {
 				jobEnd[id] = job
 			}
 		}

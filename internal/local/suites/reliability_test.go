@@ -1,4 +1,4 @@
-package devstack_test
+package suites_test
 
 import (
 	"context"
