@@ -79,13 +79,13 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) erro
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":processing": s(string(outbox.StatusProcessing)),
-			":completed":  s(string(outbox.StatusCompleted)),
-			":sp":         s(table.SweepPartition(string(outbox.StatusProcessing), p.Row.Key, p.Row.Topic)),
-			":o":          s(p.Owner),
-			":lu":         n(until),
-			":now":        s(FormatTime(p.Now)),
-			":nowms":      n(millis(p.Now)),
+			":processing": str(string(outbox.StatusProcessing)),
+			":completed":  str(string(outbox.StatusCompleted)),
+			":sp":         str(table.SweepPartition(string(outbox.StatusProcessing), p.Row.Key, p.Row.Topic)),
+			":o":          str(p.Owner),
+			":lu":         num(until),
+			":now":        str(FormatTime(p.Now)),
+			":nowms":      num(millis(p.Now)),
 		},
 	})
 	var ccf *ddbtypes.ConditionalCheckFailedException
@@ -100,7 +100,7 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) erro
 // returns LedgerMissing when the ledger item is gone, errCondition when the
 // row appeared meanwhile.
 func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (consume.ClaimState, error) {
-	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(p.Row.Key)), table.AttrSK: s(ledgerSK)}
+	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Row.Key)), table.AttrSK: str(ledgerSK)}
 	got, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(e.Table), Key: ledgerKey, ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("expiresAt"),
@@ -146,19 +146,9 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 // index partition completed#…, nextRetryAt = completion time), lease
 // cleared, completedAt set.
 func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
-	err := e.update(ctx, c.Row,
-		"SET #s = :completed, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now, completedAt = :now",
-		"#s = :processing AND leaseOwner = :o",
-		map[string]ddbtypes.AttributeValue{
-			":completed":  s(string(outbox.StatusCompleted)),
-			":processing": s(string(outbox.StatusProcessing)),
-			":sp":         s(table.SweepPartition(string(outbox.StatusCompleted), c.Row.Key, c.Row.Topic)),
-			":empty":      s(""),
-			":zero":       n(0),
-			":nowms":      n(millis(c.Now)),
-			":now":        s(FormatTime(c.Now)),
-			":o":          s(c.Owner),
-		})
+	err := e.releaseProcessing(ctx, processingRelease{
+		Row: c.Row, To: outbox.StatusCompleted, Owner: c.Owner, NextRetryAt: c.Now, Completed: true, Now: c.Now,
+	})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
 	}
@@ -173,20 +163,9 @@ func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error 
 // lastError recorded for the operator and the DLQ archiver, nextRetryAt =
 // when the message is expected back (0 when it went to the DLQ).
 func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
-	err := e.update(ctx, r.Row,
-		"SET #s = :enqueued, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :next, lastError = :e, updatedAt = :now",
-		"#s = :processing AND leaseOwner = :o",
-		map[string]ddbtypes.AttributeValue{
-			":enqueued":   s(string(outbox.StatusEnqueued)),
-			":processing": s(string(outbox.StatusProcessing)),
-			":sp":         s(table.SweepPartition(string(outbox.StatusEnqueued), r.Row.Key, r.Row.Topic)),
-			":empty":      s(""),
-			":zero":       n(0),
-			":next":       n(millis(r.RetryAt)),
-			":e":          s(truncate.String(r.LastError, outbox.MaxErrorLen)),
-			":now":        s(FormatTime(r.Now)),
-			":o":          s(r.Owner),
-		})
+	err := e.releaseProcessing(ctx, processingRelease{
+		Row: r.Row, To: outbox.StatusEnqueued, Owner: r.Owner, NextRetryAt: r.RetryAt, LastError: r.LastError, Now: r.Now,
+	})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
 	}
@@ -194,4 +173,56 @@ func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
 		return fmt.Errorf("dynamo: mark retry %s: %w", r.Row, err)
 	}
 	return nil
+}
+
+// processingRelease is how a processing row's lease ends: the row moves To
+// a status with its lease cleared, conditional on Owner still holding it
+// (and, with SameLease, on it being exactly the lease that ended at
+// LeaseUntil).
+type processingRelease struct {
+	Row   outbox.RowRef
+	To    outbox.Status
+	Owner string
+	// SameLease also requires the lease to be the one seen, ending at
+	// LeaseUntil (the sweeper settling a lease that ended long ago, Settle).
+	SameLease   bool
+	LeaseUntil  time.Time
+	NextRetryAt time.Time
+	// Completed sets completedAt; otherwise LastError is recorded (the
+	// reason the row goes back, for the operator and the DLQ archiver).
+	Completed bool
+	LastError string
+	Now       time.Time
+}
+
+// releaseProcessing is the one write that ends a processing row's lease,
+// for the consumer (MarkCompleted, MarkRetry) and the sweeper (Settle). It
+// returns errCondition when the lease is no longer as given.
+func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) error {
+	// The status's placeholder is named after it (SET #s = :completed), so
+	// the expression says what the write does, in logs and fault matchers.
+	to := ":" + string(r.To)
+	expr := "SET #s = " + to + ", sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :next, updatedAt = :now"
+	cond := "#s = :processing AND leaseOwner = :o"
+	values := map[string]ddbtypes.AttributeValue{
+		":processing": str(string(outbox.StatusProcessing)),
+		":sp":         str(table.SweepPartition(string(r.To), r.Row.Key, r.Row.Topic)),
+		":empty":      str(""),
+		":zero":       num(0),
+		":next":       num(millis(r.NextRetryAt)),
+		":now":        str(FormatTime(r.Now)),
+		":o":          str(r.Owner),
+	}
+	values[to] = str(string(r.To))
+	if r.Completed {
+		expr += ", completedAt = :now"
+	} else {
+		expr += ", lastError = :e"
+		values[":e"] = str(truncate.String(r.LastError, outbox.MaxErrorLen))
+	}
+	if r.SameLease {
+		cond += " AND leaseUntil = :lu"
+		values[":lu"] = num(millis(r.LeaseUntil))
+	}
+	return e.update(ctx, r.Row, expr, cond, values)
 }

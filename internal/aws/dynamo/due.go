@@ -30,8 +30,8 @@ func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard i
 		IndexName:              aws.String(table.IndexSweep),
 		KeyConditionExpression: aws.String("sweepPk = :p AND nextRetryAt <= :now"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":p":   s(fmt.Sprintf("%s#%d", status, shard)),
-			":now": n(millis(now)),
+			":p":   str(fmt.Sprintf("%s#%d", status, shard)),
+			":now": num(millis(now)),
 		},
 		ScanIndexForward:  aws.Bool(true),
 		Limit:             aws.Int32(limit),

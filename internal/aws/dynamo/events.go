@@ -69,10 +69,10 @@ func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
 		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
 			TableName: aws.String(e.Table),
 			Key: map[string]ddbtypes.AttributeValue{
-				table.AttrPK: s(EventPK(p.LegacyKey)), table.AttrSK: s(ledgerSK),
+				table.AttrPK: str(EventPK(p.LegacyKey)), table.AttrSK: str(ledgerSK),
 			},
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR tenantId <> :t"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": s(rec.Event.TenantID)},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": str(rec.Event.TenantID)},
 		}})
 	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
@@ -223,7 +223,7 @@ func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []out
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(e.Table),
 		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: EventPK(eventID)}},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(EventPK(eventID))},
 		ConsistentRead:            aws.Bool(true),
 	}
 	p := dynamodb.NewQueryPaginator(e.Client, in)
@@ -260,8 +260,8 @@ func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []out
 
 func rowKey(r outbox.RowRef) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{
-		table.AttrPK: &ddbtypes.AttributeValueMemberS{Value: EventPK(r.Key)},
-		table.AttrSK: &ddbtypes.AttributeValueMemberS{Value: DispatchSK(r.Topic)},
+		table.AttrPK: str(EventPK(r.Key)),
+		table.AttrSK: str(DispatchSK(r.Topic)),
 	}
 }
 

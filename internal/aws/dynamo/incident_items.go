@@ -108,7 +108,3 @@ func optTime(t time.Time) string {
 	}
 	return FormatTime(t)
 }
-
-func str(v string) ddbtypes.AttributeValue { return s(v) }
-
-func num(v int64) ddbtypes.AttributeValue { return n(v) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,12 +24,12 @@ func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) 
 		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
 		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms",
 		map[string]ddbtypes.AttributeValue{
-			":o":       s(owner),
-			":lu":      n(until),
-			":now":     s(FormatTime(now)),
-			":nowms":   n(millis(now)),
-			":pending": s(string(outbox.StatusPending)),
-			":failed":  s(string(outbox.StatusFailed)),
+			":o":       str(owner),
+			":lu":      num(until),
+			":now":     str(FormatTime(now)),
+			":nowms":   num(millis(now)),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
 		})
 	if errors.Is(err, errCondition) {
 		return false, nil
@@ -48,14 +47,14 @@ func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string
 		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
 		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
 		map[string]ddbtypes.AttributeValue{
-			":enq":     s(string(outbox.StatusEnqueued)),
-			":sp":      s(table.SweepPartition(string(outbox.StatusEnqueued), r.Key, r.Topic)),
-			":empty":   s(""),
-			":zero":    n(0),
-			":now":     s(FormatTime(now)),
-			":o":       s(owner),
-			":pending": s(string(outbox.StatusPending)),
-			":failed":  s(string(outbox.StatusFailed)),
+			":enq":     str(string(outbox.StatusEnqueued)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), r.Key, r.Topic)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":now":     str(FormatTime(now)),
+			":o":       str(owner),
+			":pending": str(string(outbox.StatusPending)),
+			":failed":  str(string(outbox.StatusFailed)),
 		})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
@@ -73,16 +72,16 @@ func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
 		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
 		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
 		map[string]ddbtypes.AttributeValue{
-			":failed":  s(string(outbox.StatusFailed)),
-			":pending": s(string(outbox.StatusPending)),
-			":sp":      s(table.SweepPartition(string(outbox.StatusFailed), f.Row.Key, f.Row.Topic)),
-			":a":       n(int64(f.Attempts)),
-			":e":       s(f.Err),
-			":next":    n(millis(f.NextRetryAt)),
-			":empty":   s(""),
-			":zero":    n(0),
-			":now":     s(FormatTime(f.Now)),
-			":o":       s(f.Owner),
+			":failed":  str(string(outbox.StatusFailed)),
+			":pending": str(string(outbox.StatusPending)),
+			":sp":      str(table.SweepPartition(string(outbox.StatusFailed), f.Row.Key, f.Row.Topic)),
+			":a":       num(int64(f.Attempts)),
+			":e":       str(f.Err),
+			":next":    num(millis(f.NextRetryAt)),
+			":empty":   str(""),
+			":zero":    num(0),
+			":now":     str(FormatTime(f.Now)),
+			":o":       str(f.Owner),
 		})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
@@ -110,10 +109,4 @@ func (e *Events) update(ctx context.Context, r outbox.RowRef, expr, cond string,
 		return errCondition
 	}
 	return err
-}
-
-func s(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
-
-func n(v int64) ddbtypes.AttributeValue {
-	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }

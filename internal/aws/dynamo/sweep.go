@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
-	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,7 +61,7 @@ func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]le
 			continue
 		}
 		seen[k] = true
-		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(k)), table.AttrSK: s(ledgerSK)})
+		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(k)), table.AttrSK: str(ledgerSK)})
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
@@ -169,7 +168,7 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 	if ledgerExists {
 		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
 			TableName: aws.String(e.Table), ConditionExpression: aws.String("attribute_exists(pk)"),
-			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: s(EventPK(rec.Key)), table.AttrSK: s(ledgerSK)},
+			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(rec.Key)), table.AttrSK: str(ledgerSK)},
 		}})
 	} else {
 		led, err := attributevalue.MarshalMap(toLedgerItem(rec))
@@ -191,21 +190,10 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 // Settle records the outcome of a processing row whose lease ended long
 // ago (see outboxsweep.Settlement), conditional on the row being as seen.
 func (e *Events) Settle(ctx context.Context, p outboxsweep.Settlement) (bool, error) {
-	err := e.update(ctx, p.Seen.Ref(),
-		"SET #s = :to, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, lastError = :note, updatedAt = :now",
-		"#s = :processing AND leaseOwner = :owner AND leaseUntil = :lu",
-		map[string]ddbtypes.AttributeValue{
-			":to":         str(string(p.Status)),
-			":sp":         str(table.SweepPartition(string(p.Status), p.Seen.Key, p.Seen.Topic)),
-			":empty":      str(""),
-			":zero":       num(0),
-			":nowms":      num(millis(p.Now)),
-			":note":       str(truncate.String(p.Note, outbox.MaxErrorLen)),
-			":now":        str(FormatTime(p.Now)),
-			":processing": str(string(outbox.StatusProcessing)),
-			":owner":      str(p.Seen.LeaseOwner),
-			":lu":         num(millis(p.Seen.LeaseUntil)),
-		})
+	err := e.releaseProcessing(ctx, processingRelease{
+		Row: p.Seen.Ref(), To: p.Status, Owner: p.Seen.LeaseOwner, SameLease: true, LeaseUntil: p.Seen.LeaseUntil,
+		NextRetryAt: p.Now, LastError: p.Note, Now: p.Now,
+	})
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}
