@@ -29,7 +29,8 @@ const (
 	// one.
 	CodeHandlerRejected = "handler_rejected"
 	// CodeMaxReceives: a transient failure on the message's last receive
-	// (the topic's maxReceiveCount); the message is the last error. The
+	// (the topic's maxReceiveCount; on a FIFO topic its maxReceiveCount-th
+	// attempt); the message is the last error. The
 	// same code as an incident SQS redrove (incident.CodeMaxReceives).
 	CodeMaxReceives = "max_receives_exceeded"
 )
@@ -40,8 +41,8 @@ type Kind int
 const (
 	// KindTransient: report the item failure and retry after a backoff
 	// (or the handler's retry-after). On the topic's maxReceiveCount-th
-	// receive the runtime dead-letters it instead (CodeMaxReceives); SQS
-	// redrive is the backstop. Any error not built with Permanent is
+	// receive (FIFO: attempt) the runtime dead-letters it instead
+	// (CodeMaxReceives); SQS redrive is the backstop. Any error not built with Permanent is
 	// transient.
 	KindTransient Kind = iota
 	// KindPermanent: retrying cannot help. The runtime sends the message to

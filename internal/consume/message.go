@@ -43,6 +43,12 @@ type Message struct {
 	MessageID string
 	// ReceiveCount is SQS's ApproximateReceiveCount (1 on first delivery).
 	ReceiveCount int
+	// Attempt is which attempt at the message this is (1 on the first),
+	// what backoff and giving up count by: on a FIFO topic the consumer's
+	// own count (Claim.Attempt), since a message held behind a failing one
+	// of its group is received — and its receive count grows — without
+	// being attempted; on a standard queue its receive count.
+	Attempt int
 	// ReplayOf is the incident id when an operator replayed the event.
 	ReplayOf string
 	// GroupID is the message group: the FIFO ordering group, or a standard
@@ -98,6 +104,7 @@ func parse(rec events.SQSMessage, topic string) (Message, *failure) {
 	if n, err := strconv.Atoi(rec.Attributes[sysReceiveCount]); err == nil && n > 0 {
 		m.ReceiveCount = n
 	}
+	m.Attempt = m.ReceiveCount
 	if ms, err := strconv.ParseInt(rec.Attributes[sysSentAt], 10, 64); err == nil && ms > 0 {
 		m.SentAt = time.UnixMilli(ms).UTC()
 	}

@@ -104,6 +104,11 @@ type Claim struct {
 	State ClaimState
 	// LeaseUntil is the live lease's expiry when State is Busy.
 	LeaseUntil time.Time
+	// Attempt counts the claims of this message (Processing.Owner) when
+	// State is Claimed: 1 on its first. A FIFO topic gives up by it: a
+	// message held behind a failing one of its group is received, and its
+	// receive count grows, without being attempted.
+	Attempt int
 }
 
 // Queue is the topic's queue as the runtime needs it: visibility changes

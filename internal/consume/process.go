@@ -43,6 +43,11 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		c.poison(it, f)
 		return false
 	}
+	if c.cfg.Topic.FIFO {
+		// Unknown until the claim counts it: a FIFO message's receive
+		// count says nothing about its attempts.
+		it.msg.Attempt = 0
+	}
 	now := c.d.Now()
 	claim, err := c.d.Rows.BeginProcessing(it.ctx, Processing{
 		Row: it.row(c.cfg.Topic.Name), EventID: msg.Event.ID, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
@@ -77,6 +82,9 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		return false
 	}
 	it.claimed = true
+	if c.cfg.Topic.FIFO {
+		it.msg.Attempt = max(claim.Attempt, 1)
+	}
 	if f := c.rehydrate(it); f != nil {
 		c.fail(it, f)
 		return false
@@ -151,17 +159,30 @@ func (c *Consumer) fail(it *item, f *failure) {
 // later, and a message the subscriber could take again by then would still
 // end in the DLQ. A benign retry (another delivery holds the row) is left
 // to SQS.
+//
+// On a FIFO topic "last" counts the message's attempts (Message.Attempt),
+// not its receives: the messages behind a failing one of their group were
+// received as often without being attempted, and each gets its own
+// maxReceiveCount attempts, in order, once it is at the front.
 func (c *Consumer) retry(it *item, f *failure) {
-	if last := c.cfg.Topic.MaxReceiveCount; !f.benign && last > 0 && it.msg.ReceiveCount >= last {
+	if last := c.cfg.Topic.MaxReceiveCount; !f.benign && last > 0 && it.msg.Attempt >= last {
 		c.poison(it, &failure{kind: KindPermanent, code: CodeMaxReceives,
-			msg: fmt.Sprintf("gave up after %d receives; last: %s", it.msg.ReceiveCount, f.msg)})
+			msg: fmt.Sprintf("gave up after %d %s; last: %s", it.msg.Attempt, c.attemptsWord(), f.msg)})
 		return
 	}
-	d := c.cfg.Backoff.Delay(it.msg.ReceiveCount, f.retryAfter)
+	d := c.cfg.Backoff.Delay(it.msg.Attempt, f.retryAfter)
 	it.outcome, it.delay, it.fail = retried, d, f
 	now := c.d.Now()
 	c.release(it, f, now.Add(d), now)
-	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "delay", d.String(), "error", f.msg)
+	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "attempt", it.msg.Attempt, "delay", d.String(), "error", f.msg)
+}
+
+// attemptsWord names what retry counts.
+func (c *Consumer) attemptsWord() string {
+	if c.cfg.Topic.FIFO {
+		return "attempts"
+	}
+	return "receives"
 }
 
 // poison moves the item to the topic's DLQ with its reason and
@@ -172,7 +193,7 @@ func (c *Consumer) poison(it *item, f *failure) {
 	c.release(it, f, time.Time{}, now)
 	r := Reason{Code: f.code, Message: truncate.String(f.msg, maxReasonLen), FailedAt: now}
 	if err := c.d.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
-		it.outcome, it.delay, it.fail = retried, c.cfg.Backoff.Delay(it.msg.ReceiveCount, 0), f
+		it.outcome, it.delay, it.fail = retried, c.cfg.Backoff.Delay(it.msg.Attempt, 0), f
 		c.d.Log.ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
 		return
 	}

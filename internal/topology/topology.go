@@ -56,6 +56,25 @@ type Topic struct {
 	FIFO bool
 }
 
+// RedriveMaxReceiveCount is the topic queue's redrive policy: the receives
+// after which SQS moves a message to the DLQ. On a standard queue it is
+// MaxReceiveCount (the consumer dead-letters on that receive itself; SQS is
+// the backstop). On a FIFO queue the consumer gives up by attempts instead,
+// and a message is received without being attempted while an earlier one
+// of its group in the same batch keeps failing — at most BatchSize-1
+// earlier ones, each with its MaxReceiveCount attempts — so SQS's count is
+// set above what that can reach (MaxReceiveCount × (BatchSize+1), at most
+// SQS's 1,000) and never redrives a message before its own attempts ran.
+func (tp Topic) RedriveMaxReceiveCount() int {
+	if !tp.FIFO {
+		return tp.MaxReceiveCount
+	}
+	return min(tp.MaxReceiveCount*(tp.BatchSize+1), maxRedriveReceives)
+}
+
+// maxRedriveReceives is SQS's limit on a redrive policy's maxReceiveCount.
+const maxRedriveReceives = 1000
+
 // Producer is a registered source and the event type patterns it may publish.
 type Producer struct {
 	Source string

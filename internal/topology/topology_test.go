@@ -121,3 +121,18 @@ func TestCloneIsDeepAndComplete(t *testing.T) {
 	c.Topics[0].Name = "changed"
 	require.Equal(t, topology.Default(), orig, "the original is untouched")
 }
+
+// A FIFO queue's redrive sits above what a message can be received
+// without being attempted (it waits in batches behind up to BatchSize-1
+// failing ones of its group, each with MaxReceiveCount attempts), capped
+// at SQS's 1,000; a standard queue's is MaxReceiveCount.
+func TestRedriveMaxReceiveCount(t *testing.T) {
+	t.Parallel()
+	tp := topology.Topic{MaxReceiveCount: 8, BatchSize: 5}
+	require.Equal(t, 8, tp.RedriveMaxReceiveCount())
+	tp.FIFO = true
+	require.Equal(t, 48, tp.RedriveMaxReceiveCount())
+	require.Greater(t, tp.RedriveMaxReceiveCount(), (tp.BatchSize-1)*tp.MaxReceiveCount+tp.MaxReceiveCount-1, "a message's own last attempt comes before SQS would redrive it")
+	tp.MaxReceiveCount, tp.BatchSize = 200, 10
+	require.Equal(t, 1000, tp.RedriveMaxReceiveCount())
+}

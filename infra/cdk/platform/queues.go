@@ -62,7 +62,7 @@ func (p *Platform) newQueues() {
 			VisibilityTimeout: duration(tp.VisibilityTimeout),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
 				Queue:           dlq,
-				MaxReceiveCount: jsii.Number(float64(tp.MaxReceiveCount)),
+				MaxReceiveCount: jsii.Number(float64(tp.RedriveMaxReceiveCount())),
 			},
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})

@@ -30,7 +30,7 @@ func TestQueuePerTopic(t *testing.T) {
 			require.Equal(t, tp.QueueName(s.p.Stage.Prefix()), q["QueueName"])
 			require.Equal(t, tp.DLQName(s.p.Stage.Prefix()), dlq["QueueName"])
 			require.Equal(t, tp.VisibilityTimeout.Seconds(), num(t, q["VisibilityTimeout"]), tp.Name)
-			require.Equal(t, float64(tp.MaxReceiveCount), num(t, dig(q, "RedrivePolicy", "maxReceiveCount")), tp.Name)
+			require.Equal(t, float64(tp.RedriveMaxReceiveCount()), num(t, dig(q, "RedrivePolicy", "maxReceiveCount")), tp.Name)
 			require.Equal(t, dlqID, refID(dig(q, "RedrivePolicy", "deadLetterTargetArn")), tp.Name)
 			if tp.FIFO {
 				require.Equal(t, true, q["FifoQueue"])

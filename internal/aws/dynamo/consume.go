@@ -37,11 +37,18 @@ const claimAttempts = 3
 //
 // A refused claim costs one strongly consistent GetItem to tell completed
 // from busy; the success path is a single UpdateItem.
+//
+// The claim also counts the attempts of the message (attemptOf = the
+// owner, attempt = its count): the same write adds one, and returns the
+// values it replaced; when they were another message's (a replay or a
+// resend after an earlier delivery), a second write starts the count of
+// this one at 1. So a claim's Attempt is how many times this message was
+// handed to a consumer, whatever SQS's receive count says.
 func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (consume.Claim, error) {
 	for range claimAttempts {
-		err := e.beginProcessing(ctx, p)
+		attempt, err := e.beginProcessing(ctx, p)
 		if err == nil {
-			return consume.Claim{State: consume.Claimed}, nil
+			return consume.Claim{State: consume.Claimed, Attempt: attempt}, nil
 		}
 		if !errors.Is(err, errCondition) {
 			return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
@@ -59,7 +66,7 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 			if err != nil {
 				return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
 			}
-			return consume.Claim{State: state}, nil
+			return consume.Claim{State: state, Attempt: 1}, nil
 		case row.Status == outbox.StatusCompleted:
 			return consume.Claim{State: consume.AlreadyCompleted}, nil
 		case row.Status == outbox.StatusProcessing && row.LeaseUntil.After(p.Now):
@@ -70,12 +77,12 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 	return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: the row kept changing", p.Row)
 }
 
-func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) error {
+func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int, error) {
 	until := millis(p.Until)
-	_, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(e.Table),
 		Key:                      rowKey(p.Row),
-		UpdateExpression:         aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now"),
+		UpdateExpression:         aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
@@ -86,13 +93,42 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) erro
 			":lu":         num(until),
 			":now":        str(FormatTime(p.Now)),
 			":nowms":      num(millis(p.Now)),
+			":zero":       num(0),
+			":one":        num(1),
 		},
+		// The row as it was (to read its attempt count); returned values
+		// cost no read capacity.
+		ReturnValues: ddbtypes.ReturnValueAllOld,
 	})
 	var ccf *ddbtypes.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return errCondition
+		return 0, errCondition
 	}
-	return err
+	if err != nil {
+		return 0, err
+	}
+	var old struct {
+		AttemptOf string `dynamodbav:"attemptOf"`
+		Attempt   int    `dynamodbav:"attempt"`
+	}
+	_ = attributevalue.UnmarshalMap(out.Attributes, &old)
+	switch {
+	case old.AttemptOf == p.Owner || (old.AttemptOf == "" && old.Attempt == 0):
+		return old.Attempt + 1, nil
+	}
+	// The count was another message's: this is this one's first attempt.
+	// Only the lease owner writes it (a refusal means the row was taken
+	// over meanwhile, which the owner's next write finds out).
+	_, err = e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(e.Table), Key: rowKey(p.Row),
+		UpdateExpression:          aws.String("SET attempt = :one"),
+		ConditionExpression:       aws.String("leaseOwner = :o AND attemptOf = :o"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": num(1), ":o": str(p.Owner)},
+	})
+	if err != nil && !errors.As(err, new(*ddbtypes.ConditionalCheckFailedException)) {
+		return 0, err
+	}
+	return 1, nil
 }
 
 // createProcessing creates a missing row in processing, in one transaction
@@ -122,7 +158,9 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 		Status: outbox.StatusProcessing, NextRetryAt: p.Until, LeaseUntil: p.Until, LeaseOwner: p.Owner,
 		CreatedAt: p.Now, UpdatedAt: p.Now,
 	}
-	item, err := attributevalue.MarshalMap(toRowItem(r, time.Unix(led.ExpiresAt, 0)))
+	ri := toRowItem(r, time.Unix(led.ExpiresAt, 0))
+	ri.AttemptOf, ri.Attempt = p.Owner, 1
+	item, err := attributevalue.MarshalMap(ri)
 	if err != nil {
 		return 0, err
 	}

@@ -71,6 +71,10 @@ type rowItem struct {
 	CreatedAt   string `dynamodbav:"createdAt"`
 	UpdatedAt   string `dynamodbav:"updatedAt"`
 	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+	// AttemptOf is the message (SQS message id) a consumer last claimed
+	// the row for, Attempt how many times it did (BeginProcessing).
+	AttemptOf string `dynamodbav:"attemptOf,omitempty"`
+	Attempt   int    `dynamodbav:"attempt,omitempty"`
 }
 
 // Timestamps are stored as fixed-width UTC RFC 3339 with milliseconds so they

@@ -1,8 +1,9 @@
 // Package consumetest is the contract suite of consume.Rows, the (event,
 // topic) idempotency record a consumer claims before its side effect: a
 // claim on a missing row creates it (only while the event's ledger item
-// exists), a live lease is busy, completed is never reclaimed, and a write
-// after a lost lease is outbox.ErrLeaseLost. Every implementation runs
+// exists), a live lease is busy, completed is never reclaimed, a claim
+// counts its message's attempts, and a write after a lost lease is
+// outbox.ErrLeaseLost. Every implementation runs
 // Exercise; the DynamoDB adapter runs it against the emulators.
 package consumetest
 
@@ -141,6 +142,33 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", back))
 		require.NoError(t, err)
 		require.Equal(t, consume.Claimed, c.State, "the redelivered message claims it again")
+	})
+
+	t.Run("AClaimCountsTheAttemptsOfItsMessage", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_attempts", outbox.StatusEnqueued)
+		at := t0
+		claim := func(owner string) int {
+			t.Helper()
+			c, err := s.BeginProcessing(ctx, processing(ref, owner, at))
+			require.NoError(t, err)
+			require.Equal(t, consume.Claimed, c.State)
+			at = at.Add(time.Second)
+			require.NoError(t, s.MarkRetry(ctx, consume.Release{Row: ref, Owner: owner, LastError: "503", RetryAt: at, Now: at}))
+			return c.Attempt
+		}
+		require.Equal(t, 1, claim("msg-1"))
+		require.Equal(t, 2, claim("msg-1"), "the same message again")
+		require.Equal(t, 3, claim("msg-1"))
+		require.Equal(t, 1, claim("msg-2"), "another message of the row (a replay, a resend) starts again")
+		require.Equal(t, 2, claim("msg-2"))
+
+		other := outbox.RowRef{Key: ref.Key, Topic: "b.events"} // created by the claim
+		c, err := s.BeginProcessing(ctx, processing(other, "msg-3", at))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		require.Equal(t, 1, c.Attempt)
 	})
 
 	t.Run("AClaimOnAMissingRowCreatesItWhileTheLedgerExists", func(t *testing.T) {

@@ -27,6 +27,9 @@ SqsQueue.prototype.dequeueFifo = function (maxCount, visibilityTimeoutOverride, 
   const hidden = new Map();
   try {
     while (out.length < want) {
+      // Expired visibilities first (the pass would do it too): a group
+      // they unlock must not count as locked before the pass.
+      this.processTimers();
       const lockedBefore = new Set(this.fifoLockedGroups.keys());
       const got = onePerGroup.call(this, want - out.length, visibilityTimeoutOverride, dlqResolver);
       if (got.length === 0) break;

@@ -241,7 +241,7 @@ func provisionQueues(ctx context.Context, q *sqs.Client, prefix string, tp topol
 	}
 	redrive, _ := json.Marshal(map[string]string{
 		"deadLetterTargetArn": out.DLQARN,
-		"maxReceiveCount":     strconv.Itoa(tp.MaxReceiveCount),
+		"maxReceiveCount":     strconv.Itoa(tp.RedriveMaxReceiveCount()),
 	})
 	out.URL, out.ARN, err = ensureQueue(ctx, q, tp.QueueName(prefix), fifo(map[string]string{
 		string(sqstypes.QueueAttributeNameVisibilityTimeout): seconds(tp.VisibilityTimeout),

@@ -107,7 +107,7 @@ func TestProvisionFromTopology(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(main["RedrivePolicy"]), &rp))
 		require.Equal(t, qu.DLQARN, rp.DeadLetterTargetArn)
-		require.Contains(t, string(rp.MaxReceiveCount), strconv.Itoa(tp.MaxReceiveCount))
+		require.Contains(t, string(rp.MaxReceiveCount), strconv.Itoa(tp.RedriveMaxReceiveCount()))
 		dlq := queueAttrs(t, c.SQS, qu.DLQURL)
 		require.Equal(t, qu.DLQARN, dlq["QueueArn"])
 		require.Equal(t, "1209600", dlq["MessageRetentionPeriod"])
