@@ -162,8 +162,8 @@ func header(h map[string]string, name string) string {
 	return ""
 }
 
-// errNotFound reports whether err is a missing event or incident.
-func errNotFound(err error) bool {
+// IsNotFound reports whether err is a missing event or incident.
+func IsNotFound(err error) bool {
 	return errors.Is(err, ledger.ErrNotFound) || errors.Is(err, incident.ErrNotFound)
 }
 

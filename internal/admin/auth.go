@@ -7,25 +7,29 @@ import (
 	"strings"
 )
 
-// authorized checks "Bearer <key>" against every active key in constant
+func (a *API) authorized(ctx context.Context, authz string) bool {
+	return Authorized(ctx, a.d.Keys, authz)
+}
+
+// Authorized checks "Bearer <key>" against every active key in constant
 // time: both sides are hashed first so neither the length nor the content
 // of a key leaks through timing, and every key is compared (no early
 // exit). A miss triggers one rate-limited reload, for a key rotated moments
-// ago.
-func (a *API) authorized(ctx context.Context, authz string) bool {
+// ago. The JSON API and the console both ask it.
+func Authorized(ctx context.Context, keys Keys, authz string) bool {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(authz), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	token = strings.TrimSpace(token)
-	if token == "" || a.d.Keys == nil {
+	if token == "" || keys == nil {
 		return false
 	}
-	if matchAny(token, a.d.Keys.Active(ctx)) {
+	if matchAny(token, keys.Active(ctx)) {
 		return true
 	}
-	if keys, changed := a.d.Keys.Reload(ctx); changed {
-		return matchAny(token, keys)
+	if reloaded, changed := keys.Reload(ctx); changed {
+		return matchAny(token, reloaded)
 	}
 	return false
 }

@@ -16,9 +16,6 @@ type Config struct {
 	// HealthTimeout bounds the health probes together (1s..20s: the
 	// function answers API Gateway within its 30 s limit).
 	HealthTimeout time.Duration
-	// ConsoleInsecureCookie drops Secure from the console's session
-	// cookie: the local stack serves plain HTTP. Deployed stages keep it.
-	ConsoleInsecureCookie bool
 }
 
 // DefaultHealthTimeout bounds GET /admin/health's probes.
@@ -54,7 +51,9 @@ type Deps struct {
 	Purge       PurgeViews
 	PurgeChecks []Check
 	// Jobs serves /admin/jobs (nil: those routes answer 404).
-	Jobs     Jobs
+	Jobs Jobs
+	// Console serves /console… (nil: those paths answer 404).
+	Console  Console
 	Topology topology.Topology
 	Now      func() time.Time
 	Log      *slog.Logger

@@ -19,9 +19,9 @@ import (
 // function serves to `evp jobs` (implemented by *jobs.Engine).
 type Jobs = operator.Jobs
 
-// jobView is a job as the admin API shows it: everything but the
-// checkpoint and lease internals.
-type jobView struct {
+// JobView is a job as the admin API and the console show it: everything
+// but the checkpoint and lease internals.
+type JobView struct {
 	JobID          string          `json:"jobId"`
 	Kind           string          `json:"kind"`
 	TenantID       string          `json:"tenantId"`
@@ -40,8 +40,9 @@ type jobView struct {
 	DueAt          string          `json:"dueAt,omitempty"`
 }
 
-func viewOf(j jobs.Job) jobView {
-	v := jobView{JobID: j.ID, Kind: j.Kind, TenantID: j.TenantID, IdempotencyKey: j.IdempotencyKey, Status: j.Status,
+// ViewOfJob is j as JobView shows it.
+func ViewOfJob(j jobs.Job) JobView {
+	v := JobView{JobID: j.ID, Kind: j.Kind, TenantID: j.TenantID, IdempotencyKey: j.IdempotencyKey, Status: j.Status,
 		Generation: j.Generation, Steps: j.Steps, Attempts: j.Attempts, Args: j.Args, Result: j.Result, Error: j.Error,
 		IncidentID: j.IncidentID, CreatedAt: rfc3339(j.CreatedAt), UpdatedAt: rfc3339(j.UpdatedAt)}
 	if !j.FinishedAt.IsZero() {
@@ -51,6 +52,14 @@ func viewOf(j jobs.Job) jobView {
 		v.DueAt = rfc3339(j.DueAt)
 	}
 	return v
+}
+
+// JobKinds lists the engine's kinds when it says (it does: *jobs.Engine).
+func JobKinds(j Jobs) []string {
+	if k, ok := j.(interface{ Kinds() []string }); ok {
+		return k.Kinds()
+	}
+	return nil
 }
 
 // jobRoutes serves /admin/jobs[/…].
@@ -72,7 +81,7 @@ func (a *API) jobRoutes(ctx context.Context, method string, segs []string, q url
 			if err != nil {
 				return a.jobError(ctx, err)
 			}
-			return reply(http.StatusOK, viewOf(j))
+			return reply(http.StatusOK, ViewOfJob(j))
 		})
 	case len(segs) == 2 && (segs[1] == "cancel" || segs[1] == "restart"):
 		return only(http.MethodPost, func() events.APIGatewayV2HTTPResponse {
@@ -93,7 +102,7 @@ func (a *API) jobRoutes(ctx context.Context, method string, segs []string, q url
 			if err != nil {
 				return a.jobError(ctx, err)
 			}
-			return reply(http.StatusOK, viewOf(j))
+			return reply(http.StatusOK, ViewOfJob(j))
 		})
 	}
 	return problem(http.StatusNotFound, "not_found", "no job route "+method+" /admin/jobs/…")
@@ -133,9 +142,9 @@ func (a *API) listJobs(ctx context.Context, q url.Values) events.APIGatewayV2HTT
 	if err != nil {
 		return a.jobError(ctx, err)
 	}
-	views := make([]jobView, 0, len(page.Jobs))
+	views := make([]JobView, 0, len(page.Jobs))
 	for _, j := range page.Jobs {
-		views = append(views, viewOf(j))
+		views = append(views, ViewOfJob(j))
 	}
 	return reply(http.StatusOK, map[string]any{"jobs": views, "cursor": page.Cursor})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/operator"
@@ -68,7 +69,7 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 	}
 	withPayload := q.Get("payload") != "false"
 	v, err := a.d.Views.ViewEvent(ctx, operator.EventQuery{TenantID: tenant, EventID: id, Payload: withPayload})
-	if errNotFound(err) {
+	if IsNotFound(err) {
 		msg := fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id)
 		if tenant == "" {
 			msg += "; an internal producer's event is found with ?tenant=<tenant>"
@@ -83,7 +84,7 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 }
 
 func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
-	f, err := a.filterFrom(q)
+	f, err := IncidentFilter(q, a.d.Now())
 	if err == nil {
 		err = f.Validate()
 	}
@@ -107,9 +108,10 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 // badCursor recognises a cursor this API did not issue.
 func badCursor(err error) bool { return errors.Is(err, pagecursor.ErrInvalid) }
 
-// filterFrom reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=;
-// since and until take RFC 3339 or an age ("24h", "7d"), as the CLI does.
-func (a *API) filterFrom(q url.Values) (incident.Filter, error) {
+// IncidentFilter reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=
+// (the JSON API's and the console's incident listings); since and until
+// take RFC 3339 or an age ("24h", "7d") before now, as the CLI does.
+func IncidentFilter(q url.Values, now time.Time) (incident.Filter, error) {
 	f := incident.Filter{
 		Status:   incident.Status(q.Get("status")),
 		TenantID: firstOf(q, "tenant", "tenantId"),
@@ -117,10 +119,10 @@ func (a *API) filterFrom(q url.Values) (incident.Filter, error) {
 		Cursor:   q.Get("cursor"),
 	}
 	var err error
-	if f.Since, err = replay.ParseWhen(q.Get("since"), a.d.Now()); err != nil {
+	if f.Since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
 		return f, fmt.Errorf("since: %w", err)
 	}
-	if f.Until, err = replay.ParseWhen(q.Get("until"), a.d.Now()); err != nil {
+	if f.Until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
 		return f, fmt.Errorf("until: %w", err)
 	}
 	if v := q.Get("limit"); v != "" {
@@ -145,7 +147,7 @@ func (a *API) getIncident(ctx context.Context, id string) events.APIGatewayV2HTT
 		return badIncidentID()
 	}
 	v, err := a.d.Views.ViewIncident(ctx, id)
-	if errNotFound(err) {
+	if IsNotFound(err) {
 		return problem(http.StatusNotFound, "incident_not_found", fmt.Sprintf("no incident %q", id))
 	}
 	if err != nil {
@@ -221,7 +223,7 @@ func (a *API) transition(ctx context.Context, id string, body []byte) events.API
 	inc, err := a.d.Views.Transition(ctx, id, in.Status, a.actor(in), in.Note)
 	var re *replay.RequestError
 	switch {
-	case errNotFound(err):
+	case IsNotFound(err):
 		return problem(http.StatusNotFound, "incident_not_found", fmt.Sprintf("no incident %q", id))
 	case errors.As(err, &re):
 		status := http.StatusBadRequest

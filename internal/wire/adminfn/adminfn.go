@@ -16,6 +16,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/admin/console"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
@@ -55,6 +56,7 @@ const FunctionTimeout = 25 * time.Second
 // Config is the admin-api function's configuration.
 type Config struct {
 	Admin      admin.Config
+	Console    console.Config
 	PurgeTable string
 	Replay     replayfn.Config
 	DLQURLs    map[string]string
@@ -66,7 +68,8 @@ type Config struct {
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
 	c := Config{
-		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0), ConsoleInsecureCookie: r.Bool(EnvConsoleInsecureCookie, false)}.WithDefaults(),
+		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Console:    console.Config{InsecureCookie: r.Bool(EnvConsoleInsecureCookie, false)},
 		Replay:     rc,
 		DLQURLs:    wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
 		PurgeTable: wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),
@@ -133,6 +136,15 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	}
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
+	purgeViews := &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now}
+	// The console's pages ask the same ports as the JSON API.
+	pages, err := console.New(c.Console, console.Deps{
+		Keys: keys, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
+		Purge: purgeViews, Jobs: jobEngine, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return admin.New(c.Admin, admin.Deps{
 		Keys:      keys,
 		Views:     svc.Views,
@@ -140,12 +152,13 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Incidents: svc.Incidents,
 		Queues:    stats,
 		Checks:    append(checks, admin.Check{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }}),
-		Purge:     &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now},
+		Purge:     purgeViews,
 		PurgeChecks: []admin.Check{
 			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
 		Jobs:     jobEngine,
+		Console:  pages,
 		Topology: c.Replay.Topology,
 		Log:      rt.Log,
 		Now:      rt.Now,

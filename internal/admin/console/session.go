@@ -1,4 +1,4 @@
-package admin
+package console
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
 )
 
 // sessionCookie holds a console session: "<expiry unix>.<mac>", the MAC
@@ -46,29 +48,29 @@ func newSession(key string, now time.Time) string {
 	return exp + "." + mac(key, "session|"+exp)
 }
 
-// consoleSession authenticates r: a bearer key, else a valid unexpired
-// session cookie.
-func (a *API) consoleSession(ctx context.Context, r *http.Request) (session, bool) {
-	keys := a.d.Keys.Active(ctx)
+// session authenticates r: a bearer key, else a valid unexpired session
+// cookie.
+func (c *Console) session(ctx context.Context, r *http.Request) (session, bool) {
+	keys := c.d.Keys.Active(ctx)
 	if authz := r.Header.Get("Authorization"); authz != "" {
-		if a.authorized(ctx, authz) {
+		if admin.Authorized(ctx, c.d.Keys, authz) {
 			_, token, _ := strings.Cut(strings.TrimSpace(authz), " ")
 			return session{key: strings.TrimSpace(token)}, true
 		}
 		return session{}, false
 	}
-	c, err := r.Cookie(sessionCookie)
+	ck, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return session{}, false
 	}
-	exp, sum, ok := strings.Cut(c.Value, ".")
+	exp, sum, ok := strings.Cut(ck.Value, ".")
 	unix, err := strconv.ParseInt(exp, 10, 64)
-	if !ok || err != nil || a.d.Now().Unix() >= unix {
+	if !ok || err != nil || c.d.Now().Unix() >= unix {
 		return session{}, false
 	}
 	for _, k := range keys {
 		if k != "" && hmac.Equal([]byte(sum), []byte(mac(k, "session|"+exp))) {
-			return session{key: k, cookie: c.Value}, true
+			return session{key: k, cookie: ck.Value}, true
 		}
 	}
 	return session{}, false

@@ -1,0 +1,182 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/topology"
+)
+
+// Prefix is where the console is served (by the admin API's function,
+// behind the same key).
+const Prefix = admin.ConsolePrefix
+
+// Config tunes the console.
+type Config struct {
+	// InsecureCookie drops Secure from the session cookie: the local
+	// stack serves plain HTTP. Deployed stages keep it.
+	InsecureCookie bool
+}
+
+// Deps are the admin API's ports the pages read and act through.
+type Deps struct {
+	Keys      admin.Keys
+	Views     admin.Views
+	Replayer  admin.Replayer
+	Incidents admin.Incidents
+	Queues    admin.QueueStats
+	// Purge serves the purges page (nil: "not configured").
+	Purge admin.PurgeViews
+	// Jobs serves the jobs pages (nil: "not configured").
+	Jobs     admin.Jobs
+	Topology topology.Topology
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// Console serves the console's pages.
+type Console struct {
+	cfg Config
+	d   Deps
+}
+
+var _ admin.Console = (*Console)(nil)
+
+// New builds the console; it refuses dependencies it cannot work without.
+func New(cfg Config, d Deps) (*Console, error) {
+	if d.Keys == nil || d.Views == nil || d.Replayer == nil || d.Incidents == nil || d.Queues == nil {
+		return nil, errors.New("console: Keys, Views, Replayer, Incidents and Queues are required")
+	}
+	d.Now, d.Log = clock.Or(d.Now), logging.OrDiscard(d.Log)
+	return &Console{cfg: cfg, d: d}, nil
+}
+
+// page is what every page template gets.
+type page struct {
+	Title string
+	Nav   string
+	CSRF  string
+	Error string
+	Flash string
+	Data  any
+}
+
+// Serve answers a /console… request from API Gateway: it runs the
+// console's net/http handler and converts the answer back.
+func (c *Console) Serve(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		if b, err := base64.StdEncoding.DecodeString(req.Body); err == nil {
+			body = b
+		}
+	}
+	target := req.RawPath
+	if req.RawQueryString != "" {
+		target += "?" + req.RawQueryString
+	}
+	r := httptest.NewRequest(strings.ToUpper(req.RequestContext.HTTP.Method), target, bytes.NewReader(body)).WithContext(ctx)
+	for k, v := range req.Headers {
+		r.Header.Set(k, v)
+	}
+	if len(req.Cookies) > 0 {
+		r.Header.Set("Cookie", strings.Join(req.Cookies, "; "))
+	}
+	w := httptest.NewRecorder()
+	c.ServeHTTP(w, r)
+	res := w.Result()
+	out, _ := io.ReadAll(res.Body)
+	resp := events.APIGatewayV2HTTPResponse{StatusCode: res.StatusCode, Body: string(out), Headers: map[string]string{}}
+	for k, vs := range res.Header {
+		if k == "Set-Cookie" {
+			resp.Cookies = append(resp.Cookies, vs...)
+			continue
+		}
+		resp.Headers[k] = strings.Join(vs, ", ")
+	}
+	return resp
+}
+
+// csp allows nothing but this origin's stylesheet and forms: no script at
+// all, no third-party origin, no framing.
+const csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// ServeHTTP routes a console request to its page: the stylesheet and the
+// sign-in are public, everything else needs a session (or a bearer key),
+// and a form needs the session's CSRF token.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")
+	switch {
+	case path == "/console.css":
+		css, _ := files.ReadFile("console.css")
+		h.Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = w.Write(css)
+		return
+	case path == "/login":
+		c.login(w, r)
+		return
+	}
+	s, ok := c.session(r.Context(), r)
+	if !ok {
+		if r.Method == http.MethodGet {
+			http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		http.Error(w, "not signed in", http.StatusUnauthorized)
+		return
+	}
+	if r.Method == http.MethodPost {
+		_ = r.ParseForm()
+		if !s.csrfOK(r) {
+			http.Error(w, "the form's CSRF token is missing or wrong: reload the page and try again", http.StatusForbidden)
+			return
+		}
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if path == "" {
+		segs = nil
+	}
+	p := page{CSRF: s.csrf()}
+	switch {
+	case len(segs) == 0 && r.Method == http.MethodGet:
+		c.overview(w, r, p)
+	case len(segs) == 1 && segs[0] == "logout" && r.Method == http.MethodPost:
+		c.logout(w, r)
+	case len(segs) == 1 && segs[0] == "incidents" && r.Method == http.MethodGet:
+		c.incidents(w, r, p)
+	case len(segs) == 2 && segs[0] == "incidents" && segs[1] == "bulk" && r.Method == http.MethodPost:
+		c.bulk(w, r, p)
+	case len(segs) == 2 && segs[0] == "incidents" && r.Method == http.MethodGet:
+		c.incident(w, r, p, segs[1], "")
+	case len(segs) == 3 && segs[0] == "incidents" && r.Method == http.MethodPost:
+		c.incidentAction(w, r, p, segs[1], segs[2])
+	case len(segs) >= 1 && segs[0] == "events" && r.Method == http.MethodGet:
+		c.events(w, r, p, segs[1:])
+	case len(segs) == 1 && segs[0] == "purge" && r.Method == http.MethodGet:
+		c.purge(w, r, p)
+	case len(segs) >= 1 && segs[0] == "jobs":
+		c.jobs(w, r, p, segs[1:])
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		p.Title, p.Error = "Not found", "There is no console page "+r.URL.Path
+		c.render(w, "error", p)
+	}
+}
