@@ -38,6 +38,7 @@ var linked = map[string][]string{
 	"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager", "ssm"},
 	"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
 	"jobs-sweep":       {"dynamodb", "sqs", "s3"},
+	"import-trigger":   {"dynamodb", "sqs", "s3"},
 }
 
 func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {

@@ -11,11 +11,23 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+)
+
+// The import notifications queue (one per stage, with a redrive DLQ): the
+// bucket's S3 event notifications for ImportPrefix go to it and the
+// import-trigger function consumes it (its visibility is six times the
+// function's timeout).
+const (
+	ImportQueueName            = "imports"
+	ImportTriggerTimeout       = 30 * time.Second
+	ImportQueueVisibility      = 6 * ImportTriggerTimeout
+	ImportQueueMaxReceiveCount = 5
 )
 
 // Starter starts jobs (*jobs.Engine).

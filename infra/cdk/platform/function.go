@@ -28,12 +28,13 @@ const (
 	RoleConsumerPurge   = "consumer-purge"
 	RoleJobsWorker      = "jobs-worker"
 	RoleJobsSweep       = "jobs-sweep"
+	RoleImportTrigger   = "import-trigger"
 )
 
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
 	return []string{RoleIngest, RoleWebhookStripe, RoleConsumerHTTP, RoleConsumerArchive,
-		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep}
+		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger}
 }
 
 // fnSpec describes one Lambda function.

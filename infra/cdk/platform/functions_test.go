@@ -51,6 +51,15 @@ func TestFunctionsRuntimeLoggingTracing(t *testing.T) {
 				require.Equal(t, float64(s.p.Stage.LogRetentionDays), num(t, lg["RetentionInDays"]))
 				delete(fns, id)
 			}
+			// And CDK's bucket notifications handler (imports/ → SQS),
+			// logging to a group of ours.
+			if strings.HasPrefix(id, "BucketNotificationsHandler") {
+				require.NotNil(t, s.p.NotificationsLogs)
+				require.Equal(t, s.idOf(s.p.NotificationsLogs), refID(dig(fn.Properties, "LoggingConfig", "LogGroup")))
+				lg := s.tpl.Resources[s.idOf(s.p.NotificationsLogs)].Properties
+				require.Equal(t, float64(s.p.Stage.LogRetentionDays), num(t, lg["RetentionInDays"]))
+				delete(fns, id)
+			}
 		}
 		require.Len(t, fns, len(s.p.Functions), "every function is one of ours")
 	})

@@ -323,7 +323,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
 		require.Len(t, deleters, 2, "jobs-worker deletes under payloads/ and incidents/ only: %v", deleters)
-		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
+		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)
 		}

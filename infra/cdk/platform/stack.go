@@ -62,13 +62,18 @@ type Platform struct {
 	PurgeAPI  *Function
 	// Jobs are the durable job engine's wake queue and DLQ; JobsWorker and
 	// JobsSweep its functions.
-	Jobs         *JobsQueues
-	JobsWorker   *Function
-	JobsSweep    *Function
-	Unconsumed   []string
-	Archiver     *Function
-	StateMachine awsstepfunctions.StateMachine
-	Alarms       []awscloudwatch.Alarm
+	Jobs *JobsQueues
+	// Imports is the queue of the bucket's notifications for imports/.
+	Imports *ImportsQueues
+	// NotificationsLogs is the log group of CDK's bucket notifications
+	// handler (a deploy-time custom resource).
+	NotificationsLogs awslogs.LogGroup
+	JobsWorker        *Function
+	JobsSweep         *Function
+	Unconsumed        []string
+	Archiver          *Function
+	StateMachine      awsstepfunctions.StateMachine
+	Alarms            []awscloudwatch.Alarm
 
 	// configMaps are the stage maps kept in SSM (mapParameters).
 	configMaps map[string]*mapConfig
@@ -120,6 +125,7 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	p.newWebhookStripe(ingest)
 	p.newPurgeAPI(ingest)
 	p.newJobs(ingest)
+	p.newImports(p.JobsWorker)
 	p.newConsumers()
 	p.newRecovery()
 	p.newAdmin()

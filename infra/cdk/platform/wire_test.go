@@ -13,6 +13,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
@@ -55,6 +56,7 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		RoleConsumerPurge: func(r *envconf.Reader) error { _, err := purgeconsumerfn.Load(r, top); return err },
 		RoleJobsWorker:    loadJobs(top),
 		RoleJobsSweep:     func(r *envconf.Reader) error { _, err := jobsfn.LoadSweep(r); return err },
+		RoleImportTrigger: func(r *envconf.Reader) error { _, err := importtriggerfn.Load(r); return err },
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}

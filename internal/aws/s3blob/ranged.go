@@ -11,15 +11,28 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-
-	"github.com/siteswarm/eventplatform/internal/jobkinds"
 )
 
-var _ jobkinds.ImportObjects = (*S3)(nil)
+// ErrChanged is returned by ReadRange when the object is no longer the
+// version (or ETag) the read was pinned to.
+var ErrChanged = errors.New("blob: the object changed")
+
+// ObjectInfo describes an object version.
+type ObjectInfo struct {
+	Size      int64
+	ETag      string
+	VersionID string
+}
+
+// RangeParams name one ranged read.
+type RangeParams struct {
+	Bucket, Key, VersionID, ETag string
+	Offset, Length               int64
+}
 
 // Stat reads an object's size, ETag and version (HeadObject; of versionID
 // when set). A missing object is ErrNotFound.
-func (b *S3) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.ObjectInfo, error) {
+func (b *S3) Stat(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error) {
 	in := &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
 	if versionID != "" {
 		in.VersionId = aws.String(versionID)
@@ -27,11 +40,11 @@ func (b *S3) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.
 	out, err := b.Client.HeadObject(ctx, in)
 	if err != nil {
 		if isNotFound(err) {
-			return jobkinds.ObjectInfo{}, fmt.Errorf("s3 head %s/%s: %w: %w", bucket, key, ErrNotFound, jobkinds.ErrNoSuchObject)
+			return ObjectInfo{}, fmt.Errorf("s3 head %s/%s: %w", bucket, key, ErrNotFound)
 		}
-		return jobkinds.ObjectInfo{}, fmt.Errorf("s3 head %s/%s: %w", bucket, key, err)
+		return ObjectInfo{}, fmt.Errorf("s3 head %s/%s: %w", bucket, key, err)
 	}
-	return jobkinds.ObjectInfo{
+	return ObjectInfo{
 		Size:      aws.ToInt64(out.ContentLength),
 		ETag:      aws.ToString(out.ETag),
 		VersionID: aws.ToString(out.VersionId),
@@ -41,8 +54,8 @@ func (b *S3) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.
 // ReadRange opens bytes [Offset, Offset+Length) of an object (a ranged
 // GetObject) pinned to its version, or to its ETag when the bucket is not
 // versioned, so a file replaced (or deleted) meanwhile fails with
-// jobkinds.ErrObjectChanged instead of mixing two files.
-func (b *S3) ReadRange(ctx context.Context, p jobkinds.RangeParams) (io.ReadCloser, error) {
+// ErrChanged instead of mixing two files.
+func (b *S3) ReadRange(ctx context.Context, p RangeParams) (io.ReadCloser, error) {
 	if p.Length <= 0 {
 		return nil, fmt.Errorf("s3 get %s/%s: empty range", p.Bucket, p.Key)
 	}
@@ -61,9 +74,9 @@ func (b *S3) ReadRange(ctx context.Context, p jobkinds.RangeParams) (io.ReadClos
 		var ae smithy.APIError
 		switch {
 		case isNotFound(err):
-			return nil, fmt.Errorf("s3 get %s/%s: %w: %w", p.Bucket, p.Key, ErrNotFound, jobkinds.ErrObjectChanged)
+			return nil, fmt.Errorf("s3 get %s/%s: %w", p.Bucket, p.Key, ErrNotFound)
 		case errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "NoSuchVersion"):
-			return nil, fmt.Errorf("s3 get %s/%s: %w", p.Bucket, p.Key, jobkinds.ErrObjectChanged)
+			return nil, fmt.Errorf("s3 get %s/%s: %w", p.Bucket, p.Key, ErrChanged)
 		}
 		return nil, fmt.Errorf("s3 get %s/%s bytes %d+%d: %w", p.Bucket, p.Key, p.Offset, p.Length, err)
 	}

@@ -53,6 +53,8 @@ type Emulators struct {
 	// Dynamo is the embedded DynamoDB handler, for inspecting
 	// emulator-only state such as TTL settings (nil on DynamoDB Local).
 	Dynamo *DynamoHandler
+	// S3Notifications delivers the S3 emulator's event notifications.
+	S3Notifications *S3Notifications
 
 	dynamoSrv   *httptest.Server
 	dynamoLocal *DynamoDBLocalProcess
@@ -96,7 +98,8 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 	default:
 		return nil, fmt.Errorf("awslocal: %s=%q: want %s, %s or %s", EnvDynamoDB, kind, DynamoEmbedded, DynamoLocal, DynamoAuto)
 	}
-	if e.s3Srv, err = serve(NewS3Handler(), opts.S3Addr); err != nil {
+	e.S3Notifications = NewS3Notifications(NewS3Handler())
+	if e.s3Srv, err = serve(e.S3Notifications, opts.S3Addr); err != nil {
 		_ = e.Close()
 		return nil, err
 	}
@@ -112,6 +115,7 @@ func Start(ctx context.Context, opts Options) (*Emulators, error) {
 	}
 	e.S3Endpoint = e.s3Srv.URL
 	e.SQSEndpoint = e.fauxqs.URL
+	e.S3Notifications.SendThrough(e.SQS())
 	e.SNSEndpoint = e.fauxqs.URL
 	return e, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
@@ -70,6 +71,9 @@ type Resources struct {
 	Queues map[string]Queue
 	// JobsQueue is the durable job engine's wake queue (internal/jobs).
 	JobsQueue Queue
+	// ImportsQueue receives the bucket's S3 event notifications for
+	// imports/ (the import-trigger function consumes it).
+	ImportsQueue Queue
 }
 
 // QueueURLs maps topic name to queue URL.
@@ -134,7 +138,17 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		return res, err
 	}
 	res.JobsQueue = jq
+	iq, err := provisionQueues(ctx, c.SQS, prefix, topology.Topic{
+		Name: jobkinds.ImportQueueName, VisibilityTimeout: jobkinds.ImportQueueVisibility, MaxReceiveCount: jobkinds.ImportQueueMaxReceiveCount,
+	})
+	if err != nil {
+		return res, err
+	}
+	res.ImportsQueue = iq
 	if err := provisionBucket(ctx, c.S3, res.Bucket); err != nil {
+		return res, err
+	}
+	if err := provisionImportNotifications(ctx, c, res.Bucket, iq); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -283,6 +297,37 @@ func ensureQueue(ctx context.Context, q *sqs.Client, name string, attrs map[stri
 	return url, qa.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
 }
 
+// provisionImportNotifications sends the bucket's object creations under
+// imports/ to the imports queue, as the CDK app configures the stage's
+// bucket; the queue's policy lets S3 (that bucket only) send to it.
+func provisionImportNotifications(ctx context.Context, c Clients, bucket string, q Queue) error {
+	policy, _ := json.Marshal(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{{
+			"Effect": "Allow", "Principal": map[string]string{"Service": "s3.amazonaws.com"},
+			"Action": "sqs:SendMessage", "Resource": q.ARN,
+			"Condition": map[string]any{"ArnLike": map[string]string{"aws:SourceArn": "arn:aws:s3:::" + bucket}},
+		}},
+	})
+	if _, err := c.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL),
+		Attributes: map[string]string{string(sqstypes.QueueAttributeNamePolicy): string(policy)}}); err != nil {
+		return fmt.Errorf("awslocal: imports queue policy: %w", err)
+	}
+	_, err := c.S3.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{
+		Bucket: aws.String(bucket),
+		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: []s3types.QueueConfiguration{{
+			Id: aws.String("imports"), QueueArn: aws.String(q.ARN), Events: []s3types.Event{"s3:ObjectCreated:*"},
+			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: []s3types.FilterRule{
+				{Name: s3types.FilterRuleNamePrefix, Value: aws.String(jobkinds.ImportPrefix)},
+			}}},
+		}}},
+	})
+	if err != nil {
+		return fmt.Errorf("awslocal: notifications of bucket %s: %w", bucket, err)
+	}
+	return nil
+}
+
 func provisionBucket(ctx context.Context, c *s3.Client, bucket string) error {
 	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	var owned *s3types.BucketAlreadyOwnedByYou
@@ -315,7 +360,7 @@ func provisionBucket(ctx context.Context, c *s3.Client, bucket string) error {
 func Teardown(ctx context.Context, c Clients, r Resources) error {
 	var errs []error
 	queues := slices.Collect(maps.Values(r.Queues))
-	for _, q := range append(queues, r.JobsQueue) {
+	for _, q := range append(queues, r.JobsQueue, r.ImportsQueue) {
 		for _, url := range []string{q.URL, q.DLQURL} {
 			if url == "" {
 				continue

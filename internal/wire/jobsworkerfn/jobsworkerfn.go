@@ -8,7 +8,9 @@ package jobsworkerfn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -150,7 +152,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		Stripe:       stripe.New(secret.List{}, tenants, rt.Log),
 		Ingest:       &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
 		StripeTypes:  c.StripeTypes,
-		Imports:      blobs,
+		Imports:      importObjects{blobs},
 		ImportTuning: c.Import,
 		StripeFor: func(tenant string) jobkinds.Canonicalizer {
 			// As the webhook attributes (account map, then metadata), with
@@ -174,6 +176,27 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		d.StripeEvents = stripeEvents{stripeapi.NewClient(c.StripeBaseURL, keys, nil)}
 	}
 	return jobsfn.New(c.Config, cl.Clients, rt, jobkinds.Kinds(d))
+}
+
+// importObjects adapts the S3 adapter to the file import's port.
+type importObjects struct{ *s3blob.S3 }
+
+var _ jobkinds.ImportBlobs = importObjects{}
+
+func (o importObjects) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.ObjectInfo, error) {
+	info, err := o.S3.Stat(ctx, bucket, key, versionID)
+	if errors.Is(err, s3blob.ErrNotFound) {
+		err = fmt.Errorf("%w: %w", jobkinds.ErrNoSuchObject, err)
+	}
+	return jobkinds.ObjectInfo(info), err
+}
+
+func (o importObjects) ReadRange(ctx context.Context, p jobkinds.RangeParams) (io.ReadCloser, error) {
+	body, err := o.S3.ReadRange(ctx, s3blob.RangeParams(p))
+	if errors.Is(err, s3blob.ErrChanged) || errors.Is(err, s3blob.ErrNotFound) {
+		err = fmt.Errorf("%w: %w", jobkinds.ErrObjectChanged, err)
+	}
+	return body, err
 }
 
 // exportSource joins the events and incidents readers.

@@ -1,0 +1,67 @@
+package devstack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+)
+
+var importRecords = flag.Int("import-throughput", 0, "drop a file of this many records under imports/ of the local stack and report the import's rate (make import-throughput)")
+
+// The file import's rate on the local stack (DynamoDB Local when Java is
+// there): a file of N audit envelopes (one topic, the archive consumer)
+// dropped under imports/bench/, imported by the job the notification
+// starts, from the put to the job's completion. Only with
+// -import-throughput=N: at 100,000 records it runs for minutes.
+func TestImportThroughput(t *testing.T) {
+	if *importRecords == 0 {
+		t.Skip("run with -import-throughput=N (make import-throughput)")
+	}
+	st, err := devstack.Start(context.Background(), devstack.Options{
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: awslocal.DynamoAuto,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	n := *importRecords
+	var body bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&body, `{"schemaVersion":1,"id":"imp-bench-%07d","type":"audit.record.imported","source":"platform","timestamp":"2026-12-01T10:00:00Z","subject":"acct-%d","payload":{"i":%d,"note":"an imported audit record of about two hundred bytes, as an export from another system would hold"}}`+"\n", i, i%500, i)
+	}
+	key := "imports/bench/records.ndjson"
+	start := time.Now()
+	_, err = st.Clients.S3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(st.Resources.Bucket), Key: aws.String(key), Body: bytes.NewReader(body.Bytes())})
+	require.NoError(t, err)
+	var id string
+	require.Eventually(t, func() bool {
+		_, list := adminDo(t, st, http.MethodGet, "/admin/jobs?tenant=bench&kind=file-import", nil)
+		items, _ := list["jobs"].([]any)
+		if len(items) == 1 {
+			id = items[0].(map[string]any)["jobId"].(string)
+		}
+		return id != ""
+	}, time.Minute, 100*time.Millisecond)
+	var job map[string]any
+	require.Eventually(t, func() bool {
+		_, job = adminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		return job["status"] == "completed" || job["status"] == "failed"
+	}, 60*time.Minute, time.Second)
+	took := time.Since(start)
+	require.Equal(t, "completed", job["status"], job)
+	res, _ := json.Marshal(job["result"])
+	t.Logf("IMPORT %d records (%d bytes) in %s: %.0f records/s on %s; %v steps; result %s", n, body.Len(), took.Round(time.Second), float64(n)/took.Seconds(), st.Emulators.DynamoKind, job["steps"], res)
+	require.Equal(t, float64(n), job["result"].(map[string]any)["accepted"])
+}
