@@ -44,6 +44,11 @@ func (s *Stack) Banner(w io.Writer) {
 		{"Stripe API", fmt.Sprintf("%s%s/v1/events  (local stand-in reconciliation pages; POST adds an event)", u, StripeAPIPath)},
 		{"Health", u + "/healthz"},
 	}
+	if buckets := strings.Join(s.Buckets(), ", "); s.Emulators != nil {
+		rows = append(rows[:len(rows)-1], [2]string{"S3", fmt.Sprintf("%s%s/  (path-style S3 API; versioned buckets: %s)", u, S3Path, buckets)}, rows[len(rows)-1])
+	} else {
+		rows = append(rows[:len(rows)-1], [2]string{"S3", "buckets " + buckets + " (real S3)"}, rows[len(rows)-1])
+	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %-15s %s\n", r[0], r[1])
 	}
@@ -57,6 +62,14 @@ func (s *Stack) Banner(w io.Writer) {
 	fmt.Fprintf(w, "  3. follow it through the ledger and outbox (the event id step 1 printed)\n       curl -s -H 'Authorization: Bearer %s' %s/admin/events/EVENT_ID\n", key, u)
 	fmt.Fprintf(w, "\nStripe CLI: stripe listen --forward-to %s/webhook/stripe (then set STRIPE_WEBHOOK_SECRET to its whsec_…)\n", strings.TrimPrefix(u, "http://"))
 	fmt.Fprintf(w, "Ctrl-C stops everything.\n\n")
+}
+
+// Buckets names the stack's buckets (each versioned, as deployed).
+func (s *Stack) Buckets() []string {
+	if s.Resources.Bucket == "" {
+		return nil
+	}
+	return []string{s.Resources.Bucket}
 }
 
 // shown is a setting's value for the banner: in full when it is the local

@@ -241,6 +241,7 @@ func (s *Stack) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.Handle("POST /2015-03-31/functions/", s.Functions)
+	s.mux.HandleFunc(S3Path+"/", s.serveS3)
 	s.Sink.routes(s.mux)
 }
 
