@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -30,7 +31,7 @@ func waitJob(t *testing.T, st *devstack.Stack, id string) map[string]any {
 	t.Helper()
 	var job map[string]any
 	require.Eventually(t, func() bool {
-		_, job = adminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		_, job = devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
 		return job["status"] == "completed" || job["status"] == "failed"
 	}, 60*time.Second, 100*time.Millisecond, "job %v", &job)
 	require.Equal(t, "completed", job["status"], job)
@@ -57,7 +58,7 @@ func TestAFileDroppedUnderImportsIsImportedByTheLocalStack(t *testing.T) {
 	}
 	put()
 	imports := func() []any {
-		_, list := adminDo(t, st, http.MethodGet, "/admin/jobs?tenant=acme&kind=file-import", nil)
+		_, list := devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs?tenant=acme&kind=file-import", nil)
 		items, _ := list["jobs"].([]any)
 		return items
 	}
@@ -78,12 +79,12 @@ func TestAFileDroppedUnderImportsIsImportedByTheLocalStack(t *testing.T) {
 	require.Equal(t, 25.0, res["duplicates"])
 	require.Equal(t, 0.0, res["accepted"])
 
-	status, started := adminDo(t, st, http.MethodPost, "/admin/jobs", map[string]any{"kind": "file-import", "tenantId": "acme", "args": map[string]any{"key": key}})
+	status, started := devstacktest.AdminDo(t, st, http.MethodPost, "/admin/jobs", map[string]any{"kind": "file-import", "tenantId": "acme", "args": map[string]any{"key": key}})
 	require.Equal(t, http.StatusCreated, status, started)
 	res = waitJob(t, st, started["jobId"].(string))["result"].(map[string]any)
 	require.Equal(t, 25.0, res["duplicates"])
 
-	status, refused := adminDo(t, st, http.MethodPost, "/admin/jobs", map[string]any{"kind": "file-import", "tenantId": "globex", "args": map[string]any{"key": key}})
+	status, refused := devstacktest.AdminDo(t, st, http.MethodPost, "/admin/jobs", map[string]any{"kind": "file-import", "tenantId": "globex", "args": map[string]any{"key": key}})
 	require.Equal(t, http.StatusBadRequest, status, refused)
 	b, _ := json.Marshal(refused)
 	require.Contains(t, string(b), "invalid_args")

@@ -17,6 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
@@ -47,7 +48,7 @@ func TestImportThroughput(t *testing.T) {
 	require.NoError(t, err)
 	var id string
 	require.Eventually(t, func() bool {
-		_, list := adminDo(t, st, http.MethodGet, "/admin/jobs?tenant=bench&kind=file-import", nil)
+		_, list := devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs?tenant=bench&kind=file-import", nil)
 		items, _ := list["jobs"].([]any)
 		if len(items) == 1 {
 			id = items[0].(map[string]any)["jobId"].(string)
@@ -56,7 +57,7 @@ func TestImportThroughput(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond)
 	var job map[string]any
 	require.Eventually(t, func() bool {
-		_, job = adminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		_, job = devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
 		return job["status"] == "completed" || job["status"] == "failed"
 	}, 60*time.Minute, time.Second)
 	took := time.Since(start)
