@@ -96,6 +96,9 @@ func newResolver(t *testing.T, ctx context.Context, env *awslocaltest.Env, tpl t
 	jq := env.Resources.JobsQueue
 	queues["evp-dev-jobs"] = [2]string{jq.URL, jq.ARN}
 	queues["evp-dev-jobs-dlq"] = [2]string{jq.DLQURL, jq.DLQARN}
+	iq := env.Resources.ImportsQueue
+	queues["evp-dev-imports"] = [2]string{iq.URL, iq.ARN}
+	queues["evp-dev-imports-dlq"] = [2]string{iq.DLQURL, iq.DLQARN}
 
 	for id, res := range tpl.Resources {
 		p := res.Properties
