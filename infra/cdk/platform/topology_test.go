@@ -22,7 +22,10 @@ func TestQueuePerTopic(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		queues := s.tpl.ofType("AWS::SQS::Queue")
-		require.Len(t, queues, 2*len(s.p.Topology.Topics)+2, "one queue and one DLQ per topic, and the jobs queue and its DLQ")
+		require.Len(t, queues, 2*len(s.p.Topology.Topics)+4, "one queue and one DLQ per topic, the jobs queue and the imports queue and their DLQs")
+		for _, q := range []string{s.idOf(s.p.Imports.Queue), s.idOf(s.p.Imports.DLQ)} {
+			require.Contains(t, queues, q)
+		}
 		for _, tp := range s.p.Topology.Topics {
 			q := s.tpl.Resources[s.idOf(s.p.Queues[tp.Name].Queue)].Properties
 			dlqID := s.idOf(s.p.Queues[tp.Name].DLQ)
