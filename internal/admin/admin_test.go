@@ -230,9 +230,10 @@ func TestIncidentsListViewTriageReplay(t *testing.T) {
 	b.publish(t, "evt_inc_2", "stripe.invoice.paid", "stripe", "globex")
 	inc := b.deadLetter(t, "acme/evt_inc_1", "crm.sync")
 	other := b.deadLetter(t, "evt_inc_2", "billing.events")
-	// The consumer-side state a dead letter leaves: drain the queue so the
-	// replayed message is the only one there.
-	b.env.ReceiveAll(ctx, b.env.Queue("crm.sync").URL, 10, 0)
+	// The consumer-side state a dead letter leaves: drain the queue (and
+	// delete: left in flight, the drained messages would be back after a
+	// visibility timeout) so the replayed message is the only one there.
+	b.env.ReceiveAndDelete(ctx, b.env.Queue("crm.sync").URL, 10, 0)
 
 	list := func(q string) []any {
 		t.Helper()

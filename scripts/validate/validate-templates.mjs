@@ -10,7 +10,10 @@
 //     amazon-states-language-service;
 //   - no dependency cycle (Ref, Fn::GetAtt, Fn::Sub, DependsOn);
 //   - physical names within AWS's length limits for a stage name of
-//     --stage-length characters (default 16, the longest stage.go accepts);
+//     --stage-length characters (default 16, the longest stage.go accepts),
+//     and no "evp-<stage>…" name on a type whose limit it does not know;
+//   - every Ref, GetAtt and Sub names a resource or parameter of the
+//     template;
 //   - no two stages that can create a resource of the same name: a stage
 //     "X-w" names its resources "evp-X-w-…", so a name "evp-X-w-r" of stage X
 //     is also a name of stage "X-w" when that stage has a resource "r" of
@@ -72,7 +75,29 @@ const nameRules = {
   "AWS::ApiGatewayV2::Api": ["Name", 128],
   "AWS::KMS::Alias": ["AliasName", 256],
   "AWS::S3::Bucket": ["BucketName", 63],
+  "AWS::Scheduler::ScheduleGroup": ["Name", 64],
+  "AWS::Events::EventBus": ["Name", 256],
+  "AWS::Events::Archive": ["ArchiveName", 48],
+  "AWS::Events::Connection": ["Name", 64],
+  "AWS::Events::ApiDestination": ["Name", 64],
+  "AWS::Pipes::Pipe": ["Name", 64],
+  "AWS::CloudWatch::CompositeAlarm": ["AlarmName", 255],
+  "AWS::CloudWatch::Dashboard": ["DashboardName", 255],
+  "AWS::Logs::MetricFilter": ["FilterName", 512],
+  "AWS::Logs::SubscriptionFilter": ["FilterName", 512],
+  "AWS::Lambda::Alias": ["Name", 128],
+  "AWS::Lambda::LayerVersion": ["LayerName", 140],
+  "AWS::IAM::ManagedPolicy": ["ManagedPolicyName", 128],
+  "AWS::Kinesis::Stream": ["Name", 128],
+  "AWS::KinesisFirehose::DeliveryStream": ["DeliveryStreamName", 64],
 };
+// A property that names a resource the platform's way ("evp-<stage>…") on a
+// type without a rule above is a finding (name_limit_unknown): add the
+// type's limit, so resources others add are length-checked too.
+// Another type's name property (a permission's FunctionName, a filter's
+// LogGroupName) refers to that resource rather than naming this one.
+const referenceProperties = new Set(Object.values(nameRules).map(([p]) => p).filter((p) => p !== "Name"));
+const physicalNameProperty = (name) => (name === "Name" || /[A-Z][a-z]*Name$/.test(name)) && !referenceProperties.has(name);
 // Names that share one namespace per account and region: a log group and a
 // function's implicit log group, say, are told apart by their own prefixes.
 const namespaceOf = (type) => type;
@@ -252,7 +277,7 @@ function checkStateMachine(file, id, resources, props) {
   });
 }
 
-function checkCycles(file, resources) {
+function checkCycles(file, resources, parameters) {
   const edges = {};
   for (const [id, r] of Object.entries(resources)) {
     const deps = refsOf(r.Properties);
@@ -260,7 +285,7 @@ function checkCycles(file, resources) {
     refsOf(r.Condition, deps);
     edges[id] = [...deps].filter((d) => d in resources);
     counts.edges += edges[id].length;
-    for (const d of deps) if (!(d in resources)) find(file, "unknown_reference", id, `refers to ${d}, which is not a resource of the template`);
+    for (const d of deps) if (!(d in resources) && !(d in parameters)) find(file, "unknown_reference", id, `refers to ${d}, which is neither a resource nor a parameter of the template`);
   }
   const state = {};
   const stack = [];
@@ -298,6 +323,12 @@ async function checkTemplate(file) {
     checkProps(file, `${id}.Properties`, spec.properties, r.Properties || {});
     if (r.Type === "AWS::StepFunctions::StateMachine") pending.push(checkStateMachine(file, id, resources, r.Properties || {}));
     const rule = nameRules[r.Type];
+    if (!rule) {
+      for (const [k, v] of Object.entries(r.Properties || {})) {
+        if (physicalNameProperty(k) && typeof v === "string" && v.startsWith("evp-" + stage))
+          find(file, "name_limit_unknown", `${id}.Properties.${k}`, `${r.Type} is named ${JSON.stringify(v)}, but the validator knows no length limit for ${r.Type}.${k}: add it to nameRules (scripts/validate/validate-templates.mjs)`);
+      }
+    }
     const name = rule && r.Properties?.[rule[0]];
     if (name !== undefined) {
       counts.names++;
@@ -320,7 +351,7 @@ async function checkTemplate(file) {
     const spec = resourceSpec(r.Type);
     if (spec && !(attr in spec.attributes)) find(file, "unknown_attribute", `${id}.${attr}`, `${r.Type} has no attribute ${attr} (has: ${Object.keys(spec.attributes).sort().join(", ")})`);
   }
-  checkCycles(file, resources);
+  checkCycles(file, resources, t.Parameters || {});
   await Promise.all(pending);
 }
 

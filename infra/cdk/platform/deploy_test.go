@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
@@ -203,4 +204,43 @@ func TestStageMapsLiveInSSM(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(big.tpl.ofType("AWS::SSM::Parameter")), len(dev.tpl.ofType("AWS::SSM::Parameter"))+10, "1,000 accounts take ten parameters, 300 zones a few more")
+}
+
+// A production stage is pinned to its account and region: the synthesized
+// stack carries the stage's environment, so a deploy with credentials for
+// another account or region fails instead of creating a second production
+// (finding 9). A development stage without them stays environment-agnostic.
+func TestProductionStackIsPinnedToItsEnvironment(t *testing.T) {
+	t.Parallel()
+	require.True(t, prod.p.Stage.Production)
+	// jsii is not safe for concurrent calls (the other tests take jsiiMu too).
+	jsiiMu.Lock()
+	account, region, env, devEnv := *prod.p.Stack.Account(), *prod.p.Stack.Region(), *prod.p.Stack.Environment(), *dev.p.Stack.Environment()
+	jsiiMu.Unlock()
+	require.Equal(t, "123456789012", account, "the example stage's account")
+	require.Equal(t, "eu-west-1", region, "the example stage's region")
+	require.Equal(t, "aws://123456789012/eu-west-1", env)
+	require.Empty(t, dev.p.Stage.Account)
+	require.Equal(t, "aws://unknown-account/unknown-region", devEnv)
+}
+
+// The committed production example is complete: it loads and every topic of
+// the topology has what a production stage needs. A production stage
+// without it (cdk.json's prod alone, say) is refused with the file to copy
+// (finding 2).
+func TestProductionExampleStageIsComplete(t *testing.T) {
+	t.Parallel()
+	base, err := cdkContext("../../../cdk.json")
+	require.NoError(t, err)
+	example, err := LoadStage(lookup(base, map[string]any{CtxStage: "prod", CtxStageFile: "../stages/prod.example.json"}))
+	require.NoError(t, err)
+	require.NoError(t, example.CheckTopology(topology.Default()))
+
+	bare, err := LoadStage(lookup(base, map[string]any{CtxStage: "prod", "account": "123456789012", "region": "eu-west-1", "alarmEmail": "ops@example.com"}))
+	require.NoError(t, err, "alarms and pinning given, the stage loads")
+	err = bare.CheckTopology(topology.Default())
+	require.Error(t, err)
+	for _, want := range []string{"set the subscriber URL of billing.events", "set the subscriber URL of crm.sync", "Cloudflare zones", ExampleStageFile} {
+		require.Contains(t, err.Error(), want)
+	}
 }

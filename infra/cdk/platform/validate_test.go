@@ -145,6 +145,14 @@ func TestValidatorCatchesInjectedFaults(t *testing.T) {
 		"name length at a 16-character stage": {func(tpl map[string]any) {
 			props(res(tpl, "AWS::Lambda::Function", nil))["FunctionName"] = "evp-dev-" + strings.Repeat("x", 50)
 		}, "name_too_long"},
+		"a name whose limit the validator does not know": {func(tpl map[string]any) {
+			// A resource another change adds, named the platform's way, on a
+			// type without a length rule: the rule must be added.
+			tpl["Resources"].(map[string]any)["MailConfig"] = map[string]any{"Type": "AWS::SES::ConfigurationSet", "Properties": map[string]any{"Name": "evp-dev-mail"}}
+		}, "name_limit_unknown"},
+		"reference to nothing": {func(tpl map[string]any) {
+			props(res(tpl, "AWS::SQS::QueuePolicy", nil))["Queues"] = []any{map[string]any{"Ref": "NoSuchQueue"}}
+		}, "unknown_reference"},
 		"names two stages share": {func(tpl map[string]any) {
 			// Stage dev's "evp-dev-jobs-sweep" would be stage dev-jobs's
 			// "sweep" rule: the collision the outbox sweep rule had.
@@ -164,4 +172,21 @@ func TestValidatorCatchesInjectedFaults(t *testing.T) {
 			require.Contains(t, codes, tc.code, "%+v", v.Findings)
 		})
 	}
+}
+
+// A Ref to one of the template's parameters is a reference, not a dangling
+// one (the fault test above shows a dangling Ref is a finding).
+func TestValidatorAcceptsParameterReferences(t *testing.T) {
+	t.Parallel()
+	tpl := deepCopy(t, dev.raw)
+	require.Contains(t, tpl["Parameters"], "BootstrapVersion")
+	for _, id := range sortedKeys(tpl["Resources"].(map[string]any)) {
+		r := tpl["Resources"].(map[string]any)[id].(map[string]any)
+		if r["Type"] == "AWS::Lambda::Function" {
+			r["Properties"].(map[string]any)["Description"] = map[string]any{"Ref": "BootstrapVersion"}
+			break
+		}
+	}
+	v := validate(t, map[string]map[string]any{"dev": tpl})
+	require.True(t, v.OK, "%+v", v.Findings)
 }

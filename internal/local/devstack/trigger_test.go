@@ -34,7 +34,10 @@ func queue(t *testing.T, st *devstack.Stack) (url, arn, dlq string) {
 	t.Helper()
 	ctx := context.Background()
 	name := awslocal.NewPrefix()
-	d, err := st.Clients.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq")})
+	// The tests poll the DLQ without deleting: a short visibility timeout
+	// brings a message back within their wait when a receive response is
+	// lost (SQS's default 30 s is longer than the wait).
+	d, err := st.Clients.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq"), Attributes: map[string]string{"VisibilityTimeout": "1"}})
 	require.NoError(t, err)
 	dattrs, err := st.Clients.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: d.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{"QueueArn"}})
 	require.NoError(t, err)

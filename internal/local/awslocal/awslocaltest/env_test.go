@@ -101,3 +101,58 @@ func TestReceiveAndDeleteLeavesNothingBehind(t *testing.T) {
 	visible, inflight := env.QueueDepth(ctx, url)
 	require.Zero(t, visible+inflight)
 }
+
+// A test takes one message (left in flight), then checks that nothing else
+// arrives; the check's receive loses a response and waits a visibility
+// timeout for it — and the message taken first comes back meanwhile. The
+// rescued check returns only what the lost response held, not the earlier
+// call's message (it did, and "nothing else arrived" failed on a message
+// that arrived once).
+func TestReceiveAllRescueReturnsNoEarlierCallsMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := awslocaltest.NewEnv(t)
+	url := env.Queue(topology.CRM).URL
+	_, err := env.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"VisibilityTimeout": "2"}})
+	require.NoError(t, err)
+	send := func(body string) {
+		_, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body)})
+		require.NoError(t, err)
+	}
+	send("taken")
+	taken := env.ReceiveAll(ctx, url, 1, 5*time.Second)
+	require.Len(t, taken, 1)
+
+	// The second message's receive response is lost (the second receive
+	// that carries messages: the first is the rescue's own find of it).
+	var lost atomic.Int32
+	env.SQS = sqs.New(env.SQS.Options(), func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, loseFirstReceive(&lost)) })
+	send("later")
+	msgs := env.ReceiveAll(ctx, url, 2, time.Second)
+	require.Positive(t, lost.Load(), "a response was lost")
+	var bodies []string
+	for _, m := range msgs {
+		bodies = append(bodies, aws.ToString(m.Body))
+	}
+	require.Equal(t, []string{"later"}, bodies, "the rescue found the lost message and returned nothing the first call had")
+}
+
+// loseFirstReceive drops the response of the first ReceiveMessage attempt
+// that carried messages.
+func loseFirstReceive(lost *atomic.Int32) func(*middleware.Stack) error {
+	var carrying atomic.Int32
+	return func(stack *middleware.Stack) error {
+		return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("test.loseFirstReceive",
+			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleDeserialize(ctx, in)
+				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) > 0 && carrying.Add(1) == 1 {
+					lost.Add(int32(len(r.Messages)))
+					return out, md, &smithyhttp.ResponseError{
+						Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusInternalServerError}},
+						Err:      errors.New("response lost on the way back"),
+					}
+				}
+				return out, md, err
+			}), middleware.Before)
+	}
+}
