@@ -88,7 +88,7 @@ func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, key string, 
 		{Update: &ddbtypes.Update{
 			TableName:                 aws.String(e.Events.Table),
 			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(key)), table.AttrSK: str(ledgerSK)},
-			UpdateExpression:          aws.String("SET payload = :p, payloadGz = :null, payloadRef = :null, erasedAt = :at"),
+			UpdateExpression:          aws.String("SET payload = :p, payloadZ = :null, payloadGz = :null, payloadRef = :null, erasedAt = :at"),
 			ConditionExpression:       aws.String("attribute_exists(pk)"),
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": str(string(ledger.ErasedPayload)), ":null": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":at": str(FormatTime(at))},
 		}},

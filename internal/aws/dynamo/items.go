@@ -29,11 +29,16 @@ func DispatchSK(topic string) string { return dispatchPrefix + topic }
 // LedgerSK is the sort key of the ledger item.
 const LedgerSK = ledgerSK
 
-// ledgerItem is the DynamoDB shape of a ledger.Record.
+// ledgerItem is the DynamoDB shape of a ledger.Record. A ledger item is
+// written twice (in the commit transaction) and billed per started KB, so
+// attributes derivable from others are left out of new items and derived
+// on read: eventId (from the key), createdAt (the tenantSk prefix) and a
+// status of received (the only status ingest writes; views derive an
+// event's status from its rows). Items written before carry them.
 type ledgerItem struct {
 	PK          string               `dynamodbav:"pk"`
 	SK          string               `dynamodbav:"sk"`
-	EventID     string               `dynamodbav:"eventId"`
+	EventID     string               `dynamodbav:"eventId,omitempty"`
 	TenantID    string               `dynamodbav:"tenantId"`
 	TenantSK    string               `dynamodbav:"tenantSk"`
 	Type        string               `dynamodbav:"type"`
@@ -42,13 +47,14 @@ type ledgerItem struct {
 	Subject     string               `dynamodbav:"subject,omitempty"`
 	Traceparent string               `dynamodbav:"traceparent,omitempty"`
 	Payload     string               `dynamodbav:"payload,omitempty"`
+	PayloadZ    []byte               `dynamodbav:"payloadZ,omitempty"`
 	PayloadGz   []byte               `dynamodbav:"payloadGz,omitempty"`
 	PayloadRef  *envelope.PayloadRef `dynamodbav:"payloadRef,omitempty"`
 	Topics      []string             `dynamodbav:"topics"`
 	PayloadHash string               `dynamodbav:"payloadHash"`
 	OrderingKey string               `dynamodbav:"orderingKey,omitempty"`
-	Status      string               `dynamodbav:"status"`
-	CreatedAt   string               `dynamodbav:"createdAt"`
+	Status      string               `dynamodbav:"status,omitempty"`
+	CreatedAt   string               `dynamodbav:"createdAt,omitempty"`
 	ExpiresAt   int64                `dynamodbav:"expiresAt"`
 }
 
@@ -109,19 +115,44 @@ func fromMillis(ms int64) time.Time {
 func toLedgerItem(r ledger.Record) ledgerItem {
 	ev := r.Event
 	created := FormatTime(r.CreatedAt)
-	plain, gz := packPayload(ev.Payload)
-	return ledgerItem{
+	plain, z := packPayload(ev.Source, ev.Payload)
+	it := ledgerItem{
 		PK: EventPK(r.Key), SK: ledgerSK,
 		EventID: ev.ID, TenantID: ev.TenantID, TenantSK: created + "#" + ev.ID,
 		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
 		Subject: ev.Subject, Traceparent: ev.Traceparent,
-		Payload: plain, PayloadGz: gz, PayloadRef: ev.PayloadRef,
+		Payload: plain, PayloadZ: z, PayloadRef: ev.PayloadRef,
 		Topics: r.Topics, PayloadHash: r.PayloadHash, OrderingKey: r.OrderingKey, Status: r.Status,
-		CreatedAt: created, ExpiresAt: r.ExpiresAt.Unix(),
+		ExpiresAt: r.ExpiresAt.Unix(),
 	}
+	if it.EventID == eventIDOf(r.Key) {
+		it.EventID = ""
+	}
+	if it.Status == ledger.StatusReceived {
+		it.Status = ""
+	}
+	return it
+}
+
+// eventIDOf is the event id in a storage key (ledger.Key): the key itself,
+// or what follows the tenant.
+func eventIDOf(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }
 
 func (it ledgerItem) record() ledger.Record {
+	if it.EventID == "" {
+		it.EventID = eventIDOf(keyOf(it.PK))
+	}
+	if it.CreatedAt == "" {
+		it.CreatedAt, _, _ = strings.Cut(it.TenantSK, "#")
+	}
+	if it.Status == "" {
+		it.Status = ledger.StatusReceived
+	}
 	ev := envelope.Event{
 		SchemaVersion: envelope.SchemaVersion,
 		ID:            it.EventID, TenantID: it.TenantID, Type: it.Type, Source: it.Source,
@@ -131,7 +162,7 @@ func (it ledgerItem) record() ledger.Record {
 	// A payload that cannot be inflated is left out: the event then fails
 	// validation where it is used and becomes an incident, never a
 	// delivery of something else.
-	ev.Payload, _ = unpackPayload(it.Payload, it.PayloadGz)
+	ev.Payload, _ = unpackPayload(it.Payload, it.PayloadZ, it.PayloadGz)
 	return ledger.Record{
 		Key:   keyOf(it.PK),
 		Event: ev, Topics: it.Topics, PayloadHash: it.PayloadHash, OrderingKey: it.OrderingKey, Status: it.Status,

@@ -1,0 +1,121 @@
+package zdict
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// dictionaries are the shipped dictionaries, dict/<name>-<version>.dict.
+//
+//go:embed dict/*.dict
+var dictionaries embed.FS
+
+// versions names every shipped dictionary by version (also its zstd
+// dictionary id). Never change or remove an entry: stored items name it.
+var versions = map[int]string{
+	1: "stripe-1",
+}
+
+// current is the version new payloads of a source are compressed with;
+// sources without one get zstd without a dictionary (version 0).
+var current = map[string]int{
+	"stripe": 1,
+}
+
+// MaxDecoded bounds what one payload may decompress to.
+const MaxDecoded = 8 << 20
+
+// ErrUnknownVersion: the payload names a dictionary this build does not
+// ship.
+var ErrUnknownVersion = errors.New("zdict: unknown dictionary version")
+
+type codec struct {
+	enc map[int]*zstd.Encoder
+	dec *zstd.Decoder
+}
+
+var load = sync.OnceValues(func() (*codec, error) {
+	c := &codec{enc: map[int]*zstd.Encoder{}}
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(2), zstd.WithWindowSize(1 << 20)}
+	var raws [][]byte
+	for v, name := range versions {
+		raw, err := dictionaries.ReadFile("dict/" + name + ".dict")
+		if err != nil {
+			return nil, fmt.Errorf("zdict: dictionary %d: %w", v, err)
+		}
+		id, err := zstd.InspectDictionary(raw)
+		if err != nil {
+			return nil, fmt.Errorf("zdict: dictionary %d: %w", v, err)
+		}
+		if int(id.ID()) != v {
+			return nil, fmt.Errorf("zdict: dictionary %s has zstd id %d, want %d", name, id.ID(), v)
+		}
+		raws = append(raws, raw)
+		enc, err := zstd.NewWriter(nil, append(opts, zstd.WithEncoderDict(raw))...)
+		if err != nil {
+			return nil, fmt.Errorf("zdict: dictionary %d: %w", v, err)
+		}
+		c.enc[v] = enc
+	}
+	plain, err := zstd.NewWriter(nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c.enc[0] = plain
+	c.dec, err = zstd.NewReader(nil, zstd.WithDecoderDicts(raws...), zstd.WithDecoderMaxMemory(MaxDecoded), zstd.WithDecoderConcurrency(2))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+})
+
+// Current is the dictionary version new payloads of source are compressed
+// with (0: none).
+func Current(source string) int { return current[source] }
+
+// Compress compresses p with the current dictionary of source and returns
+// the version it used.
+func Compress(source string, p []byte) (z []byte, version int, err error) {
+	return CompressWith(Current(source), p)
+}
+
+// CompressWith compresses p with dictionary version (0: none).
+func CompressWith(version int, p []byte) ([]byte, int, error) {
+	c, err := load()
+	if err != nil {
+		return nil, 0, err
+	}
+	enc, ok := c.enc[version]
+	if !ok {
+		return nil, 0, fmt.Errorf("%w %d", ErrUnknownVersion, version)
+	}
+	return enc.EncodeAll(p, nil), version, nil
+}
+
+// Decompress reverses Compress: z must have been written with dictionary
+// version (the frame names its dictionary too; both must agree).
+func Decompress(z []byte, version int) ([]byte, error) {
+	c, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.enc[version]; !ok {
+		return nil, fmt.Errorf("%w %d", ErrUnknownVersion, version)
+	}
+	var h zstd.Header
+	if err := h.Decode(z); err != nil {
+		return nil, fmt.Errorf("zdict: %w", err)
+	}
+	if int(h.DictionaryID) != version {
+		return nil, fmt.Errorf("zdict: payload written with dictionary %d, item says %d", h.DictionaryID, version)
+	}
+	out, err := c.dec.DecodeAll(z, nil)
+	if err != nil {
+		return nil, fmt.Errorf("zdict: %w", err)
+	}
+	return out, nil
+}
