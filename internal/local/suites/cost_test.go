@@ -148,11 +148,15 @@ func (k *costKit) stripeEvent(id string) []byte {
 	k.t.Helper()
 	raw, err := os.ReadFile("../../../events/stripe/invoice.paid.json")
 	require.NoError(k.t, err)
-	var ev map[string]any
-	require.NoError(k.t, json.Unmarshal(raw, &ev))
-	ev["id"] = id
-	b, err := json.Marshal(ev)
-	require.NoError(k.t, err)
+	// The body as Stripe sends it (its key order, two-space indentation):
+	// ingest stores the provider's exact bytes, so re-encoding the sample
+	// (sorted, compact) would price a payload no provider sends.
+	var head struct {
+		ID string `json:"id"`
+	}
+	require.NoError(k.t, json.Unmarshal(raw, &head))
+	b := bytes.Replace(raw, []byte(`"id": "`+head.ID+`"`), []byte(`"id": "`+id+`"`), 1)
+	require.NotEqual(k.t, raw, b, "the sample's event id")
 	return b
 }
 
@@ -396,6 +400,8 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 |---|---|---|---|
 | Compress inline payloads above 1 KiB in the ledger item (gzip, ` + "`payloadGz`" + `; the 5 KiB event is written twice inside the ingest transaction) | 20.6 WRU/event (transaction 12), $16.86 per million | 17 WRU/event (transaction 8), $14.63 per million | yes: −17% WRU, −33% on the transaction; internal 1 KiB events −9% |
 | Count only Lambda's own log lines (the local stack's access log is not a cost) | 2,082 log bytes/event | 1,656 | measurement fix |
+| Price the Stripe body as Stripe sends it (its key order, two-space indentation: ingest stores the provider's exact bytes) instead of the sample re-encoded sorted and compact | — | — | measurement fix (the same 16.2 WRU with gzip either way) |
+| Payload bytes (issue 25 lever 3): zstd with a dictionary trained on Stripe events (` + "`internal/kit/zdict`" + `, ` + "`stripe-1`" + `, its version in ` + "`payloadZ`" + `; gzip items still read) above 512 B, and the ledger item leaves out what it can derive (eventId, createdAt, status received) | 16.2 WRU/event (transaction 8: ledger item 1,913 B, payload 1,522 B gzip), $14.12 per million | 13.8 WRU/event (transaction 6: ledger item 855 B, payload 534 B: one write unit), $12.88 per million | yes: −2 WRU on the transaction (the rest is the refused-enqueued race, 7.8–8.6); 19 of 20 fresh invoice.paid variants fit 1 KB (` + "`TestStripeLedgerItemFitsOneWriteUnit`" + `), 25 Stripe types in docs/payload-compression.md; internal 1 KiB events: no change (plain zstd, transaction 9) |
 
 Not reached: the issue's targets (−40% WRU, $8 per million on the Stripe path). What stands between, by
 measurement: the three outbox row transitions (enqueued, processing, completed) cost about 8.6 WRU,
@@ -405,7 +411,7 @@ leave the index instead (a sparse index: −3 WRU, to about 14 WRU, −32%), but
 index key REMOVEd, which the embedded DynamoDB emulator ignores (rows would stay findable under a stale
 status), or each transition rewritten as a full-row put; it belongs with DynamoDB Local in the local
 stack (the reliability issue). Dropping ingest's "enqueued" mark (−2.7 WRU) was rejected: while a
-consumer lags past the dispatch lease, the sweeper would resend every backlogged row. The ledger item
-of the compressed 5 KiB event is still just over 1 KB (2 WRU, written twice). At 17 WRU the DynamoDB
-writes alone are $10.62 per million.
+consumer lags past the dispatch lease, the sweeper would resend every backlogged row. With the Stripe
+dictionary the ledger item of the 5 KiB event fits one write unit (1 WRU, written twice). At 13.8 WRU the
+DynamoDB writes alone are $8.63 per million.
 `
