@@ -185,6 +185,28 @@ func TestSamplesRoundTrip(t *testing.T) {
 		{"customer.subscription.updated.json", "evt_1PzC2aLkdIwHu7ixK8pW3yRt", "globex", "sub_1PbXyZLkdIwHu7ixM4nB7vCq", topology.Billing},
 		{"checkout.session.completed.json", "evt_1PzD9fBq2Lw7Xa1kR5tY8uIo", "initech", "cs_test_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ", topology.Billing},
 		{"customer.created.json", "evt_1PzE4kLkdIwHu7ixN2bV6cXz", "umbrella", "cus_QtU1pQ5sOn7vWy", ""},
+		// The samples the payload dictionary is trained on (internal/kit/zdict).
+		{"charge.dispute.created.json", "evt_1QxulcLkdIwHu7ixKW0hT8QT", "globex", "dp_1QbyGsLkdIwHu7ixOX7wEa4o", ""},
+		{"charge.refunded.json", "evt_1QPJcdLkdIwHu7ix826G6jyb", "umbrella", "ch_1QTCvnLkdIwHu7ix0MTK2bql", ""},
+		{"charge.succeeded.json", "evt_1QTQcvLkdIwHu7ixnaeS3U0K", "globex", "ch_1QQ9rFLkdIwHu7ixddWi0yh0", ""},
+		{"checkout.session.expired.json", "evt_1QPOq9LkdIwHu7ixfNXKi3bu", "acme", "cs_test_kDzq3CRyT80LIR9isWIdKLsDwLrJapnf6i9BTOgX4iFdrvaJ5UJtgCeADG", topology.Billing},
+		{"customer.deleted.json", "evt_1QE6GyLkdIwHu7ixyEl3vuYC", "umbrella", "cus_LDtX739nidGrni", ""},
+		{"customer.subscription.created.json", "evt_1QxHRSLkdIwHu7ixkdoZZBjt", "umbrella", "sub_1QTQwqLkdIwHu7ixOKUbgjVU", topology.Billing},
+		{"customer.subscription.deleted.json", "evt_1Q86eqLkdIwHu7ixqVVWUmeQ", "globex", "sub_1Q24eVLkdIwHu7ixACwOoHq2", topology.Billing},
+		{"customer.subscription.trial_will_end.json", "evt_1QJmjtLkdIwHu7ixJuJIz0zq", "acme", "sub_1QF2ghLkdIwHu7ixmUfUqVXL", topology.Billing},
+		{"customer.updated.json", "evt_1QrGX3LkdIwHu7ix0bwrclUk", "initech", "cus_H3mPA6MmmVsUu6", ""},
+		{"invoice.created.json", "evt_1Q3m4fLkdIwHu7ixZ6hQ2ak7", "acme", "in_1QvgoELkdIwHu7ixuVFjiSSd", topology.Billing},
+		{"invoice.finalized.json", "evt_1QYzJhLkdIwHu7ixzMYA9GY4", "acme", "in_1QpgseLkdIwHu7ixz4ZbMS1R", topology.Billing},
+		{"invoice.payment_failed.json", "evt_1Ql5BiLkdIwHu7ix9VMjDuHK", "globex", "in_1Qp6LCLkdIwHu7ixpi71Dc3w", topology.Billing},
+		{"invoice.voided.json", "evt_1QA2mpLkdIwHu7ixe8bWzx5x", "umbrella", "in_1QnHHCLkdIwHu7ixIhWmppTB", topology.Billing},
+		{"payment_intent.payment_failed.json", "evt_1QrnLKLkdIwHu7ixPKjMgwVZ", "acme", "pi_1Q3vlBLkdIwHu7ixWm3hK9hH", ""},
+		{"payment_intent.succeeded.json", "evt_1Q25VtLkdIwHu7ixJT9ePUt5", "globex", "pi_1QdYmoLkdIwHu7ixlD7sqjUw", ""},
+		{"payment_method.attached.json", "evt_1QdYEXLkdIwHu7ixZ9E2AXkq", "initech", "pm_1QyASxLkdIwHu7ixxGyIbMR9", ""},
+		{"payout.paid.json", "evt_1QaHXjLkdIwHu7ix3HI0l34m", "acme", "po_1Qm3zcLkdIwHu7ixeB3Vyfmu", ""},
+		{"price.created.json", "evt_1Qzk6ULkdIwHu7ix8OQnrRAr", "umbrella", "price_1QsrRHLkdIwHu7ixtDh3IP8U", ""},
+		{"product.created.json", "evt_1QyVjFLkdIwHu7ix2MvRLFdL", "umbrella", "prod_xt9fQxUtPu4zv2", ""},
+		{"refund.created.json", "evt_1QTZPWLkdIwHu7ixFFALBPgP", "umbrella", "re_1QUoIBLkdIwHu7ixBfDxBl8G", ""},
+		{"setup_intent.succeeded.json", "evt_1Q9HQHLkdIwHu7ixPbOpNRNd", "acme", "seti_1QE6omLkdIwHu7ixInSzziDj", ""},
 	}
 	files, err := filepath.Glob(filepath.Join("..", "..", "events", "stripe", "*.json"))
 	require.NoError(t, err)
