@@ -42,32 +42,75 @@ const maxVisibility = 12 * time.Hour
 // Delay changes the visibility of in-flight messages, ten per
 // ChangeMessageVisibilityBatch call. Delays round up to whole seconds
 // (SQS's unit), so a message never returns earlier than asked.
+//
+// A call that fails (throttled, a 5xx) and entries SQS failed on its side
+// are tried again, up to delayAttempts times with short waits inside the
+// caller's context: a delay left unset keeps a failed message invisible for
+// the queue's whole visibility timeout instead of its backoff (reliability
+// scenario 4's p99). Entries refused for what they are (a stale receipt
+// handle, a message no longer in flight) are not.
 func (s *Source) Delay(ctx context.Context, ds []consume.Delay) error {
 	var errs []error
 	for chunk := range slices.Chunk(ds, 10) {
-		entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
-		for i, d := range chunk {
+		errs = append(errs, s.delayChunk(ctx, chunk)...)
+	}
+	return errors.Join(errs...)
+}
+
+// delayAttempts bounds the tries of one ChangeMessageVisibilityBatch chunk.
+const delayAttempts = 4
+
+func (s *Source) delayChunk(ctx context.Context, chunk []consume.Delay) []error {
+	pending := chunk
+	for attempt := 1; ; attempt++ {
+		entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(pending))
+		for i, d := range pending {
 			entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{
 				Id:                aws.String(strconv.Itoa(i)),
 				ReceiptHandle:     aws.String(d.ReceiptHandle),
 				VisibilityTimeout: VisibilitySeconds(d.Visibility),
 			}
 		}
+		var (
+			errs  []error
+			again []consume.Delay
+		)
 		out, err := s.Client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.URL), Entries: entries})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("sqs change visibility of %d messages: %w", len(chunk), err))
-			continue
-		}
-		for _, f := range out.Failed {
-			i, _ := strconv.Atoi(aws.ToString(f.Id))
-			id := ""
-			if i >= 0 && i < len(chunk) {
-				id = chunk[i].MessageID
+			errs = append(errs, fmt.Errorf("sqs change visibility of %d messages: %w", len(pending), err))
+			again = pending
+		} else {
+			for _, f := range out.Failed {
+				i, _ := strconv.Atoi(aws.ToString(f.Id))
+				id := ""
+				if i >= 0 && i < len(pending) {
+					id = pending[i].MessageID
+					if retryableEntry(f) {
+						again = append(again, pending[i])
+					}
+				}
+				errs = append(errs, fmt.Errorf("sqs change visibility of %s: %s: %s", id, aws.ToString(f.Code), aws.ToString(f.Message)))
 			}
-			errs = append(errs, fmt.Errorf("sqs change visibility of %s: %s: %s", id, aws.ToString(f.Code), aws.ToString(f.Message)))
 		}
+		if len(again) == 0 || attempt == delayAttempts {
+			return errs
+		}
+		select {
+		case <-ctx.Done():
+			return errs
+		case <-time.After(time.Duration(attempt*attempt) * 50 * time.Millisecond):
+		}
+		pending = again
 	}
-	return errors.Join(errs...)
+}
+
+// retryableEntry: SQS failed the entry on its side, not for what it is.
+func retryableEntry(f sqstypes.BatchResultErrorEntry) bool {
+	switch aws.ToString(f.Code) {
+	case "ReceiptHandleIsInvalid", "MessageNotInflight", "InvalidParameterValue", "AWS.SimpleQueueService.MessageNotInflight":
+		return false
+	}
+	return !f.SenderFault
 }
 
 // VisibilitySeconds is a delay as SQS's whole seconds, rounded up and

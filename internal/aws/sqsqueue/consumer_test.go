@@ -9,10 +9,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -91,4 +93,30 @@ func TestDelayReportsRefusedEntries(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "m-11")
 	require.Equal(t, 2, env.Calls.Count("SQS", "ChangeMessageVisibilityBatch"), "ten entries per call")
+}
+
+// A throttled ChangeMessageVisibilityBatch is tried again within the call:
+// the message gets its short retry delay instead of staying invisible for
+// the queue's whole visibility timeout (reliability scenario 4's p99).
+func TestDelayRetriesAThrottledCall(t *testing.T) {
+	t.Parallel()
+	env := awslocaltest.NewEnv(t)
+	ctx := context.Background()
+	q := env.Resources.Queues[topology.Billing]
+	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
+	_, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(`{"id":"evt_cmv"}`)})
+	require.NoError(t, err)
+	got := env.ReceiveAll(ctx, q.URL, 1, 5*time.Second)
+	require.Len(t, got, 1)
+
+	env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "ChangeMessageVisibilityBatch", Times: 2, Err: awslocal.Throttled()})
+	require.NoError(t, src.Delay(ctx, []consume.Delay{{MessageID: aws.ToString(got[0].MessageId), ReceiptHandle: aws.ToString(got[0].ReceiptHandle), Visibility: 0}}))
+	require.Equal(t, 2, env.Faults.Injected("SQS.ChangeMessageVisibilityBatch"))
+	require.Equal(t, 3, env.Calls.Count("SQS", "ChangeMessageVisibilityBatch"), "two throttled, the third sets the delay")
+
+	// Visible again now (its delay was 0), long before the queue's
+	// visibility timeout.
+	again := env.ReceiveAndDelete(ctx, q.URL, 1, 5*time.Second)
+	require.Len(t, again, 1)
+	require.Equal(t, aws.ToString(got[0].MessageId), aws.ToString(again[0].MessageId))
 }
