@@ -46,6 +46,9 @@ type item struct {
 	// ran reports that the handler ran; took is how long.
 	ran  bool
 	took time.Duration
+	// deadline is the invocation's: the completion write may retry
+	// until shortly before it.
+	deadline time.Time
 }
 
 // Handle is the Lambda handler of an SQS event source mapping with
@@ -65,7 +68,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 	}
 	items := make([]*item, len(ev.Records))
 	for i, rec := range ev.Records {
-		items[i] = &item{rec: rec, ctx: ctx, end: func(error) {}}
+		items[i] = &item{rec: rec, ctx: ctx, end: func(error) {}, deadline: deadline}
 	}
 	var fatal error
 	if c.d.Batch != nil {

@@ -35,8 +35,26 @@ func TestCompletionWriteIsRetried(t *testing.T) {
 	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_cw").Status)
 }
 
-// A completion write that keeps failing leaves the row processing (the side
-// effect happened, the message is acknowledged so it does not run twice);
+// A completion write throttled more often than a few short tries cover
+// still lands: it retries within the invocation's remaining time (issue 21
+// item 2, reliability scenario 4's duplicate: the lost completion let the
+// lease lapse and a redelivery ran the side effect again). Three tries
+// were all it had before.
+func TestCompletionWriteHasItsOwnBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_cb", "")
+	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite, Times: 6})
+	require.Empty(t, b.invoke(t, b.receive(t, 1, 5*time.Second)))
+	require.Equal(t, 6, b.env.Faults.Injected("UpdateItem"))
+	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_cb").Status)
+	_, effects, _ := b.handler.counts()
+	require.Equal(t, 1, effects["evt_cb"])
+}
+
+// A completion write that keeps failing for the whole invocation leaves the
+// row processing (the side effect happened, the message is acknowledged so
+// it does not run twice);
 // the sweeper settles such rows later (see the sweep package's tests).
 func TestCompletionWriteLostLeavesTheRowToTheSweeper(t *testing.T) {
 	t.Parallel()

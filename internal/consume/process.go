@@ -115,9 +115,7 @@ func (c *Consumer) finish(it *item, err error) {
 		c.fail(it, failureOf(err))
 		return
 	}
-	err = retryWrite(it.ctx, func() error {
-		return c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now()})
-	})
+	err = c.completeDurably(it)
 	if err != nil {
 		// The side effect happened: acknowledging is the lesser evil, a
 		// retry would repeat it once the lease expires. The row stays
@@ -228,6 +226,42 @@ func (it *item) row(topic string) outbox.RowRef { return outbox.RowRef{Key: it.m
 // outcome is worth a few short waits, or the row stays processing until
 // the sweeper settles it.
 const writeAttempts = 3
+
+// completeDurably records the handler's success, retrying with its own
+// budget: every attempt until shortly before the invocation's deadline
+// (waits growing to completionMaxWait). Once the side effect happened a
+// lost completion is what lets the row's lease lapse and a sweep or
+// redelivery run it again (reliability scenario 4's duplicate), so it is
+// worth the rest of the invocation, not three short tries.
+func (c *Consumer) completeDurably(it *item) error {
+	reserve := min(completionReserve, time.Until(it.deadline)/10)
+	budget, cancel := context.WithDeadline(it.ctx, it.deadline.Add(-max(reserve, 0)))
+	defer cancel()
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now()})
+		if err == nil || isLeaseLost(err) {
+			return err
+		}
+		wait := min(time.Duration(attempt*attempt)*100*time.Millisecond, completionMaxWait)
+		select {
+		case <-budget.Done():
+			return err
+		case <-time.After(wait):
+		}
+		if attempt > 1 {
+			c.d.Log.WarnContext(it.ctx, "consume: completion write failed; retrying", "attempt", attempt, "error", err)
+		}
+	}
+}
+
+const (
+	// completionReserve is kept back from the invocation's deadline for
+	// the batch's response (visibility delays, the reply).
+	completionReserve = 2 * time.Second
+	// completionMaxWait caps one wait between completion attempts.
+	completionMaxWait = 2 * time.Second
+)
 
 func retryWrite(ctx context.Context, write func() error) error {
 	var err error
