@@ -18,7 +18,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
@@ -29,7 +28,11 @@ type Store interface {
 	purge.Reports
 }
 
-var t0 = testkit.T0
+// t0 is near the wall clock, not testkit.T0: a job item expires (TTL)
+// a day after it was enqueued, and DynamoDB Local's TTL sweeper deletes
+// expired items, so a job enqueued at a fixed past date could vanish
+// between its Create and the read that checks it.
+var t0 = time.Now().UTC().Truncate(time.Millisecond)
 
 func job(id, tenant string) purge.Job {
 	return purge.Job{JobID: id, TenantID: tenant, Tags: []string{"tenant:" + tenant}, Status: purge.StatusQueued, EnqueuedAt: t0}
