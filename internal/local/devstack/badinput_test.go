@@ -342,6 +342,21 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 		{"admin body oversize", func() answer {
 			return admin(http.MethodPost, "/admin/incidents/"+incidentID+"/replay", `{"note":"`+huge+`"}`)
 		}, "invalid_body"},
+		{"admin file import of another tenant's file", func() answer {
+			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"imports/globex/a.ndjson"}}`)
+		}, "invalid_args"},
+		{"admin file import outside imports/", func() answer {
+			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"payloads/acme/x"}}`)
+		}, "invalid_args"},
+		{"admin file import of an error report", func() answer {
+			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"imports/acme/a.ndjson.errors.ndjson"}}`)
+		}, "invalid_args"},
+		{"admin file import unknown arg", func() answer {
+			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"imports/acme/a.ndjson","bucket":"elsewhere"}}`)
+		}, "invalid_args"},
+		{"admin file import bad version id", func() answer {
+			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"imports/acme/a.ndjson","versionId":"a b"}}`)
+		}, "invalid_args"},
 		{"admin unknown incident", func() answer { return admin(http.MethodPost, "/admin/incidents/"+incidentID+"/replay", `{}`) }, ""},
 		{"admin no key", func() answer {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, st.URL()+"/admin/incidents", nil)
