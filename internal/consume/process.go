@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/kit/truncate"
-
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -270,10 +270,8 @@ func retryWrite(ctx context.Context, write func() error) error {
 			return err
 		}
 		if attempt < writeAttempts {
-			select {
-			case <-ctx.Done():
+			if clock.Sleep(ctx, time.Duration(attempt*attempt)*100*time.Millisecond) != nil {
 				return err
-			case <-time.After(time.Duration(attempt*attempt) * 100 * time.Millisecond):
 			}
 		}
 	}

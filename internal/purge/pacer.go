@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 )
 
 // Pacer spaces purge API calls. The API's rate limit is per account, shared
@@ -29,7 +31,7 @@ type Pacer struct {
 
 // NewPacer paces at perSecond calls a second (<= 0: unpaced).
 func NewPacer(perSecond float64, now func() time.Time) *Pacer {
-	p := &Pacer{now: now, sleep: sleepCtx}
+	p := &Pacer{now: now, sleep: clock.Sleep}
 	if perSecond > 0 {
 		p.interval = time.Duration(float64(time.Second) / perSecond)
 	}
@@ -81,15 +83,4 @@ func (p *Pacer) Stats() (delayed int, waited time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.delayed, p.waited
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

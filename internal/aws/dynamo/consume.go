@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/kit/truncate"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 

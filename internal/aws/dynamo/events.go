@@ -18,6 +18,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -109,7 +110,7 @@ func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
 				return fmt.Errorf("dynamo: commit %s: gave up after %d attempts: %w", rec.Key, attempt, err)
 			}
 			e.log().WarnContext(ctx, "dynamo: commit cancelled, retrying", "eventKey", rec.Key, "attempt", attempt, "error", err)
-			if err := sleep(ctx, e.backoff(attempt)); err != nil {
+			if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
 				return err
 			}
 		default:
@@ -177,17 +178,6 @@ func (e *Events) backoff(attempt int) time.Duration {
 	}
 	ceiling := min(base<<(attempt-1), time.Second)
 	return time.Duration(rand.Int64N(int64(ceiling)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Record reads an event's ledger item alone (strongly consistent): the

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
-	"github.com/siteswarm/eventplatform/internal/outboxsweep"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,8 +13,11 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
 
 // Shards is table.SweepShards: rows are written across that many sweeper
@@ -85,7 +85,7 @@ func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]le
 				if attempt >= 8 {
 					return nil, fmt.Errorf("dynamo: batch get ledgers: keys still unprocessed after %d attempts", attempt)
 				}
-				if err := sleep(ctx, e.backoff(attempt)); err != nil {
+				if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
 					return nil, err
 				}
 			}
@@ -279,7 +279,7 @@ func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.De
 		if !retry || attempt >= 8 {
 			return incident.Incident{}, fmt.Errorf("dynamo: abandon %s: %w", f.Row, err)
 		}
-		if err := sleep(ctx, r.Events.backoff(attempt)); err != nil {
+		if err := clock.Sleep(ctx, r.Events.backoff(attempt)); err != nil {
 			return incident.Incident{}, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
@@ -50,7 +51,7 @@ func (s *Triggers) poll(ctx context.Context, name string, src QueueSource) {
 		if err != nil {
 			if ctx.Err() == nil {
 				log.WarnContext(ctx, "lambdalocal: receive failed", "error", err)
-				sleepCtx(ctx, time.Second)
+				_ = clock.Sleep(ctx, time.Second)
 			}
 			continue
 		}
@@ -192,13 +193,4 @@ func SQSEvent(queueARN string, msgs []sqstypes.Message) events.SQSEvent {
 		ev.Records = append(ev.Records, rec)
 	}
 	return ev
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
