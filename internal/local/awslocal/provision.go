@@ -29,6 +29,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
 
 // Clients is the one bundle of AWS clients outside a Lambda: the local
@@ -46,6 +47,12 @@ type Clients struct {
 	// Lambda invokes the local stack's functions (set by the stack that
 	// runs them; nil elsewhere).
 	Lambda *lambda.Client
+}
+
+// Data is the data path's bundle of them (DynamoDB, SQS, S3), the clients
+// most functions' wiring takes.
+func (c Clients) Data() dataclients.Clients {
+	return dataclients.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}
 }
 
 // Queue is a topic's queue and its redrive dead-letter queue.

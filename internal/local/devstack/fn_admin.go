@@ -9,7 +9,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
-	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
 func init() { register(adminfn.Name, adminFunction) }
@@ -53,7 +52,7 @@ func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
 		return nil, fmt.Errorf("admin-api config: %w", err)
 	}
 	c := s.Clients
-	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: replayfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}}, s.runtime(adminfn.Name))
+	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: c.Data()}, s.runtime(adminfn.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 // window, max concurrency). Purge topics get theirs in fn_purge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
-	cl := consumerfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}
+	cl := s.Clients.Data()
 	for _, tp := range s.Topology.Topics {
 		env := s.env(s.ConsumerResources(tp))
 		if err := s.Settings.Err(); err != nil {

@@ -35,7 +35,7 @@ func ingestFunction(_ context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest config: %w", err)
 	}
-	svc, err := ingestfn.New(cfg, ingestfn.Clients{DynamoDB: s.Clients.DynamoDB, SQS: s.Clients.SQS, S3: s.Clients.S3}, s.runtime(ingestfn.Name))
+	svc, err := ingestfn.New(cfg, s.Clients.Data(), s.runtime(ingestfn.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func jobsFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		cfg.Tenants.Accounts = nil
 	}
 	c := s.Clients
-	cl := jobsworkerfn.Clients{Clients: jobsfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, Lambda: c.Lambda, SSM: c.SSM}
+	cl := jobsworkerfn.Clients{Clients: c.Data(), Lambda: c.Lambda, SSM: c.SSM}
 	worker, err := jobsworkerfn.New(ctx, cfg, cl, s.runtime(FunctionJobsWorker))
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweeper config: %w", err)
 	}
-	sweeper, err := sweeperfn.New(sweepCfg, sweeperfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, s.runtime(sweeperfn.Name))
+	sweeper, err := sweeperfn.New(sweepCfg, c.Data(), s.runtime(sweeperfn.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func recoveryFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay config: %w", err)
 	}
-	fn, err := replayfn.New(replayCfg, replayfn.Clients{DynamoDB: c.DynamoDB, SQS: c.SQS, S3: c.S3}, s.runtime(replayfn.Name))
+	fn, err := replayfn.New(replayCfg, c.Data(), s.runtime(replayfn.Name))
 	if err != nil {
 		return nil, err
 	}

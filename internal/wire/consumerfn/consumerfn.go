@@ -9,9 +9,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
@@ -21,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
 
 // Environment variables of every consumer function (docs/consumers.md),
@@ -90,17 +88,11 @@ func Load(r *envconf.Reader, top topology.Topology, kind topology.ConsumerKind) 
 	return c
 }
 
-// Clients are the AWS services every consumer calls.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-}
+// Clients are the AWS services every consumer calls: the data path's bundle.
+type Clients = dataclients.Clients
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-}
+func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 
 // New builds the consume runtime around a topic's handler (set exactly one
 // of handler and batch).

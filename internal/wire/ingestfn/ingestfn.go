@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
@@ -21,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
 
 // Name is the function's name (the local stack's, and the role in logs).
@@ -90,17 +88,11 @@ func (c Config) Validate() error {
 	)
 }
 
-// Clients are the AWS services ingest calls.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-}
+// Clients are the AWS services ingest calls: the data path's bundle.
+type Clients = dataclients.Clients
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-}
+func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 
 // Deps are the ingestion core's dependencies over the clients.
 func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {

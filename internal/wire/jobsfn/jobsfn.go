@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
@@ -19,6 +16,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
 
 // Environment variables of the job engine's functions (besides
@@ -62,17 +60,11 @@ func (c Config) Validate() error {
 	return wire.FromVars(c.Engine.Validate(), EnvRetention, EnvBackoffBase)
 }
 
-// Clients are the AWS services the engine itself calls.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-}
+// Clients are the AWS services the engine itself calls: the data path's bundle.
+type Clients = dataclients.Clients
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-}
+func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 
 // SweepName is the sweep function's name; SweepTimeout bounds a run
 // (it wakes every due job within it).

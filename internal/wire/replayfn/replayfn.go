@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
@@ -27,6 +24,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
@@ -103,17 +101,11 @@ func (c Config) Validate() error {
 	)
 }
 
-// Clients are the AWS services the replay function calls.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-}
+// Clients are the AWS services the replay function calls: the data path's bundle.
+type Clients = dataclients.Clients
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-}
+func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 
 // Services are the replay engine and the operator views over the same
 // tables (the admin API serves them too).
@@ -137,7 +129,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if c.Jobs != nil {
 		// The kinds validate starts; their steps run in jobs-worker, so
 		// they need no ports here.
-		e, err := jobsfn.New(*c.Jobs, jobsfn.Clients{DynamoDB: cl.DynamoDB, SQS: cl.SQS, S3: cl.S3}, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Bucket}))
+		e, err := jobsfn.New(*c.Jobs, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Bucket}))
 		if err != nil {
 			return Services{}, err
 		}

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
@@ -21,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
 
 // Name is the function's name.
@@ -95,17 +93,11 @@ func (c Config) Validate() error {
 	)
 }
 
-// Clients are the AWS services the sweeper calls.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-}
+// Clients are the AWS services the sweeper calls: the data path's bundle.
+type Clients = dataclients.Clients
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-}
+func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 
 // New builds the sweeper.
 func New(c Config, cl Clients, rt wire.Runtime) (*outboxsweep.Sweeper, error) {

@@ -113,7 +113,7 @@ func IngestConfig(tb testing.TB, env *awslocaltest.Env, o Opts) ingestfn.Config 
 // Ingest builds the ingestion service.
 func Ingest(tb testing.TB, env *awslocaltest.Env, o Opts) *ingest.Service {
 	tb.Helper()
-	cl := ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
+	cl := env.Data()
 	v, err := ingestfn.New(IngestConfig(tb, env, o), cl, o.runtime())
 	check(tb, err)
 	return v
@@ -135,7 +135,7 @@ func HTTPConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *c
 	tb.Helper()
 	cfg, err := httpconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
+	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: env.Data()}, o.runtime())
 	check(tb, err)
 	return v
 }
@@ -145,7 +145,7 @@ func ArchiveConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts)
 	tb.Helper()
 	cfg, err := archiveconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := archiveconsumerfn.New(cfg, consumerClients(env), o.runtime())
+	v, err := archiveconsumerfn.New(cfg, env.Data(), o.runtime())
 	check(tb, err)
 	return v
 }
@@ -159,16 +159,12 @@ func consumerEnv(env *awslocaltest.Env, topic string, settings map[string]string
 	return m
 }
 
-func consumerClients(env *awslocaltest.Env) consumerfn.Clients {
-	return consumerfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
-}
-
 // Sweeper builds the sweeper.
 func Sweeper(tb testing.TB, env *awslocaltest.Env, o Opts) *outboxsweep.Sweeper {
 	tb.Helper()
 	cfg, err := sweeperfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	v, err := sweeperfn.New(cfg, sweeperfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, o.runtime())
+	v, err := sweeperfn.New(cfg, env.Data(), o.runtime())
 	check(tb, err)
 	return v
 }
@@ -195,7 +191,7 @@ func ReplayConfig(tb testing.TB, env *awslocaltest.Env, o Opts) replayfn.Config 
 // Replay builds the replay engine and operator views.
 func Replay(tb testing.TB, env *awslocaltest.Env, o Opts) replayfn.Services {
 	tb.Helper()
-	v, err := replayfn.NewServices(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
+	v, err := replayfn.NewServices(ReplayConfig(tb, env, o), env.Data(), o.runtime())
 	check(tb, err)
 	return v
 }
@@ -203,13 +199,9 @@ func Replay(tb testing.TB, env *awslocaltest.Env, o Opts) replayfn.Services {
 // ReplayFunction builds the replay function's handler.
 func ReplayFunction(tb testing.TB, env *awslocaltest.Env, o Opts) *operator.Function {
 	tb.Helper()
-	v, err := replayfn.New(ReplayConfig(tb, env, o), replayClients(env), o.runtime())
+	v, err := replayfn.New(ReplayConfig(tb, env, o), env.Data(), o.runtime())
 	check(tb, err)
 	return v
-}
-
-func replayClients(env *awslocaltest.Env) replayfn.Clients {
-	return replayfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}
 }
 
 // Admin builds the admin API with the given bearer key.
@@ -223,7 +215,7 @@ func Admin(tb testing.TB, env *awslocaltest.Env, key string, o Opts) *admin.API 
 	o.Settings = s
 	cfg, err := adminfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: replayClients(env)}, o.runtime())
+	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: env.Data()}, o.runtime())
 	check(tb, err)
 	return v
 }
@@ -245,7 +237,7 @@ func PurgeConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *
 	tb.Helper()
 	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
+	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: env.Data()}, o.runtime())
 	check(tb, err)
 	return v
 }
@@ -262,7 +254,7 @@ func Jobs(tb testing.TB, env *awslocaltest.Env, o Opts) *jobs.Engine {
 	o.Settings = s
 	cfg, err := jobsworkerfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	cl := jobsworkerfn.Clients{Clients: jobsfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, Lambda: env.Lambda}
+	cl := jobsworkerfn.Clients{Clients: env.Data(), Lambda: env.Lambda}
 	v, err := jobsworkerfn.New(context.Background(), cfg, cl, o.runtime())
 	check(tb, err)
 	return v
