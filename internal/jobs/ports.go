@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // Store is the job ledger.
@@ -80,11 +82,12 @@ type Blobs interface {
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 }
 
-// The jobs queue (one per stage, with a redrive DLQ): its visibility
-// covers a worker run; a wake that keeps failing goes to the DLQ after
-// QueueMaxReceiveCount receives (the sweep still finds its job).
+// The jobs queue (one per stage, with a redrive DLQ), defined with the
+// topology's queues (topology.JobsQueue): its visibility covers a worker
+// run; a wake that keeps failing goes to the DLQ after QueueMaxReceiveCount
+// receives (the sweep still finds its job).
 const (
-	QueueName              = "jobs"
-	QueueVisibilityTimeout = 4 * time.Minute
-	QueueMaxReceiveCount   = 5
+	QueueName              = topology.JobsQueueName
+	QueueVisibilityTimeout = topology.JobsQueueVisibilityTimeout
+	QueueMaxReceiveCount   = topology.JobsQueueMaxReceiveCount
 )

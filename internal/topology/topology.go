@@ -277,6 +277,24 @@ func (t Topology) Validate() error {
 	return errors.Join(errs...)
 }
 
+// The job engine's wake queue (internal/jobs), one per stage with its
+// redrive DLQ: not a topic (no route publishes to it), but provisioned like
+// one by the CDK app and the local stack, so its definition lives here
+// beside the topics'. Its visibility covers a worker run; a wake that keeps
+// failing goes to the DLQ after JobsQueueMaxReceiveCount receives (the
+// jobs sweep still finds its job).
+const (
+	JobsQueueName              = "jobs"
+	JobsQueueVisibilityTimeout = 4 * time.Minute
+	JobsQueueMaxReceiveCount   = 5
+)
+
+// JobsQueue is the wake queue as a queue definition: its names are
+// JobsQueue().QueueName(prefix) and DLQName(prefix).
+func JobsQueue() Topic {
+	return Topic{Name: JobsQueueName, VisibilityTimeout: JobsQueueVisibilityTimeout, MaxReceiveCount: JobsQueueMaxReceiveCount}
+}
+
 // QueueName is the SQS queue name of a topic under a resource prefix such as
 // "evp-prod". SQS names allow [A-Za-z0-9_-], so the topic's dots become
 // hyphens; FIFO queues need the ".fifo" suffix.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
-	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -46,20 +45,20 @@ type JobsQueues struct {
 // itself stays due in the table for the sweep.
 func (p *Platform) newJobsQueues() {
 	dlq := awssqs.NewQueue(p.Stack, jsii.String("JobsDLQ"), &awssqs.QueueProps{
-		QueueName:       jsii.String(p.Stage.Prefix() + "-jobs-dlq"),
+		QueueName:       jsii.String(topology.JobsQueue().DLQName(p.Stage.Prefix())),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: duration(dlqRetention),
 		RemovalPolicy:   awscdk.RemovalPolicy_DESTROY,
 	})
 	q := awssqs.NewQueue(p.Stack, jsii.String("JobsQueue"), &awssqs.QueueProps{
-		QueueName:  jsii.String(p.Stage.Prefix() + "-jobs"),
+		QueueName:  jsii.String(topology.JobsQueue().QueueName(p.Stage.Prefix())),
 		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL: jsii.Bool(true),
 		// Lambda's guidance (the worker's event source has no batch window).
 		VisibilityTimeout: duration(topology.EventSourceVisibility(jobsworkerfn.WorkerTimeout, 0)),
 		RetentionPeriod:   duration(queueRetention),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(jobs.QueueMaxReceiveCount)},
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(topology.JobsQueueMaxReceiveCount)},
 		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
 	})
 	p.Jobs = &JobsQueues{Queue: q, DLQ: dlq}

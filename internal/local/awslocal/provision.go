@@ -27,7 +27,6 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
-	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
@@ -138,9 +137,7 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		}
 		res.Queues[tp.Name] = q
 	}
-	jq, err := provisionQueues(ctx, c.SQS, prefix, topology.Topic{
-		Name: jobs.QueueName, VisibilityTimeout: jobs.QueueVisibilityTimeout, MaxReceiveCount: jobs.QueueMaxReceiveCount,
-	})
+	jq, err := provisionQueues(ctx, c.SQS, prefix, topology.JobsQueue())
 	if err != nil {
 		return res, err
 	}
