@@ -138,3 +138,53 @@ func TestConsoleSessionsPagesAndActions(t *testing.T) {
 	}
 	require.Equal(t, http.StatusNotFound, b.console(t, http.MethodGet, "/console/nope", nil, "", key).Status)
 }
+
+// After a sign-in the browser goes to a console page of this origin and
+// nowhere else: the next path is cleaned before it is checked (it was
+// checked, then cleaned by http.Redirect: "/console/../\evil.com" answered
+// Location: /\evil.com, which browsers open as https://evil.com/).
+func TestConsoleLoginRedirectStaysOnTheConsole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for next, want := range map[string]string{
+		"/console/incidents":                 "/console/incidents",
+		"/console/incidents?status=open":     "/console/incidents?status=open",
+		"/console":                           "/console",
+		"/console/./jobs":                    "/console/jobs",
+		"/console/../\\evil.com":             "/console",
+		"/console/..\\evil.com":              "/console",
+		"/console/../evil":                   "/console",
+		"/console/%2e%2e/%5Cevil.com":        "/console",
+		"/consolex":                          "/console",
+		"//evil.com/console":                 "/console",
+		"https://evil.com/console":           "/console",
+		"/console\r\nSet-Cookie: x=1":        "/console",
+		"/console/%0d%0aLocation:%20//e.com": "/console",
+		"javascript:alert(1)":                "/console",
+		"":                                   "/console",
+	} {
+		p := b.console(t, http.MethodPost, "/console/login", url.Values{"key": {key}, "next": {next}}, "", "")
+		require.Equal(t, http.StatusSeeOther, p.Status, "next %q", next)
+		require.Equal(t, want, p.Headers["Location"], "next %q", next)
+	}
+	// A link that carries the attack into the form gets the safe value.
+	p := b.console(t, http.MethodGet, "/console/login?next="+url.QueryEscape("/console/../\\evil.com"), nil, "", "")
+	require.Equal(t, http.StatusOK, p.Status)
+	require.NotContains(t, p.Body, "evil.com")
+}
+
+// A path that is not a URL is a 400 before authentication, never a panic
+// (the console built its request with net/http/httptest, which panics on
+// "/console/%zz").
+func TestConsoleMalformedPathIsABadRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, raw := range []string{"/console/%zz", "/console/%", "/console/incidents/%G0"} {
+		resp, err := b.api.Handle(context.Background(), events.APIGatewayV2HTTPRequest{
+			RawPath:        raw,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet}},
+		})
+		require.NoError(t, err, raw)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, raw)
+	}
+}

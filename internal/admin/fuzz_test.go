@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/admin/console"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/operator"
@@ -19,7 +21,8 @@ import (
 
 // FuzzRequest: whatever the path, query and body, the admin API answers a
 // JSON response with a machine-readable error code for every refusal, and
-// a malformed request never reaches an operation as a 500. The operations
+// a malformed request never reaches an operation as a 500; the console
+// (HTML) never fails and never sends a browser off its own pages. The operations
 // behind it are stand-ins that answer "not found": this target is about the
 // request parsing (paths, escapes, filters, cursors, bodies).
 func FuzzRequest(f *testing.F) {
@@ -33,11 +36,23 @@ func FuzzRequest(f *testing.F) {
 	f.Add("GET", "/admin/%ZZ", "", "")
 	f.Add("GET", "/admin/queues", "", "")
 	f.Add("HEAD", "/admin/health", "", "")
+	// The console: pages, malformed escapes, and the sign-in's next.
+	f.Add("GET", "/console", "", "")
+	f.Add("GET", "/console/%zz", "", "")
+	f.Add("GET", "/console/incidents/%G0", "status=%zz", "")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=%2Fconsole%2F..%5Cevil.com")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=%2Fconsole%2F%252e%252e%2F%255Cevil.com")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=%2Fconsole%0D%0ALocation%3A%20%2F%2Fe.com")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=https%3A%2F%2Fevil.com%2Fconsole")
+	f.Add("GET", "/console/login", "next=%2Fconsole%2F..%2F%5Cevil.com", "")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=%2Fconsole%2F..%2F%5Cevil.com")
+	f.Add("POST", "/console/login", "", "key=k-0123456789ab&next=%2F%2Fevil.com")
+	f.Add("POST", "/console/incidents/inc_0123456789abcdef0123456789abcdef/replay", "", "csrf=00")
 	a := standIn(f, secret.List{"k-0123456789ab"})
 	f.Fuzz(func(t *testing.T, method, path, query, body string) {
 		resp, err := a.Handle(context.Background(), events.APIGatewayV2HTTPRequest{
 			RawPath: path, RawQueryString: query, Body: body,
-			Headers:        map[string]string{"authorization": "Bearer k-0123456789ab"},
+			Headers:        map[string]string{"authorization": "Bearer k-0123456789ab", "content-type": "application/x-www-form-urlencoded"},
 			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method}},
 		})
 		if err != nil {
@@ -45,6 +60,16 @@ func FuzzRequest(f *testing.F) {
 		}
 		if resp.StatusCode >= http.StatusInternalServerError {
 			t.Fatalf("%s %s?%s: %d %s", method, path, query, resp.StatusCode, resp.Body)
+		}
+		if strings.HasPrefix(path, "/console") {
+			// HTML for a browser; wherever it sends the browser must be a
+			// console page of this origin.
+			if loc := resp.Headers["Location"]; loc != "" {
+				if !strings.HasPrefix(loc, "/console") || strings.HasPrefix(loc, "//") || strings.ContainsAny(loc, "\\\r\n") {
+					t.Fatalf("%s %s?%s %q: redirects to %q", method, path, query, body, loc)
+				}
+			}
+			return
 		}
 		var v map[string]any
 		if json.Unmarshal([]byte(resp.Body), &v) != nil {
@@ -65,8 +90,15 @@ func FuzzRequest(f *testing.F) {
 // for tests of request parsing, routing and authentication.
 func standIn(tb testing.TB, keys admin.Keys) *admin.API {
 	tb.Helper()
+	pages, err := console.New(console.Config{}, console.Deps{
+		Keys: keys, Views: notFound{}, Replayer: notFound{}, Incidents: notFound{}, Queues: notFound{}, Topology: topology.Default(),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	a, err := admin.New(admin.Config{}, admin.Deps{
 		Keys: keys, Views: notFound{}, Replayer: notFound{}, Incidents: notFound{}, Queues: notFound{}, Topology: topology.Default(),
+		Console: pages,
 	})
 	if err != nil {
 		tb.Fatal(err)

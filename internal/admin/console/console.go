@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"time"
@@ -88,19 +86,25 @@ func (c *Console) Serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if req.RawQueryString != "" {
 		target += "?" + req.RawQueryString
 	}
-	r := httptest.NewRequest(strings.ToUpper(req.RequestContext.HTTP.Method), target, bytes.NewReader(body)).WithContext(ctx)
+	// A path or query that is not a URL (RawPath "/console/%zz") is the
+	// caller's mistake: 400, before anything else runs. (This built its
+	// request with net/http/httptest, which panics on one.)
+	r, err := http.NewRequestWithContext(ctx, strings.ToUpper(req.RequestContext.HTTP.Method), target, bytes.NewReader(body))
+	if err != nil || r.URL.Path == "" {
+		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusBadRequest, Body: "not a console URL\n",
+			Headers: map[string]string{"Content-Type": "text/plain; charset=utf-8", "Content-Security-Policy": csp, "Cache-Control": "no-store"}}
+	}
+	r.RequestURI = target
 	for k, v := range req.Headers {
 		r.Header.Set(k, v)
 	}
 	if len(req.Cookies) > 0 {
 		r.Header.Set("Cookie", strings.Join(req.Cookies, "; "))
 	}
-	w := httptest.NewRecorder()
+	w := &response{header: http.Header{}, status: http.StatusOK}
 	c.ServeHTTP(w, r)
-	res := w.Result()
-	out, _ := io.ReadAll(res.Body)
-	resp := events.APIGatewayV2HTTPResponse{StatusCode: res.StatusCode, Body: string(out), Headers: map[string]string{}}
-	for k, vs := range res.Header {
+	resp := events.APIGatewayV2HTTPResponse{StatusCode: w.status, Body: w.body.String(), Headers: map[string]string{}}
+	for k, vs := range w.header {
 		if k == "Set-Cookie" {
 			resp.Cookies = append(resp.Cookies, vs...)
 			continue
@@ -108,6 +112,29 @@ func (c *Console) Serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		resp.Headers[k] = strings.Join(vs, ", ")
 	}
 	return resp
+}
+
+// response collects what the console's handler writes, for the API
+// Gateway answer (the role httptest.ResponseRecorder played, without
+// linking a test package into the function).
+type response struct {
+	header      http.Header
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+func (w *response) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+}
+
+func (w *response) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
 }
 
 // csp allows nothing but this origin's stylesheet and forms: no script at
