@@ -19,17 +19,17 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// loseSecondReceive drops the response of the second ReceiveMessage attempt
-// that carried messages, after the emulator handed them out: they are in
-// flight with nobody holding them, as when a response is lost on the wire.
-// The SDK retries the call (a 500), and the retry finds nothing.
-func loseSecondReceive(lost *atomic.Int32) func(*middleware.Stack) error {
+// loseReceive drops the response of the nth ReceiveMessage attempt that
+// carried messages, after the emulator handed them out: they are in flight
+// with nobody holding them, as when a response is lost on the wire. The
+// SDK retries the call (a 500), and the retry finds nothing.
+func loseReceive(nth int32, lost *atomic.Int32) func(*middleware.Stack) error {
 	var carrying atomic.Int32
 	return func(stack *middleware.Stack) error {
 		return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("test.loseReceive",
 			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleDeserialize(ctx, in)
-				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) > 0 && carrying.Add(1) == 2 {
+				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) > 0 && carrying.Add(1) == nth {
 					lost.Add(int32(len(r.Messages)))
 					return out, md, &smithyhttp.ResponseError{
 						Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusInternalServerError}},
@@ -61,7 +61,7 @@ func TestReceiveAllCountsEachMessageOnceAfterALostResponse(t *testing.T) {
 	}
 	send("first")
 	var lost atomic.Int32
-	env.SQS = sqs.New(env.SQS.Options(), func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, loseSecondReceive(&lost)) })
+	env.SQS = sqs.New(env.SQS.Options(), func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, loseReceive(2, &lost)) })
 	// The second batch arrives while ReceiveAll long-polls for more, and its
 	// receive response is lost.
 	go func() {
@@ -126,7 +126,7 @@ func TestReceiveAllRescueReturnsNoEarlierCallsMessages(t *testing.T) {
 	// The second message's receive response is lost (the second receive
 	// that carries messages: the first is the rescue's own find of it).
 	var lost atomic.Int32
-	env.SQS = sqs.New(env.SQS.Options(), func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, loseFirstReceive(&lost)) })
+	env.SQS = sqs.New(env.SQS.Options(), func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, loseReceive(1, &lost)) })
 	send("later")
 	msgs := env.ReceiveAll(ctx, url, 2, time.Second)
 	require.Positive(t, lost.Load(), "a response was lost")
@@ -135,24 +135,4 @@ func TestReceiveAllRescueReturnsNoEarlierCallsMessages(t *testing.T) {
 		bodies = append(bodies, aws.ToString(m.Body))
 	}
 	require.Equal(t, []string{"later"}, bodies, "the rescue found the lost message and returned nothing the first call had")
-}
-
-// loseFirstReceive drops the response of the first ReceiveMessage attempt
-// that carried messages.
-func loseFirstReceive(lost *atomic.Int32) func(*middleware.Stack) error {
-	var carrying atomic.Int32
-	return func(stack *middleware.Stack) error {
-		return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("test.loseFirstReceive",
-			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-				out, md, err := next.HandleDeserialize(ctx, in)
-				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) > 0 && carrying.Add(1) == 1 {
-					lost.Add(int32(len(r.Messages)))
-					return out, md, &smithyhttp.ResponseError{
-						Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusInternalServerError}},
-						Err:      errors.New("response lost on the way back"),
-					}
-				}
-				return out, md, err
-			}), middleware.Before)
-	}
 }
