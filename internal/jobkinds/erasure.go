@@ -45,10 +45,14 @@ type ErasureStore interface {
 	Holds(ctx context.Context, lease jobs.Lease) error
 }
 
-// Deleter deletes objects and proves them gone.
+// Deleter erases objects and proves them gone. Buckets are versioned, so
+// both are about every version of an object, not its current one.
 type Deleter interface {
-	Delete(ctx context.Context, bucket, key string) error
-	Exists(ctx context.Context, bucket, key string) (bool, error)
+	// Erase deletes every version of the object (delete markers
+	// included) and returns the version ids deleted.
+	Erase(ctx context.Context, bucket, key string) ([]string, error)
+	// Versions lists the version ids still stored under the key.
+	Versions(ctx context.Context, bucket, key string) ([]string, error)
 	Put(ctx context.Context, bucket, key string, body []byte) error
 }
 
@@ -57,11 +61,12 @@ type ErasureArgs struct {
 	Subject string `json:"subject"`
 }
 
-// Deletion is positive evidence: an object deleted and then confirmed
-// absent.
+// Deletion is positive evidence: an object's versions deleted (each by
+// id) and then none of them listed any more.
 type Deletion struct {
 	Bucket          string    `json:"bucket"`
 	Key             string    `json:"key"`
+	VersionIDs      []string  `json:"versionIds"`
 	ConfirmedAbsent time.Time `json:"confirmedAbsentAt"`
 }
 
@@ -224,19 +229,22 @@ func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lea
 	return 1, dels, nil
 }
 
-// deleteConfirmed deletes an object and proves it absent.
+// deleteConfirmed deletes every version of an object and proves that none
+// is left (a delete without a version id would leave the data behind as
+// a noncurrent version).
 func deleteConfirmed(ctx context.Context, objects Deleter, bucket, key string) (Deletion, error) {
-	if err := objects.Delete(ctx, bucket, key); err != nil {
-		return Deletion{}, err
-	}
-	there, err := objects.Exists(ctx, bucket, key)
+	ids, err := objects.Erase(ctx, bucket, key)
 	if err != nil {
 		return Deletion{}, err
 	}
-	if there {
-		return Deletion{}, fmt.Errorf("s3://%s/%s is still there after its delete", bucket, key)
+	left, err := objects.Versions(ctx, bucket, key)
+	if err != nil {
+		return Deletion{}, err
 	}
-	return Deletion{Bucket: bucket, Key: key, ConfirmedAbsent: time.Now().UTC()}, nil
+	if len(left) > 0 {
+		return Deletion{}, fmt.Errorf("s3://%s/%s still has versions %v after its erasure", bucket, key, left)
+	}
+	return Deletion{Bucket: bucket, Key: key, VersionIDs: nonNil(ids), ConfirmedAbsent: time.Now().UTC()}, nil
 }
 
 func nonNil[T any](s []T) []T {

@@ -26,3 +26,18 @@ func indexArn(t awsdynamodb.Table, index string) *string {
 func (p *Platform) objectsArn(prefix string) *string {
 	return jsii.String(*p.Bucket.BucketArn() + "/" + prefix + "*")
 }
+
+// allowListVersions lets role list the bucket's object versions under
+// prefixes only: s3:ListBucketVersions is granted on the bucket, and the
+// s3:prefix condition keeps a listing inside them.
+func (p *Platform) allowListVersions(role awsiam.IRole, prefixes ...string) {
+	like := make([]*string, len(prefixes))
+	for i, prefix := range prefixes {
+		like[i] = jsii.String(prefix + "*")
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("s3:ListBucketVersions"),
+		Resources:  &[]*string{p.Bucket.BucketArn()},
+		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": like}},
+	}))
+}

@@ -145,10 +145,14 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	// Checkpoints and output under jobs/; claim-checked payloads read for
-	// exports; erasure deletes payload objects and incident bodies and
-	// proves them absent (HeadObject is s3:GetObject).
+	// exports. Erasure deletes payload objects and incident bodies: the
+	// bucket is versioned, so it deletes each version by id
+	// (s3:DeleteObjectVersion; a plain DeleteObject would only stack a
+	// delete marker on the data) and proves none is left by listing the
+	// key's versions (s3:ListBucketVersions, under those prefixes only).
 	allow(worker.Role, []string{"s3:PutObject", "s3:GetObject"}, p.objectsArn(PrefixJobs))
-	allow(worker.Role, []string{"s3:GetObject", "s3:DeleteObject"}, p.objectsArn(PrefixPayloads), p.objectsArn(PrefixIncidents))
+	allow(worker.Role, []string{"s3:GetObject", "s3:DeleteObjectVersion"}, p.objectsArn(PrefixPayloads), p.objectsArn(PrefixIncidents))
+	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents)
 	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents)/\*$`,
 		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…): those prefixes only.")
 	// Reconciliation publishes through ingest and reads its Stripe key.

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,15 +281,20 @@ func toAny(ss []string) []any {
 // Only the senders (ingest, sweeper, replay and the admin API's in-process
 // replay) write topic queues; each secret is readable by its one function;
 // no role may delete table items, and only subject erasure (jobs-worker)
-// may delete objects: claim-checked payloads and incident bodies.
-var erasable = regexp.MustCompile(`/(payloads|incidents)/\*`)
+// may delete objects: claim-checked payloads and incident bodies, each
+// version by id (the bucket is versioned; nobody deletes without a
+// version id, which would leave the data as a noncurrent version), and
+// list their versions under those prefixes only.
+var erasable = regexp.MustCompile(`/(payloads|incidents)/\*$`)
+
+var erasablePrefixes = []any{"payloads/*", "incidents/*"}
 
 func TestWhoMayDoWhat(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		senders := map[string][]string{} // queue id → functions
 		readers := map[string][]string{} // secret id → functions
-		var deleters []string
+		var deleters, listers []string
 		for name := range s.p.Functions {
 			_, fn := s.function(t, name)
 			for res, actions := range actionsOn(s.statements(roleOf(t, fn))) {
@@ -298,19 +304,31 @@ func TestWhoMayDoWhat(t *testing.T) {
 						senders[res] = append(senders[res], name)
 					case "secretsmanager:GetSecretValue":
 						readers[res] = append(readers[res], name)
-					case "s3:DeleteObject":
+					case "s3:DeleteObjectVersion":
 						// Subject erasure (jobs-worker) deletes claim-checked
 						// payloads and incident bodies, and nothing else may.
 						if name != RoleJobsWorker || !erasable.MatchString(res) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
 						deleters = append(deleters, name+" "+res)
-					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObjectVersion", "sqs:PurgeQueue", "sqs:DeleteQueue":
+					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteBucket", "sqs:PurgeQueue", "sqs:DeleteQueue":
 						t.Errorf("%s may %s on %s", name, a, res)
 					}
 				}
 			}
+			// Listing versions is a bucket action: only erasure's, and
+			// only under the prefixes it erases.
+			for _, st := range s.statements(roleOf(t, fn)) {
+				if st.Effect != "Allow" || !slices.Contains(st.Actions, "s3:ListBucketVersions") {
+					continue
+				}
+				require.Equal(t, RoleJobsWorker, name, "%s may list object versions", name)
+				require.Equal(t, []string{"s3:ListBucketVersions"}, st.Actions, "its own statement: the condition is for it alone")
+				require.Equal(t, map[string]any{"StringLike": map[string]any{"s3:prefix": erasablePrefixes}}, st.Condition)
+				listers = append(listers, name)
+			}
 		}
+		require.Equal(t, []string{RoleJobsWorker}, listers, "jobs-worker lists versions (erasure's proof)")
 		for _, tp := range s.p.Topology.Topics {
 			require.ElementsMatch(t, []string{"ingest", "sweeper", "replay", "admin-api"}, senders[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
 			var dlqSenders []string

@@ -128,7 +128,7 @@ func TestConsumerRoleTouchesOnlyItsQueues(t *testing.T) {
 			require.Equal(t, []string{"sqs:SendMessage"}, got[ownDLQ], "%s: poison messages go to its DLQ", topic)
 			for res, actions := range got {
 				for _, a := range actions {
-					require.NotContains(t, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject", "sqs:PurgeQueue"}, a, "%s on %s", topic, res)
+					require.NotContains(t, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject", "s3:DeleteObjectVersion", "sqs:PurgeQueue"}, a, "%s on %s", topic, res)
 				}
 			}
 			if s.p.Topology.Topics[slices.IndexFunc(s.p.Topology.Topics, func(tp topology.Topic) bool { return tp.Name == topic })].Consumer == topology.ConsumerArchive {

@@ -55,30 +55,3 @@ func (b *S3) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
 }
-
-// Delete removes an object (deleting a missing one is not an error).
-func (b *S3) Delete(ctx context.Context, bucket, key string) error {
-	if _, err := b.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
-		return fmt.Errorf("s3 delete %s/%s: %w", bucket, key, err)
-	}
-	return nil
-}
-
-// Exists reports whether an object is there (HeadObject): the positive
-// evidence an erasure records after a delete.
-func (b *S3) Exists(ctx context.Context, bucket, key string) (bool, error) {
-	_, err := b.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err == nil {
-		return true, nil
-	}
-	var nf *s3types.NotFound
-	var nsk *s3types.NoSuchKey
-	if errors.As(err, &nf) || errors.As(err, &nsk) {
-		return false, nil
-	}
-	var re interface{ HTTPStatusCode() int }
-	if errors.As(err, &re) && re.HTTPStatusCode() == 404 {
-		return false, nil
-	}
-	return false, fmt.Errorf("s3 head %s/%s: %w", bucket, key, err)
-}

@@ -149,7 +149,7 @@ func requestUnits(in, out any) Units {
 	case "*sqs.DeleteMessageInput", "*sqs.DeleteMessageBatchInput", "*sqs.ChangeMessageVisibilityInput",
 		"*sqs.ChangeMessageVisibilityBatchInput", "*sqs.GetQueueAttributesInput", "*sqs.GetQueueUrlInput":
 		return Units{SQSRequests: 1}
-	case "*s3.PutObjectInput", "*s3.CopyObjectInput", "*s3.ListObjectsV2Input", "*s3.CreateMultipartUploadInput", "*s3.UploadPartInput", "*s3.CompleteMultipartUploadInput":
+	case "*s3.PutObjectInput", "*s3.CopyObjectInput", "*s3.ListObjectsV2Input", "*s3.ListObjectVersionsInput", "*s3.CreateMultipartUploadInput", "*s3.UploadPartInput", "*s3.CompleteMultipartUploadInput":
 		return Units{S3Tier1: 1}
 	case "*s3.GetObjectInput", "*s3.HeadObjectInput":
 		return Units{S3Tier2: 1}
