@@ -27,7 +27,7 @@ deps: node_modules/.package-lock.json ## Install pinned node tooling (npm ci), D
 
 .PHONY: dev
 dev: deps ## Run the whole platform locally on embedded emulators (http://127.0.0.1:3000)
-	$(GO) run ./cmd/evp dev $(DEV_FLAGS)
+	$(GO) run ./cmd/evp-dev $(DEV_FLAGS)
 
 .PHONY: test
 test: deps ## Run every test: runtime (against the emulators) and the CDK app
@@ -61,13 +61,14 @@ console-shots: deps ## Screenshot the operations console (docs/console-*.png) in
 	$(GO) test ./internal/local/suites -run '^TestConsoleInABrowser$$' -count=1 -console-shots
 
 .PHONY: build
-build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/) and the evp CLI
+build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/), the evp CLI and evp-dev (the local stack)
 	@for fn in $(FUNCTIONS); do \
 		echo "build functions/$$fn"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' \
 			-o bin/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 	$(GO) build -o bin/evp ./cmd/evp
+	$(GO) build -o bin/evp-dev ./cmd/evp-dev
 
 .PHONY: lint
 lint: ## gofmt and go vet, both modules

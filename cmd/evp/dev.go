@@ -1,109 +1,77 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
+	"os/exec"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/siteswarm/eventplatform/internal/local/awslocal"
-	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 func init() { commands = append(commands, newDevCmd) }
 
+// devBinary is the local stack's own binary (cmd/evp-dev). evp does not
+// link the stack: it is what operators install and run against
+// production, and the emulators (minidyn, gofakes3, the local Lambda and
+// Step Functions runners) have no business there.
+const devBinary = "evp-dev"
+
+// errDevNotInstalled is `evp dev` without evp-dev beside evp or on PATH.
+var errDevNotInstalled = errors.New("evp dev runs the local stack, which is a binary of its own: " +
+	"`make dev`, `go run ./cmd/evp-dev`, or install it beside evp (`make build` puts bin/evp-dev next to bin/evp; " +
+	"`go install ./cmd/evp-dev`)")
+
+// newDevCmd is `evp dev`: it runs evp-dev with the same arguments, as git
+// runs git-<name>, so `evp dev --sweep-every 10s` keeps working where
+// both are installed.
 func newDevCmd() *cobra.Command {
-	var (
-		addr, prefix, profile, level string
-		jsonLogs                     bool
-		sweepEvery                   time.Duration
-	)
-	cmd := &cobra.Command{
-		Use:   "dev",
-		Short: "Run the whole platform locally on embedded emulators",
-		Long: "Starts emulated DynamoDB, SQS, SNS and S3 (or uses real endpoints when AWS_ENDPOINT_URL or --profile\n" +
-			"is given), provisions every table, queue and bucket from the topology, and runs every function's real\n" +
-			"handler on one address: HTTP routes as API Gateway would call them, the Lambda Invoke API, an SQS\n" +
-			"poller per queue and the sweeper's schedule. Settings come from the environment (see\n" +
-			"docs/local-development.md). Ctrl-C stops everything, child processes included.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := devLogger(cmd.ErrOrStderr(), jsonLogs, level)
-			settings := map[string]string{}
-			if sweepEvery > 0 {
-				settings[devstack.SettingSweepEvery] = sweepEvery.String()
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			st, err := devstack.Start(ctx, devstack.Options{Addr: addr, Prefix: prefix, Profile: profile, Log: log, Settings: settings, DynamoDB: awslocal.DynamoAuto})
+	return &cobra.Command{
+		Use:                "dev [evp-dev flags]",
+		Short:              "Run the whole platform locally (starts evp-dev, installed beside evp)",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := findDevBinary()
 			if err != nil {
 				return err
 			}
-			st.Banner(cmd.OutOrStdout())
-			done := make(chan struct{})
-			defer close(done)
-			go forceQuitOnSecondSignal(ctx, done, cmd.ErrOrStderr())
-			<-ctx.Done()
-			log.Info("devstack: stopping (Ctrl-C again to quit at once)", "function", "evp")
-			return st.Wait(ctx)
+			// Not CommandContext: Ctrl-C reaches evp-dev from the terminal
+			// (same process group) and it shuts down in its own time;
+			// killing it from here would skip that.
+			c := exec.Command(bin, args...)
+			c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := c.Run(); err != nil {
+				var exit *exec.ExitError
+				if errors.As(err, &exit) && exit.ExitCode() > 0 {
+					return exitStatus(exit.ExitCode()) // it printed its own error
+				}
+				return fmt.Errorf("%s: %w", devBinary, err)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", devstack.DefaultAddr, "listen address (127.0.0.1:0 picks a free port)")
-	cmd.Flags().BoolVar(&jsonLogs, "json", false, "log JSON lines (as in Lambda) instead of the terminal format")
-	cmd.Flags().StringVar(&level, "log-level", "", "DEBUG, INFO, WARN or ERROR (default: AWS_LAMBDA_LOG_LEVEL, else INFO)")
-	cmd.Flags().DurationVar(&sweepEvery, "sweep-every", 0, "run the outbox sweeper this often (default 2m, as deployed)")
-	cmd.Flags().StringVar(&profile, "profile", "", "use real AWS through this shared-config profile instead of the emulators")
-	cmd.Flags().StringVar(&prefix, "prefix", "", "resource name prefix (default \"local\"; behind real endpoints \"evp-local-<user>\")")
-	return cmd
 }
 
-// devLogger is the readable terminal format (coloured on a terminal unless
-// NO_COLOR is set), or JSON lines with --json.
-func devLogger(w io.Writer, jsonLogs bool, level string) *slog.Logger {
-	o := logging.Options{Format: logging.Pretty, Color: isTerminal(w) && os.Getenv("NO_COLOR") == ""}
-	if jsonLogs {
-		o.Format = logging.JSON
-	}
-	if level != "" {
-		o.Level = logging.ParseLevel(level)
-	}
-	l := logging.New(w, o)
-	slog.SetDefault(l)
-	return l
-}
+// exitStatus fails evp with a child's exit status, after the child
+// printed its own answer.
+type exitStatus int
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
-// forceQuitOnSecondSignal exits at once on a second Ctrl-C while shutdown
-// waits for in-flight invocations. The emulator child still goes: it exits
-// when its stdin (held by this process) closes.
-func forceQuitOnSecondSignal(ctx context.Context, done <-chan struct{}, w io.Writer) {
-	select {
-	case <-ctx.Done():
-	case <-done:
-		return
+func (s exitStatus) Is(target error) bool { return target == errSilent }
+
+// findDevBinary looks beside the running evp first (bin/evp, bin/evp-dev),
+// then on PATH.
+func findDevBinary() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), devBinary)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-sig:
-		fmt.Fprintln(w, "evp: forced quit")
-		os.Exit(130)
-	case <-done:
+	if p, err := exec.LookPath(devBinary); err == nil {
+		return p, nil
 	}
+	return "", errDevNotInstalled
 }

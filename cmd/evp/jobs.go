@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/operator"
 )
 
@@ -118,7 +119,7 @@ func newJobsStartCmd(t *target) *cobra.Command {
 // waitJob polls a job until it ends, redrawing a progress line on a
 // terminal.
 func waitJob(ctx context.Context, op actions, j jobs.Job, progress io.Writer) (jobs.Job, error) {
-	tty := isTerminal(progress)
+	tty := logging.IsTerminal(progress)
 	defer func() {
 		if tty {
 			fmt.Fprintln(progress)

@@ -1,6 +1,7 @@
-// Command evp is the platform's operator and developer CLI: `evp dev` runs
-// the whole platform locally; the other commands publish events, inspect
-// them and triage incidents, against the local stack or a deployed stage.
+// Command evp is the platform's operator and developer CLI: its commands
+// publish events, inspect them and triage incidents, against the local
+// stack or a deployed stage. It links no emulator (TestEvpLinksNoEmulators):
+// `evp dev` starts the local stack's own binary, cmd/evp-dev.
 package main
 
 import (
@@ -18,6 +19,10 @@ func main() {
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		if !errors.Is(err, errSilent) { // the command printed its own answer
 			fmt.Fprintln(os.Stderr, "evp:", err)
+		}
+		var status exitStatus
+		if errors.As(err, &status) {
+			os.Exit(int(status))
 		}
 		os.Exit(1)
 	}

@@ -16,10 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/local/awslocal"
-	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 )
 
 func init() { commands = append(commands, newPublishCmd) }
@@ -33,7 +31,7 @@ func localStackURL() string {
 	if u := strings.TrimSpace(os.Getenv("EVP_URL")); u != "" {
 		return u
 	}
-	return "http://" + devstack.DefaultAddr
+	return devapi.DefaultURL
 }
 
 func newPublishCmd() *cobra.Command {
@@ -115,7 +113,7 @@ func newPublishCmd() *cobra.Command {
 // profile or region is given.
 func publishClient(ctx context.Context, url, profile, region string) (*lambda.Client, error) {
 	if profile == "" && region == "" {
-		return awslocal.NewLambdaClient(awslocal.NewConfig(), url), nil
+		return devapi.LambdaClient(devapi.Config(), url), nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if profile != "" {
@@ -137,7 +135,7 @@ func readJSONArg(stdin io.Reader, arg string) ([]byte, error) {
 	var err error
 	switch {
 	case arg == "-":
-		raw, err = io.ReadAll(io.LimitReader(stdin, lambdalocal.MaxInvokePayload+1))
+		raw, err = io.ReadAll(io.LimitReader(stdin, lambdainvoke.MaxRequestPayload+1))
 	case strings.HasPrefix(arg, "@"):
 		raw, err = os.ReadFile(arg[1:])
 	default:

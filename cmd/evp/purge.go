@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
@@ -205,7 +205,7 @@ func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, str
 		if t.profile != "" || t.region != "" {
 			return nil, "", "", errors.New("--profile and --region need --stage")
 		}
-		return awslocal.NewLambdaClient(awslocal.NewConfig(), t.url), "purge-api", t.url, nil
+		return devapi.LambdaClient(devapi.Config(), t.url), "purge-api", t.url, nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.profile != "" {

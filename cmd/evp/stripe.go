@@ -17,7 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
-	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/devapi"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 func init() { commands = append(commands, newStripeCmd) }
@@ -60,12 +61,12 @@ func newStripeSendCmd() *cobra.Command {
 				return err
 			}
 			if secret == "" {
-				secret = firstSecret(os.Getenv(devstack.SettingStripeSecret))
+				secret = firstSecret(os.Getenv(webhookfn.EnvSecret))
 			}
 			signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{
 				Payload: body, Secret: secret, Timestamp: time.Now(),
 			})
-			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, strings.TrimRight(url, "/")+devstack.StripeWebhookPath, bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, strings.TrimRight(url, "/")+devapi.StripeWebhookPath, bytes.NewReader(body))
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ func newStripeSendCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", localStackURL(), "the local stack's URL ($EVP_URL)")
-	cmd.Flags().StringVar(&secret, "secret", "", "webhook signing secret (default: first of $STRIPE_WEBHOOK_SECRET, else "+devstack.DefaultStripeSecret+")")
+	cmd.Flags().StringVar(&secret, "secret", "", "webhook signing secret (default: first of $STRIPE_WEBHOOK_SECRET, else "+devapi.DefaultStripeSecret+")")
 	cmd.Flags().BoolVar(&newID, "new-id", false, "give the event a fresh evt_ id (a new event rather than a redelivery)")
 	cmd.Flags().StringVar(&tenant, "tenant", "", "set data.object.metadata.tenant_id (how the webhook maps an event to a tenant)")
 	return cmd
@@ -98,7 +99,7 @@ func firstSecret(list string) string {
 			return s
 		}
 	}
-	return devstack.DefaultStripeSecret
+	return devapi.DefaultStripeSecret
 }
 
 // stripeEvent loads or builds the event to send.

@@ -20,8 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/local/awslocal"
-	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
@@ -75,11 +74,11 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 		}
 		// Bulk replays run the local stack's replay state machine (the
 		// definition a stage deploys), exactly as on a stage.
-		cfg := awslocal.NewConfig()
+		cfg := devapi.Config()
 		return &stageOperator{
-			invoker: invoker{client: awslocal.NewLambdaClient(cfg, t.url), function: fn, where: t.url},
-			sfn:     awslocal.NewSFNClient(cfg, t.url+devstack.StepFunctionsPath),
-			machine: func(context.Context) (string, error) { return devstack.ReplayStateMachineARN(), nil },
+			invoker: invoker{client: devapi.LambdaClient(cfg, t.url), function: fn, where: t.url},
+			sfn:     devapi.SFNClient(cfg, t.url+devapi.StepFunctionsPath),
+			machine: func(context.Context) (string, error) { return devapi.ReplayStateMachineARN, nil },
 		}, nil
 	}
 	var opts []func(*config.LoadOptions) error

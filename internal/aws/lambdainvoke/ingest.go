@@ -21,6 +21,10 @@ import (
 // instead of API Gateway cutting it off with a bare 504.
 const DefaultTimeout = 10 * time.Second
 
+// MaxRequestPayload is Lambda's synchronous (RequestResponse) request
+// payload limit, 6 MB: an Invoke with more fails before the function runs.
+const MaxRequestPayload = 6 * 1024 * 1024
+
 // Ingest invokes the ingest function with an envelope and decodes its
 // result.
 type Ingest struct {

@@ -5,38 +5,27 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/siteswarm/eventplatform/internal/devapi"
 )
 
 // Region and AccountID are what the emulators report in ARNs (fauxqs and
-// the invoke server both use the LocalStack-style all-zero account).
+// the invoke server both use the LocalStack-style all-zero account); the
+// local stack's clients know them from package devapi.
 const (
-	Region    = "us-east-1"
-	AccountID = "000000000000"
+	Region    = devapi.Region
+	AccountID = devapi.AccountID
 )
 
-// NewConfig builds the aws.Config every local client uses. It is assembled
-// by hand rather than with config.LoadDefaultConfig: these machines set
-// AWS_CA_BUNDLE, which LoadDefaultConfig refuses to combine with a custom
-// HTTP client, and the local stack must not pick up a developer's real
-// credentials or profile by accident.
-func NewConfig() aws.Config {
-	return aws.Config{
-		Region:      Region,
-		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
-		HTTPClient:  awshttp.NewBuildableClient(),
-		// Retryer and checksum settings stay at the SDK defaults, which is
-		// what production runs (gofakes3 accepts the default CRC32 upload
-		// checksums).
-	}
-}
+// NewConfig builds the aws.Config every local client uses (devapi.Config:
+// static local credentials, never a developer's real profile).
+func NewConfig() aws.Config { return devapi.Config() }
 
 // NewDynamoDBClient returns a DynamoDB client for endpoint.
 func NewDynamoDBClient(cfg aws.Config, endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
@@ -72,17 +61,13 @@ func NewS3Client(cfg aws.Config, endpoint string, optFns ...func(*s3.Options)) *
 
 // NewLambdaClient returns a Lambda client for endpoint (a Functions server).
 func NewLambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Options)) *lambda.Client {
-	return lambda.NewFromConfig(cfg, append([]func(*lambda.Options){func(o *lambda.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-	}}, optFns...)...)
+	return devapi.LambdaClient(cfg, endpoint, optFns...)
 }
 
 // NewSFNClient returns a Step Functions client for the local stack's
 // Step Functions endpoint (its URL + /__stepfunctions).
 func NewSFNClient(cfg aws.Config, endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
-	return sfn.NewFromConfig(cfg, append([]func(*sfn.Options){func(o *sfn.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-	}}, optFns...)...)
+	return devapi.SFNClient(cfg, endpoint, optFns...)
 }
 
 // FunctionARN is the ARN the invoke server reports for a function name.

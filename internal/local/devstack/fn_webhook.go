@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -13,7 +14,7 @@ import (
 func init() { register(webhookfn.Name, webhookStripeFunction) }
 
 // StripeWebhookPath is the local Stripe webhook route (as in API Gateway).
-const StripeWebhookPath = "/webhook/stripe"
+const StripeWebhookPath = devapi.StripeWebhookPath
 
 // LocalTenant is the default tenant of local Stripe events when
 // STRIPE_TENANT_MAP is unset, so `stripe trigger …` events (which carry no

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
@@ -37,8 +38,8 @@ const (
 // Safe local defaults: clearly-local values, so nothing copied from a
 // terminal can ever be mistaken for a production secret.
 const (
-	DefaultStripeSecret = "whsec_local_dev_secret"
-	DefaultAdminKey     = "dev-admin-key"
+	DefaultStripeSecret = devapi.DefaultStripeSecret
+	DefaultAdminKey     = devapi.DefaultAdminKey
 )
 
 // Defaults are the settings a stack has when neither the environment nor

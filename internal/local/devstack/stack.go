@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
@@ -26,7 +27,7 @@ import (
 )
 
 // DefaultAddr is where `make dev` serves.
-const DefaultAddr = "127.0.0.1:3000"
+const DefaultAddr = devapi.DefaultAddr
 
 // Options configure Start.
 type Options struct {

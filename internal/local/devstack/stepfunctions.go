@@ -7,13 +7,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
 )
 
 // StepFunctionsPath serves the Step Functions API calls operators make
 // (StartExecution, DescribeExecution, GetExecutionHistory): point an sfn
 // client's BaseEndpoint at the stack's URL + StepFunctionsPath.
-const StepFunctionsPath = "/__stepfunctions"
+const StepFunctionsPath = devapi.StepFunctionsPath
 
 // replayDefinition is the dev stage's replay state machine as the CDK app
 // synthesizes it (infra/cdk TestReplayDefinitionGolden fails when they

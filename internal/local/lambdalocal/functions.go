@@ -19,11 +19,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/google/uuid"
+
+	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
 // MaxInvokePayload is Lambda's synchronous request payload limit (6 MB).
-const MaxInvokePayload = 6 * 1024 * 1024
+const MaxInvokePayload = lambdainvoke.MaxRequestPayload
 
 // DefaultFunctionTimeout is the timeout of a registered function unless
 // FunctionTimeout says otherwise.

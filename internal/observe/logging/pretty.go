@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,4 +203,15 @@ func (h *PrettyHandler) paint(b *bytes.Buffer, color, s string) {
 		return
 	}
 	b.WriteString(s)
+}
+
+// IsTerminal reports whether w is a terminal (a character device): where
+// the pretty format is coloured and progress is redrawn in place.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

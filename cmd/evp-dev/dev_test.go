@@ -15,34 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/siteswarm/eventplatform/internal/kit/envconf"
-	"github.com/siteswarm/eventplatform/internal/local/awslocal"
-	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
-
-// run executes evp with args and returns what it printed.
-func run(t *testing.T, ctx context.Context, stdin string, args ...string) (string, error) {
-	t.Helper()
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	return out.String(), err
-}
-
-// startStack is a local stack on a random port for the developer commands.
-func startStack(t *testing.T) *devstack.Stack {
-	t.Helper()
-	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 // children lists the pids whose parent is this process (Linux /proc).
 func children(t *testing.T) map[int]string {
@@ -72,18 +45,18 @@ func children(t *testing.T) map[int]string {
 	return out
 }
 
-// `evp dev` serves until its context is cancelled (Ctrl-C), then leaves no
+// evp-dev serves until its context is cancelled (Ctrl-C), then leaves no
 // child process behind.
 func TestDevCommandServesUntilCancelled(t *testing.T) {
 	// Not parallel: it counts this process's children.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
-	root := newRoot()
+	root := newDevCmd()
 	root.SetOut(pw)
 	var logs bytes.Buffer
 	root.SetErr(&logs)
-	root.SetArgs([]string{"dev", "--addr", "127.0.0.1:0", "--json", "--sweep-every", "1h"})
+	root.SetArgs([]string{"--addr", "127.0.0.1:0", "--json", "--sweep-every", "1h"})
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx); _ = pw.Close() }()
 
@@ -116,10 +89,10 @@ func TestDevCommandServesUntilCancelled(t *testing.T) {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("evp dev did not stop")
+		t.Fatal("evp-dev did not stop")
 	}
 	for pid, cmd := range children(t) {
-		require.NotContains(t, cmd, "node", "child %d outlived evp dev", pid)
+		require.NotContains(t, cmd, "node", "child %d outlived evp-dev", pid)
 	}
 	_, err = http.Get(url + "/healthz")
 	require.Error(t, err, "nothing listens any more")

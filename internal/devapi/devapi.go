@@ -1,0 +1,78 @@
+package devapi
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+)
+
+// DefaultAddr is where the local stack listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:3000"
+
+// DefaultURL is the local stack's URL at DefaultAddr.
+const DefaultURL = "http://" + DefaultAddr
+
+// Paths the local stack serves besides the functions' own routes.
+const (
+	// StepFunctionsPath serves the Step Functions API calls operators make
+	// (StartExecution, DescribeExecution, GetExecutionHistory): point an
+	// sfn client's BaseEndpoint at the stack's URL + StepFunctionsPath.
+	StepFunctionsPath = "/__stepfunctions"
+	// StripeWebhookPath is the Stripe adapter's route, as API Gateway
+	// serves it on a stage.
+	StripeWebhookPath = "/webhook/stripe"
+)
+
+// ReplayStateMachineARN is the replay state machine's ARN locally: the one
+// the dev stage's synthesized definition continues itself under (devstack
+// checks its embedded definition names this one).
+const ReplayStateMachineARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:evp-dev-replay"
+
+// Safe local defaults: clearly-local values, so nothing copied from a
+// terminal can ever be mistaken for a production secret.
+const (
+	DefaultStripeSecret = "whsec_local_dev_secret"
+	DefaultAdminKey     = "dev-admin-key"
+)
+
+// Region and AccountID are what the local stack reports in ARNs (the SQS
+// emulator and the invoke server both use the LocalStack-style all-zero
+// account).
+const (
+	Region    = "us-east-1"
+	AccountID = "000000000000"
+)
+
+// Config builds the aws.Config every local client uses. It is assembled by
+// hand rather than with config.LoadDefaultConfig: these machines set
+// AWS_CA_BUNDLE, which LoadDefaultConfig refuses to combine with a custom
+// HTTP client, and a local client must not pick up a developer's real
+// credentials or profile by accident.
+func Config() aws.Config {
+	return aws.Config{
+		Region:      Region,
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
+		HTTPClient:  awshttp.NewBuildableClient(),
+		// Retryer and checksum settings stay at the SDK defaults, which is
+		// what production runs (gofakes3 accepts the default CRC32 upload
+		// checksums).
+	}
+}
+
+// LambdaClient returns a Lambda client for endpoint (the stack's URL: it
+// serves the Invoke API).
+func LambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Options)) *lambda.Client {
+	return lambda.NewFromConfig(cfg, append([]func(*lambda.Options){func(o *lambda.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// SFNClient returns a Step Functions client for endpoint (the stack's URL
+// + StepFunctionsPath).
+func SFNClient(cfg aws.Config, endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
+	return sfn.NewFromConfig(cfg, append([]func(*sfn.Options){func(o *sfn.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
