@@ -151,7 +151,8 @@ func walk(lane []*item, step func(it *item)) {
 	for _, it := range lane {
 		if blocked != nil {
 			it.outcome, it.delay = retried, blocked.delay
-			it.fail = &failure{kind: KindTransient, msg: fmt.Sprintf("an earlier message of group %q is being retried", it.rec.Attributes[sysGroupID]), benign: true}
+			it.fail = transient("an earlier message of group %q is being retried", it.rec.Attributes[sysGroupID])
+			it.fail.benign = true
 			continue
 		}
 		step(it)

@@ -117,6 +117,19 @@ func Classify(err error) (kind Kind, code string, retryAfter time.Duration) {
 	return KindTransient, "", 0
 }
 
+// Redacted is err's text fit for logs and traces, which no erasure can
+// reach: an error that quotes data the platform may have to erase (a
+// subscriber's answer, deliver.AnswerError) has a Redacted method that
+// names the data by length and hash instead, and that is used; any other
+// error is its Error.
+func Redacted(err error) string {
+	var r interface{ Redacted() string }
+	if errors.As(err, &r) {
+		return r.Redacted()
+	}
+	return err.Error()
+}
+
 // IsPermanent reports whether err is poison.
 func IsPermanent(err error) bool {
 	k, _, _ := Classify(err)

@@ -61,10 +61,13 @@ type Message struct {
 // failure is a message the runtime could not hand to the handler, or whose
 // handler failed.
 type failure struct {
-	kind       Kind
-	code       string
-	msg        string
-	retryAfter time.Duration
+	kind Kind
+	code string
+	// msg is what the outbox row and the incident record (stores an
+	// erasure redacts); logged is what logs and traces get (Redacted):
+	// the same unless the error quotes a subscriber's answer.
+	msg, logged string
+	retryAfter  time.Duration
 	// benign marks a retry that is no failure of this message (another
 	// delivery holds the row, or an earlier message of its FIFO group is
 	// being retried): not counted as failed.
@@ -72,17 +75,19 @@ type failure struct {
 }
 
 func poison(code, format string, args ...any) *failure {
-	return &failure{kind: KindPermanent, code: code, msg: fmt.Sprintf(format, args...)}
+	m := fmt.Sprintf(format, args...)
+	return &failure{kind: KindPermanent, code: code, msg: m, logged: m}
 }
 
 func transient(format string, args ...any) *failure {
-	return &failure{kind: KindTransient, msg: fmt.Sprintf(format, args...)}
+	m := fmt.Sprintf(format, args...)
+	return &failure{kind: KindTransient, msg: m, logged: m}
 }
 
 // failureOf turns a handler error into a failure.
 func failureOf(err error) *failure {
 	kind, code, after := Classify(err)
-	return &failure{kind: kind, code: code, msg: err.Error(), retryAfter: after}
+	return &failure{kind: kind, code: code, msg: err.Error(), logged: Redacted(err), retryAfter: after}
 }
 
 // parse strictly parses the body and checks it against the message

@@ -133,8 +133,12 @@ type Delay struct {
 
 // Reason is why a message was dead-lettered.
 type Reason struct {
-	Code     string
-	Message  string
+	Code    string
+	Message string
+	// Summary is Message fit for alerts and logs: the same text, except
+	// that a subscriber's answer it quotes is named by length and hash
+	// (see Redacted).
+	Summary  string
 	FailedAt time.Time
 }
 

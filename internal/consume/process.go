@@ -2,6 +2,7 @@ package consume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,7 +78,8 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		// ends: by then it completed (we ack) or died (we take over).
 		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.cfg.Backoff.limit())
 		it.outcome, it.delay = retried, d
-		it.fail = &failure{kind: KindTransient, msg: "another delivery holds the row until " + claim.LeaseUntil.UTC().Format(time.RFC3339), benign: true}
+		it.fail = transient("another delivery holds the row until %s", claim.LeaseUntil.UTC().Format(time.RFC3339))
+		it.fail.benign = true
 		c.d.Log.InfoContext(it.ctx, "consume: in progress elsewhere; retrying after its lease", "leaseUntil", claim.LeaseUntil, "delay", d.String())
 		return false
 	}
@@ -164,15 +166,15 @@ func (c *Consumer) fail(it *item, f *failure) {
 // maxReceiveCount attempts, in order, once it is at the front.
 func (c *Consumer) retry(it *item, f *failure) {
 	if last := c.cfg.Topic.MaxReceiveCount; !f.benign && last > 0 && it.msg.Attempt >= last {
-		c.poison(it, &failure{kind: KindPermanent, code: CodeMaxReceives,
-			msg: fmt.Sprintf("gave up after %d %s; last: %s", it.msg.Attempt, c.attemptsWord(), f.msg)})
+		gaveUp := fmt.Sprintf("gave up after %d %s; last: ", it.msg.Attempt, c.attemptsWord())
+		c.poison(it, &failure{kind: KindPermanent, code: CodeMaxReceives, msg: gaveUp + f.msg, logged: gaveUp + f.logged})
 		return
 	}
 	d := c.cfg.Backoff.Delay(it.msg.Attempt, f.retryAfter)
 	it.outcome, it.delay, it.fail = retried, d, f
 	now := c.d.Now()
 	c.release(it, f, now.Add(d), now)
-	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "attempt", it.msg.Attempt, "delay", d.String(), "error", f.msg)
+	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "attempt", it.msg.Attempt, "delay", d.String(), "error", f.logged)
 }
 
 // attemptsWord names what retry counts.
@@ -189,14 +191,14 @@ func (c *Consumer) attemptsWord() string {
 func (c *Consumer) poison(it *item, f *failure) {
 	now := c.d.Now()
 	c.release(it, f, time.Time{}, now)
-	r := Reason{Code: f.code, Message: truncate.String(f.msg, maxReasonLen), FailedAt: now}
+	r := Reason{Code: f.code, Message: truncate.String(f.msg, maxReasonLen), Summary: truncate.String(f.logged, maxReasonLen), FailedAt: now}
 	if err := c.d.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
 		it.outcome, it.delay, it.fail = retried, c.cfg.Backoff.Delay(it.msg.Attempt, 0), f
 		c.d.Log.ErrorContext(it.ctx, "consume: poison message could not be moved to the DLQ; retrying it", "errorCode", f.code, "error", err)
 		return
 	}
 	it.outcome, it.fail = poisoned, f
-	c.d.Log.ErrorContext(it.ctx, "consume: poison message moved to the DLQ", "errorCode", f.code, "errorMessage", r.Message)
+	c.d.Log.ErrorContext(it.ctx, "consume: poison message moved to the DLQ", "errorCode", f.code, "errorMessage", truncate.String(f.logged, maxReasonLen))
 }
 
 // maxReasonLen bounds errorMessage (SQS attributes count toward the 256 KB
@@ -321,5 +323,5 @@ func (it *item) failErr() error {
 	if it.fail == nil || it.fail.benign {
 		return nil
 	}
-	return fmt.Errorf("%s", it.fail.msg)
+	return errors.New(it.fail.logged)
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
@@ -161,12 +160,13 @@ func classify(resp *http.Response, now time.Time) error {
 	if code >= 200 && code < 300 {
 		return nil
 	}
-	err := fmt.Errorf("subscriber answered %d %s%s", code, http.StatusText(code), snippet(resp.Body))
+	err := &AnswerError{Status: code, Body: snippet(resp.Body)}
 	switch {
 	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code >= 500:
 		return consume.RetryAfter(err, retryAfter(resp.Header.Get("Retry-After"), now))
 	case code >= 300 && code < 400:
-		return consume.Permanent(CodeRedirected, fmt.Errorf("%w (to %s)", err, redact(resp.Header.Get("Location"))))
+		err.Location = redact(resp.Header.Get("Location"))
+		return consume.Permanent(CodeRedirected, err)
 	}
 	return consume.Permanent(CodeRejected, err)
 }
@@ -188,23 +188,6 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// snippet is the start of the subscriber's answer, printable, for the
-// operator (lastError, the incident).
-func snippet(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, 256))
-	s := strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return ' '
-	}, string(b))
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	return ": " + strconv.Quote(s)
 }
 
 // transportError describes a failed request without the URL's query or

@@ -30,8 +30,19 @@ type Alerter interface {
 // MaxAlertError bounds the error text in an alert.
 const MaxAlertError = 512
 
+// alertFor summarizes inc. The error text is the consumer's summary when
+// there is one (the message may quote a subscriber's answer, which may
+// name the subject: an alert delivered by email cannot be erased); an
+// incident SQS redrove has none and carries the dispatch row's
+// lastError, which may quote one too, so its alert names the cause only.
 func alertFor(inc incident.Incident) Alert {
 	msg := inc.ErrorMessage
+	switch {
+	case inc.ErrorSummary != "":
+		msg = inc.ErrorSummary
+	case inc.ErrorCode == incident.CodeMaxReceives:
+		msg = "message exceeded the queue's maxReceiveCount"
+	}
 	if len(msg) > MaxAlertError {
 		msg = msg[:MaxAlertError] + "…"
 	}

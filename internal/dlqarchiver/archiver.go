@@ -113,6 +113,7 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 		ErrorCode:   attr(outbox.AttrErrorCode),
 		// The consumer's own error text; a redriven message has none.
 		ErrorMessage: attr(outbox.AttrErrorMessage),
+		ErrorSummary: attr(outbox.AttrErrorSummary),
 		By:           incident.ActorArchiver,
 	}
 	if t, err := time.Parse(time.RFC3339Nano, attr(outbox.AttrFailedAt)); err == nil {

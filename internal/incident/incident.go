@@ -75,6 +75,10 @@ type Incident struct {
 	SourceQueue  string `json:"sourceQueue"`
 	ErrorCode    string `json:"errorCode"`
 	ErrorMessage string `json:"errorMessage"`
+	// ErrorSummary is ErrorMessage with a subscriber's answer it quotes
+	// named by length and hash instead: what alerts carry. The consumer
+	// sends it with its dead letters; others have none.
+	ErrorSummary string `json:"errorSummary,omitempty"`
 	// ErrorDetail is the longer error text when there is one (the outbox
 	// row's lastError, a stack).
 	ErrorDetail string `json:"errorDetail,omitempty"`

@@ -103,6 +103,9 @@ type DeadLetter struct {
 	MessageID    string
 	ErrorCode    string
 	ErrorMessage string
+	// ErrorSummary is ErrorMessage without a subscriber's answer, sent
+	// by the consumer (outbox.AttrErrorSummary).
+	ErrorSummary string
 	ErrorDetail  string
 	Body         Body
 	Raw          bool
@@ -173,6 +176,7 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	inc.Type, inc.Source, inc.SourceQueue = dl.Type, dl.Source, dl.SourceQueue
 	inc.ErrorCode = dl.ErrorCode
 	inc.ErrorMessage = truncate.String(dl.ErrorMessage, MaxErrorMessageLen)
+	inc.ErrorSummary = truncate.String(dl.ErrorSummary, MaxErrorMessageLen)
 	inc.ErrorDetail = truncate.String(dl.ErrorDetail, MaxErrorDetailLen)
 	inc.Body, inc.Raw = dl.Body, dl.Raw
 	inc.LastFailedAt = failedAt

@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // KindErasure is the subject erasure's kind name.
@@ -31,11 +32,15 @@ type ErasureStore interface {
 	// ListTenant pages a tenant's events, newest first (the index's
 	// projection: subject, no payloads).
 	ListTenant(ctx context.Context, q operator.TenantQuery) ([]ledger.Record, string, error)
-	// Record reads one whole event.
-	Record(ctx context.Context, key string) (ledger.Record, error)
+	// Load reads one whole event: its ledger item and its outbox rows.
+	Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error)
 	// EraseEvent replaces the event's payload (and claim-check reference)
 	// with ErasedMarker, fenced by lease.
 	EraseEvent(ctx context.Context, lease jobs.Lease, key string, at time.Time) error
+	// RedactDispatch replaces an outbox row's lastError (which may quote
+	// a subscriber's answer about the subject) with incident.ErasedText,
+	// fenced by lease; a row gone meanwhile is no error.
+	RedactDispatch(ctx context.Context, lease jobs.Lease, row outbox.RowRef) error
 	// Incident reads an incident (incident.ErrNotFound for none).
 	Get(ctx context.Context, id string) (incident.Incident, error)
 	// SaveFenced writes inc (optimistic on its version), fenced by lease.
@@ -76,15 +81,17 @@ type ErasureResult struct {
 	Erased         int        `json:"erased"`
 	ObjectsDeleted int        `json:"objectsDeleted"`
 	Incidents      int        `json:"incidentsRedacted"`
+	Dispatches     int        `json:"dispatchesRedacted"`
 	EvidenceKey    string     `json:"evidenceKey"`
 	Deletions      []Deletion `json:"deletions,omitempty"`
 }
 
 type erasureCheckpoint struct {
-	Cursor    string     `json:"cursor,omitempty"`
-	Erased    int        `json:"erased"`
-	Incidents int        `json:"incidents"`
-	Deletions []Deletion `json:"deletions,omitempty"`
+	Cursor     string     `json:"cursor,omitempty"`
+	Erased     int        `json:"erased"`
+	Incidents  int        `json:"incidents"`
+	Dispatches int        `json:"dispatches,omitempty"`
+	Deletions  []Deletion `json:"deletions,omitempty"`
 }
 
 // maxInlineEvidence bounds the deletions listed in the result itself.
@@ -136,7 +143,7 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 				if r.Event.Subject != a.Subject {
 					continue
 				}
-				r, err := store.Record(ctx, r.Key)
+				r, rows, err := store.Load(ctx, r.Key)
 				if errors.Is(err, ledger.ErrNotFound) {
 					continue // expired since the listing
 				}
@@ -162,6 +169,15 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 					}
 					cp.Erased++
 				}
+				for _, row := range rows {
+					if row.LastError == "" || row.LastError == incident.ErasedText {
+						continue
+					}
+					if err := store.RedactDispatch(ctx, s.Lease, outbox.RowRef{Key: r.Key, Topic: row.Topic}); err != nil {
+						return jobs.Outcome{}, err
+					}
+					cp.Dispatches++
+				}
 				for _, topic := range r.Topics {
 					n, dels, err := eraseIncident(ctx, store, objects, s.Lease, incident.ID(r.Key, topic))
 					if err != nil {
@@ -175,9 +191,9 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 			if next != "" {
 				return jobs.Continue(cp), nil
 			}
-			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, EvidenceKey: s.Scope + "erasure-evidence.json"}
+			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, Dispatches: cp.Dispatches, EvidenceKey: s.Scope + "erasure-evidence.json"}
 			evidence, err := json.MarshalIndent(map[string]any{"jobId": s.Job.ID, "tenantId": s.Job.TenantID, "subject": a.Subject, "generation": s.Job.Generation,
-				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "deletions": nonNil(cp.Deletions)}, "", "  ")
+				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "dispatchesRedacted": cp.Dispatches, "deletions": nonNil(cp.Deletions)}, "", "  ")
 			if err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
@@ -193,8 +209,9 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 }
 
 // eraseIncident deletes an incident's stored body and payload copy
-// (confirmed absent, while the lease holds), then redacts it, fenced; 0 when there is none or it
-// was redacted already.
+// (confirmed absent, while the lease holds), then redacts it (body, error
+// text, history notes: incident.Erased), fenced; 0 when there is none or
+// it was redacted already.
 func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lease jobs.Lease, id string) (int, []Deletion, error) {
 	inc, err := store.Get(ctx, id)
 	if err != nil {
@@ -203,7 +220,7 @@ func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lea
 		}
 		return 0, nil, err
 	}
-	if inc.Body.Key == "" && inc.Body.PayloadKey == "" && string(inc.Body.Inline) == string(ErasedMarker) {
+	if inc.IsErased(ErasedMarker) {
 		return 0, nil, nil
 	}
 	keys := slices.DeleteFunc([]string{inc.Body.Key, inc.Body.PayloadKey}, func(k string) bool { return k == "" })
@@ -220,10 +237,7 @@ func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lea
 		}
 		dels = append(dels, d)
 	}
-	redacted := inc
-	redacted.Body = incident.Body{Inline: ErasedMarker, Size: len(ErasedMarker), SHA256: "erased"}
-	redacted.ErrorDetail = ""
-	if err := store.SaveFenced(ctx, lease, redacted); err != nil {
+	if err := store.SaveFenced(ctx, lease, inc.Erased(ErasedMarker)); err != nil {
 		return 0, nil, err
 	}
 	return 1, dels, nil

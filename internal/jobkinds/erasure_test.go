@@ -1,21 +1,32 @@
 package jobkinds_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
 )
 
 // The personal data of the erasure tests: it is in the subject's payloads
@@ -99,4 +110,83 @@ func TestErasureLeavesNoObjectVersionBehind(t *testing.T) {
 		require.Empty(t, left, d.Key)
 	}
 	require.True(t, keys[inc.Body.Key], "the incident body")
+}
+
+// syncBuffer collects log lines written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Survivor 5 of issue 23: a subscriber answering "422 contact <email>
+// already exists" put the email in the outbox row's lastError, the
+// incident's errorMessage and history note, and the consumer's log line.
+// Delivered for real (consumer-http against a local subscriber, the DLQ
+// archiver on the DLQ): after the erasure no table item or object
+// version holds the email, and no log line of the consumer or the
+// archiver ever did (the answer is logged by length and hash).
+func TestErasureRedactsTheSubscribersAnswerEverywhere(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = fmt.Fprintf(w, "contact %s already exists", erasedEmail)
+	}))
+	t.Cleanup(sub.Close)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	ev := b.publishContact(t, "gdpr", "evt_422", "user-42", 10)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("erasure-test-signing-secret"))
+	c := wiretest.HTTPConsumer(t, b.env, topology.Notifications, wiretest.Opts{Log: log, Settings: map[string]string{
+		httpconsumerfn.EnvSubscriberURL: sub.URL + "/hook", httpconsumerfn.EnvSecret: secret, httpconsumerfn.EnvTimeout: "2s",
+	}})
+	q := b.env.Queue(topology.Notifications)
+	msgs := b.env.ReceiveAndDelete(ctx, q.URL, 1, 10*time.Second)
+	require.Len(t, msgs, 1)
+	resp, err := c.Handle(ctx, lambdalocal.SQSEvent(q.ARN, msgs))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures, "a 422 is poison: dead-lettered and acknowledged")
+	dead := b.env.ReceiveAndDelete(ctx, q.DLQURL, 1, 10*time.Second)
+	require.Len(t, dead, 1)
+	resp, err = wiretest.Archiver(t, b.env, wiretest.Opts{Log: log}).Handle(ctx, lambdalocal.SQSEvent(q.DLQARN, dead))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+
+	inc, err := b.env.Incidents().Get(ctx, incident.ID(eventKey(ev), topology.Notifications))
+	require.NoError(t, err)
+	require.Contains(t, inc.ErrorMessage, erasedEmail, "the operator sees the answer until the erasure")
+	require.Contains(t, inc.History[0].Note, erasedEmail)
+	_, rows, err := b.env.Events().Load(ctx, eventKey(ev))
+	require.NoError(t, err)
+	require.Contains(t, fmt.Sprint(rows), erasedEmail, "lastError")
+	require.Contains(t, logs.String(), "answer: ", "the answer is logged by its length and hash")
+
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+	require.Empty(t, b.env.Copies(t, erasedEmail), "every copy, every version")
+	require.NotContains(t, logs.String(), erasedEmail, "no log line quotes the answer or the payload")
+	res := decode[jobkinds.ErasureResult](t, j.Result)
+	require.Equal(t, 1, res.Erased)
+	require.Equal(t, 1, res.Incidents)
+	require.Equal(t, 1, res.Dispatches, "the notifications row's lastError")
+	red, err := b.env.Incidents().Get(ctx, inc.ID)
+	require.NoError(t, err)
+	require.Equal(t, incident.ErasedText, red.ErrorMessage)
+	require.Equal(t, deliver.CodeRejected, red.ErrorCode, "what happened stays")
+	require.Equal(t, inc.Status, red.Status)
 }

@@ -17,5 +17,9 @@ const (
 const (
 	AttrErrorCode    = "errorCode"
 	AttrErrorMessage = "errorMessage"
+	// AttrErrorSummary is errorMessage without a subscriber's answer
+	// (consume.Reason.Summary): what alerts quote, because an alert
+	// cannot be erased.
+	AttrErrorSummary = "errorSummary"
 	AttrFailedAt     = "failedAt"
 )

@@ -139,10 +139,12 @@ func (p *Platform) newJobs(ingest *Function) {
 	// Fenced writes carry a condition check on the job item.
 	allow(worker.Role, []string{"dynamodb:ConditionCheckItem"}, p.Tables[table.Jobs.Name].TableArn())
 	// Export and erasure: the tenant's events (index listing, whole items,
-	// erasure's fenced update) and incidents (listing; opened, resolved and
-	// redacted by conditional puts).
+	// an erased event's item collection with its outbox rows, erasure's
+	// fenced updates of the ledger item and the rows' lastError) and
+	// incidents (listing; opened, resolved and redacted by conditional
+	// puts).
 	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
-	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
+	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	// Checkpoints and output under jobs/; claim-checked payloads read for
 	// exports. Erasure deletes payload objects and incident bodies: the

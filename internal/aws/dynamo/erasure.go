@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // Fence turns a job step's lease into a condition check on its job item:
@@ -70,9 +71,34 @@ func (e *Erasure) ListTenant(ctx context.Context, q operator.TenantQuery) ([]led
 	return e.Events.ListTenant(ctx, q)
 }
 
-// Record reads an event's whole ledger item.
-func (e *Erasure) Record(ctx context.Context, key string) (ledger.Record, error) {
-	return e.Events.Record(ctx, key)
+// Load reads an event's ledger item and outbox rows.
+func (e *Erasure) Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error) {
+	return e.Events.Load(ctx, key)
+}
+
+// RedactDispatch overwrites an outbox row's lastError with
+// incident.ErasedText, fenced; a row that expired meanwhile is left gone.
+func (e *Erasure) RedactDispatch(ctx context.Context, lease jobs.Lease, row outbox.RowRef) error {
+	_, err := e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		e.Fence.Check(lease),
+		{Update: &ddbtypes.Update{
+			TableName:                 aws.String(e.Events.Table),
+			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(row.Key)), table.AttrSK: str(DispatchSK(row.Topic))},
+			UpdateExpression:          aws.String("SET lastError = :e"),
+			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": str(incident.ErasedText)},
+		}},
+	}})
+	if class, at := classify(err); err != nil && class == txConditionFailed {
+		if at == 0 {
+			return ErrFenced
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: redact dispatch %s: %w", row, err)
+	}
+	return nil
 }
 
 // Get reads an incident.

@@ -24,6 +24,7 @@ type incidentItem struct {
 	SourceQueue  string       `dynamodbav:"sourceQueue"`
 	ErrorCode    string       `dynamodbav:"errorCode"`
 	ErrorMessage string       `dynamodbav:"errorMessage"`
+	ErrorSummary string       `dynamodbav:"errorSummary,omitempty"`
 	ErrorDetail  string       `dynamodbav:"errorDetail,omitempty"`
 	RetryCount   int          `dynamodbav:"retryCount"`
 	ReplayCount  int          `dynamodbav:"replayCount"`
@@ -59,7 +60,7 @@ func toIncidentItem(inc incident.Incident) incidentItem {
 	it := incidentItem{
 		IncidentID: inc.ID, EventID: inc.EventID, EventKey: inc.EventKey, TenantID: inc.TenantID, Topic: inc.Topic,
 		Type: inc.Type, Source: inc.Source, SourceQueue: inc.SourceQueue,
-		ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, ErrorDetail: inc.ErrorDetail,
+		ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, ErrorSummary: inc.ErrorSummary, ErrorDetail: inc.ErrorDetail,
 		RetryCount: inc.RetryCount, ReplayCount: inc.ReplayCount, ReplayToken: inc.ReplayToken,
 		Body: string(inc.Body.Inline), BodyBucket: inc.Body.Bucket, BodyKey: inc.Body.Key,
 		BodySize: inc.Body.Size, BodySHA256: inc.Body.SHA256, PayloadKey: inc.Body.PayloadKey, Raw: inc.Raw,
@@ -77,7 +78,7 @@ func (it incidentItem) incident() incident.Incident {
 	inc := incident.Incident{
 		ID: it.IncidentID, EventID: it.EventID, EventKey: it.EventKey, TenantID: it.TenantID, Topic: it.Topic,
 		Type: it.Type, Source: it.Source, SourceQueue: it.SourceQueue,
-		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage, ErrorDetail: it.ErrorDetail,
+		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage, ErrorSummary: it.ErrorSummary, ErrorDetail: it.ErrorDetail,
 		RetryCount: it.RetryCount, ReplayCount: it.ReplayCount, ReplayToken: it.ReplayToken,
 		Body: incident.Body{Bucket: it.BodyBucket, Key: it.BodyKey, Size: it.BodySize, SHA256: it.BodySHA256, PayloadKey: it.PayloadKey},
 		Raw:  it.Raw, Status: incident.Status(it.Status),

@@ -121,7 +121,8 @@ func VisibilitySeconds(d time.Duration) int32 {
 }
 
 // DeadLetter sends m to the DLQ with its body and message attributes
-// unchanged, plus errorCode, errorMessage and failedAt (RFC 3339). SQS
+// unchanged, plus errorCode, errorMessage, failedAt (RFC 3339) and, when
+// the reason has one, errorSummary. SQS
 // allows ten attributes: if the message already carries more than the
 // reason leaves room for, foreign ones are dropped first and the platform's
 // kept.
@@ -129,7 +130,7 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 	if s.DLQURL == "" {
 		return errors.New("sqs dead-letter: no DLQ configured")
 	}
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(m.MessageAttributes)+3)
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(m.MessageAttributes)+len(reasonAttrs))
 	for k, v := range m.MessageAttributes {
 		// The list values are reserved by SQS (the Lambda event carries
 		// them empty); sending them would be rejected.
@@ -139,7 +140,7 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 			BinaryValue: v.BinaryValue,
 		}
 	}
-	trimAttributes(attrs, maxMessageAttributes-3)
+	trimAttributes(attrs, maxMessageAttributes-len(reasonAttrs))
 	failedAt := r.FailedAt
 	if failedAt.IsZero() {
 		failedAt = time.Now()
@@ -151,6 +152,9 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 	attrs[outbox.AttrErrorCode] = str(canonjson.SQSText(code))
 	attrs[outbox.AttrErrorMessage] = str(canonjson.SQSText(orDash(r.Message)))
 	attrs[outbox.AttrFailedAt] = str(failedAt.UTC().Format(time.RFC3339))
+	if r.Summary != "" {
+		attrs[outbox.AttrErrorSummary] = str(canonjson.SQSText(r.Summary))
+	}
 	in := &sqs.SendMessageInput{
 		QueueUrl:          aws.String(s.DLQURL),
 		MessageBody:       aws.String(m.Body),
@@ -188,13 +192,16 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 	return nil
 }
 
+// reasonAttrs are what DeadLetter adds.
+var reasonAttrs = []string{outbox.AttrErrorCode, outbox.AttrErrorMessage, outbox.AttrErrorSummary, outbox.AttrFailedAt}
+
 // platformAttrs survive trimming.
 var platformAttrs = []string{outbox.AttrEventKey, outbox.AttrEventID, outbox.AttrTenantID, outbox.AttrType, outbox.AttrTopic, outbox.AttrReplayOf}
 
 // trimAttributes drops attributes beyond limit: the reason attributes
 // (overwritten anyway) first, then foreign ones in name order.
 func trimAttributes(attrs map[string]sqstypes.MessageAttributeValue, limit int) {
-	for _, k := range []string{outbox.AttrErrorCode, outbox.AttrErrorMessage, outbox.AttrFailedAt} {
+	for _, k := range reasonAttrs {
 		delete(attrs, k)
 	}
 	if len(attrs) <= limit {

@@ -8,6 +8,7 @@ package wiretest
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"testing"
 	"time"
@@ -41,13 +42,15 @@ import (
 )
 
 // Opts are a function's settings beyond the env's resources and its
-// runtime: metrics to capture, a clock. Zero values discard metrics and
-// logs and use the wall clock.
+// runtime: metrics and logs to capture, a clock. Zero values discard
+// metrics and logs and use the wall clock.
 type Opts struct {
 	// Settings are environment variables, over the resource names.
 	Settings map[string]string
 	Metrics  *metric.Emitter
 	Now      func() time.Time
+	// Log receives the function's log lines (nil: discarded).
+	Log *slog.Logger
 }
 
 // Environment is the environment a deployed function of env's stage reads:
@@ -91,7 +94,7 @@ func (o Opts) runtime() wire.Runtime {
 	if m == nil {
 		m = metric.Discard()
 	}
-	return wire.Runtime{Metrics: m, Now: o.Now}
+	return wire.Runtime{Log: o.Log, Metrics: m, Now: o.Now}
 }
 
 // check fails the test on err.
