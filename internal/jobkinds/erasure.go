@@ -121,8 +121,10 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 			if err := strictArgs(raw, &a); err != nil {
 				return err
 			}
-			if a.Subject == "" || len(a.Subject) > envelope.MaxSubjectLen {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("subject must be 1..%d characters", envelope.MaxSubjectLen)}
+			// As the envelope counts it (characters, not bytes): any
+			// subject ingest accepted can be erased.
+			if !envelope.ValidSubject(a.Subject) {
+				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("subject must be 1 to %d printable characters", envelope.MaxSubjectLen)}
 			}
 			return nil
 		},

@@ -190,3 +190,26 @@ func TestErasureRedactsTheSubscribersAnswerEverywhere(t *testing.T) {
 	require.Equal(t, deliver.CodeRejected, red.ErrorCode, "what happened stays")
 	require.Equal(t, inc.Status, red.Status)
 }
+
+// A subject is counted in characters, as the envelope counts it: 200 × é
+// (400 bytes) is a subject ingest accepts, so erasure accepts it too;
+// 256 characters or a control character are refused by both.
+func TestErasureCountsTheSubjectInCharacters(t *testing.T) {
+	t.Parallel()
+	kind := jobkinds.Erasure(nil, nil, "bucket")
+	args := func(s string) json.RawMessage {
+		raw, err := json.Marshal(jobkinds.ErasureArgs{Subject: s})
+		require.NoError(t, err)
+		return raw
+	}
+	for _, s := range []string{strings.Repeat("é", 200), strings.Repeat("x", envelope.MaxSubjectLen), "user-42"} {
+		require.True(t, envelope.ValidSubject(s), "ingest accepts it")
+		require.NoError(t, kind.CheckArgs(args(s)), "%d bytes", len(s))
+	}
+	for _, s := range []string{"", strings.Repeat("é", envelope.MaxSubjectLen+1), "a\nb"} {
+		require.False(t, envelope.ValidSubject(s))
+		var re *jobs.RequestError
+		require.ErrorAs(t, kind.CheckArgs(args(s)), &re, "%q", s)
+		require.Equal(t, jobs.CodeInvalidArgs, re.Code)
+	}
+}
