@@ -20,7 +20,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
-	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ingest"
@@ -303,7 +302,7 @@ func (b *bundle) seed(t testing.TB, prefix string, n int) []string {
 			row, err := attributevalue.MarshalMap(map[string]any{
 				"pk": dynamo.EventPK(key(id)), "sk": dynamo.DispatchSK(topicName),
 				"eventId": id, "topic": topicName, "tenantId": "acme", "type": "order.created",
-				"status": "enqueued", "sweepPk": table.SweepPartition("enqueued", key(id), topicName),
+				"status":   "enqueued", // not in the sweeper index
 				"attempts": 0, "maxAttempts": 5, "nextRetryAt": 0, "leaseUntil": 0, "leaseOwner": "", "lastError": "",
 				"createdAt": dynamo.FormatTime(now), "updatedAt": dynamo.FormatTime(now), "expiresAt": now.Add(24 * time.Hour).Unix(),
 			})

@@ -24,6 +24,16 @@ const (
 // queue, so a sender (ingest re-drive, the sweeper) may claim it.
 var Sendable = []Status{StatusPending, StatusFailed}
 
+// Swept statuses are the ones the sweeper reads from its index: sendable
+// rows (to send them) and processing rows (to settle a consumer lease that
+// ended without a recorded outcome). A row in any other status (enqueued,
+// completed, dead-lettered) leaves the index: the sweeper never reads it,
+// and every move inside the index is billed as a delete and a put.
+var Swept = []Status{StatusPending, StatusFailed, StatusProcessing}
+
+// Swept reports whether rows in status s are in the sweeper index.
+func (s Status) Swept() bool { return slices.Contains(Swept, s) }
+
 // Row is one outbox row: the dispatch of one event to one topic.
 type Row struct {
 	// Key is the event's storage key (ledger.Key).

@@ -18,7 +18,8 @@ import (
 )
 
 // The consumer side of the outbox rows: processing → completed, or back to
-// enqueued with lastError. Every write is conditional; none REMOVEs.
+// enqueued with lastError. Every write is conditional; a row whose status
+// the sweeper does not read leaves its index (sweepSet).
 
 var _ consume.Rows = (*Events)(nil)
 
@@ -79,15 +80,17 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int, error) {
 	until := millis(p.Until)
 	out, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(e.Table),
-		Key:                      rowKey(p.Row),
-		UpdateExpression:         aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one"),
+		TableName:        aws.String(e.Table),
+		Key:              rowKey(p.Row),
+		UpdateExpression: aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one"),
+		// processing is a status the sweeper reads (outbox.Swept): the
+		// settle pass finds a lease that ended without an outcome.
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":processing": str(string(outbox.StatusProcessing)),
 			":completed":  str(string(outbox.StatusCompleted)),
-			":sp":         str(table.SweepPartition(string(outbox.StatusProcessing), p.Row.Key, p.Row.Topic)),
+			":sp":         str(sweepPartition(outbox.StatusProcessing, p.Row)),
 			":o":          str(p.Owner),
 			":lu":         num(until),
 			":now":        str(FormatTime(p.Now)),
@@ -179,8 +182,8 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 	return consume.Claimed, nil
 }
 
-// MarkCompleted records the lease owner's success: status completed (sweeper
-// index partition completed#…, nextRetryAt = completion time), lease
+// MarkCompleted records the lease owner's success: status completed (the
+// row leaves the sweeper index; nextRetryAt = completion time), lease
 // cleared, completedAt set.
 func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
 	err := e.releaseProcessing(ctx, processingRelease{
@@ -239,11 +242,10 @@ func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) err
 	// The status's placeholder is named after it (SET #s = :completed), so
 	// the expression says what the write does, in logs and fault matchers.
 	to := ":" + string(r.To)
-	expr := "SET #s = " + to + ", sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :next, updatedAt = :now"
+	expr := "SET #s = " + to + ", leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :next, updatedAt = :now"
 	cond := "#s = :processing AND leaseOwner = :o"
 	values := map[string]ddbtypes.AttributeValue{
 		":processing": str(string(outbox.StatusProcessing)),
-		":sp":         str(table.SweepPartition(string(r.To), r.Row.Key, r.Row.Topic)),
 		":empty":      str(""),
 		":zero":       num(0),
 		":next":       num(millis(r.NextRetryAt)),
@@ -261,5 +263,5 @@ func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) err
 		cond += " AND leaseUntil = :lu"
 		values[":lu"] = num(millis(r.LeaseUntil))
 	}
-	return e.update(ctx, r.Row, expr, cond, values)
+	return e.update(ctx, r.Row, sweepSet(expr, r.To, r.Row, values), cond, values)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
 
 func processing(id, owner string, now time.Time, lease time.Duration) consume.Processing {
@@ -101,7 +102,7 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	require.Empty(t, r.LeaseOwner)
 	require.True(t, r.LeaseUntil.IsZero())
 	raw := b.rawRow(t, "evt_c", "a.events")
-	require.Equal(t, table.SweepPartition("completed", "evt_c", "a.events"), sval(raw, "sweepPk"))
+	require.NotContains(t, raw, "sweepPk", "a completed row leaves the sweeper index")
 	require.Equal(t, dynamo.FormatTime(t2.Add(time.Second)), sval(raw, "completedAt"))
 
 	// Completed is final for every later delivery, even long after.
@@ -130,7 +131,7 @@ func TestConsumerRetryHandsTheRowBack(t *testing.T) {
 	require.Empty(t, r.LeaseOwner)
 	require.True(t, r.LeaseUntil.IsZero())
 	require.True(t, r.NextRetryAt.Equal(back))
-	require.Equal(t, table.SweepPartition("enqueued", "evt_r", "a.events"), sval(b.rawRow(t, "evt_r", "a.events"), "sweepPk"))
+	require.NotContains(t, b.rawRow(t, "evt_r", "a.events"), "sweepPk", "an enqueued row is not in the sweeper index")
 	require.Equal(t, 0, r.Attempts, "consumer retries do not spend the sender's attempts")
 
 	// The redelivery claims at once (its lease was released, not left to
@@ -180,4 +181,58 @@ func mustInt(t *testing.T, s string) int64 {
 	v, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err)
 	return v
+}
+
+// TestSweeperIndexHoldsOnlyWhatTheSweeperReads: the sweeper index is
+// sparse. A row is in it while it is pending, failed or processing (what
+// the sweeper sends or settles), in the partition of that status; enqueued,
+// completed and dead-lettered rows leave it, and come back when a
+// redelivery claims them again.
+func TestSweeperIndexHoldsOnlyWhatTheSweeperReads(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	ref := outbox.RowRef{Key: "evt_sp", Topic: "a.events"}
+	inIndex := func(status outbox.Status) {
+		t.Helper()
+		raw := b.rawRow(t, ref.Key, ref.Topic)
+		require.Equal(t, string(status), sval(raw, "status"))
+		if status.Swept() {
+			require.Equal(t, table.SweepPartition(string(status), ref.Key, ref.Topic), sval(raw, "sweepPk"), status)
+			return
+		}
+		require.NotContains(t, raw, "sweepPk", "a %s row is not in the sweeper index", status)
+	}
+	b.commit(t, ref.Key, "ingest", time.Minute, ref.Topic)
+	inIndex(outbox.StatusPending)
+	require.NoError(t, b.events.MarkEnqueued(ctx, ref, "ingest", leaseT0))
+	inIndex(outbox.StatusEnqueued)
+
+	c, err := b.events.BeginProcessing(ctx, processing(ref.Key, "msg-1", leaseT0, time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	inIndex(outbox.StatusProcessing)
+	require.NoError(t, b.events.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "503", RetryAt: leaseT0.Add(time.Second), Now: leaseT0}))
+	inIndex(outbox.StatusEnqueued)
+
+	marked, err := b.events.MarkDLQ(ctx, ref, leaseT0.Add(2*time.Second))
+	require.NoError(t, err)
+	require.True(t, marked)
+	inIndex(outbox.StatusDLQ)
+
+	c, err = b.events.BeginProcessing(ctx, processing(ref.Key, "msg-2", leaseT0.Add(time.Hour), time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, consume.Claimed, c.State)
+	inIndex(outbox.StatusProcessing)
+	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-2", Now: leaseT0.Add(time.Hour)}))
+	inIndex(outbox.StatusCompleted)
+
+	// And the sweeper's own reads agree: nothing due in any partition.
+	for _, status := range []outbox.Status{outbox.StatusPending, outbox.StatusFailed, outbox.StatusProcessing, outbox.StatusEnqueued, outbox.StatusCompleted, outbox.StatusDLQ} {
+		for shard := range table.SweepShards {
+			page, err := b.events.DuePage(ctx, outboxsweep.DueParams{Status: status, Shard: shard, Now: leaseT0.Add(48 * time.Hour), Limit: 10})
+			require.NoError(t, err)
+			require.Empty(t, page.Rows, "%s#%d", status, shard)
+		}
+	}
 }

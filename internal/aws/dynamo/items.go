@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/ledger"
@@ -60,14 +62,15 @@ type ledgerItem struct {
 
 // rowItem is the DynamoDB shape of an outbox.Row.
 type rowItem struct {
-	PK          string `dynamodbav:"pk"`
-	SK          string `dynamodbav:"sk"`
-	EventID     string `dynamodbav:"eventId"`
-	Topic       string `dynamodbav:"topic"`
-	TenantID    string `dynamodbav:"tenantId"`
-	Type        string `dynamodbav:"type"`
-	Status      string `dynamodbav:"status"`
-	SweepPK     string `dynamodbav:"sweepPk"`
+	PK       string `dynamodbav:"pk"`
+	SK       string `dynamodbav:"sk"`
+	EventID  string `dynamodbav:"eventId"`
+	Topic    string `dynamodbav:"topic"`
+	TenantID string `dynamodbav:"tenantId"`
+	Type     string `dynamodbav:"type"`
+	Status   string `dynamodbav:"status"`
+	// SweepPK is set only in a status the sweeper reads (sweepSet).
+	SweepPK     string `dynamodbav:"sweepPk,omitempty"`
 	Attempts    int    `dynamodbav:"attempts"`
 	MaxAttempts int    `dynamodbav:"maxAttempts"`
 	NextRetryAt int64  `dynamodbav:"nextRetryAt"`
@@ -170,11 +173,34 @@ func (it ledgerItem) record() ledger.Record {
 	}
 }
 
+// sweepSet is an update expression (set: a SET clause) that also moves the
+// row ref to its place in the sweeper index for status to: its partition
+// (SET sweepPk) when the sweeper reads that status, out of the index
+// (REMOVE sweepPk) when it does not (outbox.Status.Swept): a sparse index,
+// so a row that leaves it costs one index write instead of a delete and a
+// put, and a row that stays out costs none.
+func sweepSet(set string, to outbox.Status, r outbox.RowRef, values map[string]ddbtypes.AttributeValue) string {
+	if to.Swept() {
+		values[":sp"] = str(sweepPartition(to, r))
+		return set + ", sweepPk = :sp"
+	}
+	return set + " REMOVE sweepPk"
+}
+
+// sweepPartition is the sweeper index partition of a row in a status the
+// sweeper reads, "" for any other (the row is not in the index).
+func sweepPartition(status outbox.Status, r outbox.RowRef) string {
+	if !status.Swept() {
+		return ""
+	}
+	return table.SweepPartition(string(status), r.Key, r.Topic)
+}
+
 func toRowItem(r outbox.Row, expiresAt time.Time) rowItem {
 	return rowItem{
 		PK: EventPK(r.Key), SK: DispatchSK(r.Topic),
 		EventID: r.EventID, Topic: r.Topic, TenantID: r.TenantID, Type: r.Type,
-		Status: string(r.Status), SweepPK: table.SweepPartition(string(r.Status), r.Key, r.Topic),
+		Status: string(r.Status), SweepPK: sweepPartition(r.Status, r.Ref()),
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
 		NextRetryAt: millis(r.NextRetryAt), LeaseUntil: millis(r.LeaseUntil), LeaseOwner: r.LeaseOwner,
 		LastError: r.LastError, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),

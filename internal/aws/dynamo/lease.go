@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -41,21 +40,21 @@ func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) 
 }
 
 // MarkEnqueued records a successful send by the lease owner and releases the
-// lease. It moves the row to the enqueued partition of the sweeper index.
+// lease. The row leaves the sweeper index (the sweeper never reads an
+// enqueued row: its message is on the queue).
 func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string, now time.Time) error {
+	values := map[string]ddbtypes.AttributeValue{
+		":enq":     str(string(outbox.StatusEnqueued)),
+		":empty":   str(""),
+		":zero":    num(0),
+		":now":     str(FormatTime(now)),
+		":o":       str(owner),
+		":pending": str(string(outbox.StatusPending)),
+		":failed":  str(string(outbox.StatusFailed)),
+	}
 	err := e.update(ctx, r,
-		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
-		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
-		map[string]ddbtypes.AttributeValue{
-			":enq":     str(string(outbox.StatusEnqueued)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), r.Key, r.Topic)),
-			":empty":   str(""),
-			":zero":    num(0),
-			":now":     str(FormatTime(now)),
-			":o":       str(owner),
-			":pending": str(string(outbox.StatusPending)),
-			":failed":  str(string(outbox.StatusFailed)),
-		})
+		sweepSet("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusEnqueued, r, values),
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)", values)
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
 	}
@@ -69,12 +68,12 @@ func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string
 // and the next retry, lease released.
 func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
 	err := e.update(ctx, f.Row,
-		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
+		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", // failed is swept
 		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
 		map[string]ddbtypes.AttributeValue{
 			":failed":  str(string(outbox.StatusFailed)),
 			":pending": str(string(outbox.StatusPending)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusFailed), f.Row.Key, f.Row.Topic)),
+			":sp":      str(sweepPartition(outbox.StatusFailed, f.Row)),
 			":a":       num(int64(f.Attempts)),
 			":e":       str(f.Err),
 			":next":    num(millis(f.NextRetryAt)),

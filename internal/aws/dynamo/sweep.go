@@ -95,23 +95,22 @@ func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]le
 }
 
 // MarkDLQ records that a dispatch's message was archived from its DLQ:
-// status dlq (sweepPk dlq#shard), lease cleared. A completed row, a row a
+// status dlq (out of the sweeper index), lease cleared. A completed row, a row a
 // consumer holds under a live lease (a replay already running) and a
 // missing row (expired, or never written) are left alone: marked is false.
 func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (marked bool, err error) {
+	values := map[string]ddbtypes.AttributeValue{
+		":dlq":        str(string(outbox.StatusDLQ)),
+		":empty":      str(""),
+		":zero":       num(0),
+		":now":        str(FormatTime(now)),
+		":nowms":      num(millis(now)),
+		":completed":  str(string(outbox.StatusCompleted)),
+		":processing": str(string(outbox.StatusProcessing)),
+	}
 	err = e.update(ctx, r,
-		"SET #s = :dlq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now",
-		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)",
-		map[string]ddbtypes.AttributeValue{
-			":dlq":        str(string(outbox.StatusDLQ)),
-			":sp":         str(table.SweepPartition(string(outbox.StatusDLQ), r.Key, r.Topic)),
-			":empty":      str(""),
-			":zero":       num(0),
-			":now":        str(FormatTime(now)),
-			":nowms":      num(millis(now)),
-			":completed":  str(string(outbox.StatusCompleted)),
-			":processing": str(string(outbox.StatusProcessing)),
-		})
+		sweepSet("SET #s = :dlq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusDLQ, r, values),
+		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}
@@ -121,28 +120,27 @@ func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (m
 	return true, nil
 }
 
-// ResetForReplay puts a dispatch row back to enqueued (sweepPk
-// enqueued#shard, lease cleared; attempts and lastError kept): before the
+// ResetForReplay puts a dispatch row back to enqueued (out of the sweeper
+// index, lease cleared; attempts and lastError kept): before the
 // send for a completed row, so the consumer's idempotency claim lets a
 // forced replay through, after it for any other (so views show the replay
 // in flight). It is conditional on the row still being as seen (status,
 // lease owner and updatedAt), so it cannot clobber a consumer that took the
 // row meanwhile (outbox.ErrRowChanged).
 func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.Time) error {
+	values := map[string]ddbtypes.AttributeValue{
+		":enq":     str(string(outbox.StatusEnqueued)),
+		":empty":   str(""),
+		":zero":    num(0),
+		":nowms":   num(millis(now)),
+		":now":     str(FormatTime(now)),
+		":seen":    str(string(seen.Status)),
+		":owner":   str(seen.LeaseOwner),
+		":updated": str(FormatTime(seen.UpdatedAt)),
+	}
 	err := e.update(ctx, seen.Ref(),
-		"SET #s = :enq, sweepPk = :sp, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now",
-		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated",
-		map[string]ddbtypes.AttributeValue{
-			":enq":     str(string(outbox.StatusEnqueued)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusEnqueued), seen.Key, seen.Topic)),
-			":empty":   str(""),
-			":zero":    num(0),
-			":nowms":   num(millis(now)),
-			":now":     str(FormatTime(now)),
-			":seen":    str(string(seen.Status)),
-			":owner":   str(seen.LeaseOwner),
-			":updated": str(FormatTime(seen.UpdatedAt)),
-		})
+		sweepSet("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now", outbox.StatusEnqueued, seen.Ref(), values),
+		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated", values)
 	if errors.Is(err, errCondition) {
 		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), outbox.ErrRowChanged)
 	}
@@ -218,26 +216,26 @@ type Recovery struct {
 // incident write is retried.
 func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
 	id := dl.IncidentID()
+	values := map[string]ddbtypes.AttributeValue{
+		":ab":      str(string(outbox.StatusDLQAbandoned)),
+		":a":       num(int64(f.Attempts)),
+		":e":       str(f.Err),
+		":nowms":   num(millis(f.Now)),
+		":empty":   str(""),
+		":zero":    num(0),
+		":now":     str(FormatTime(f.Now)),
+		":o":       str(f.Owner),
+		":pending": str(string(outbox.StatusPending)),
+		":failed":  str(string(outbox.StatusFailed)),
+	}
 	rowUpdate := &ddbtypes.Update{
 		TableName: aws.String(r.Events.Table),
 		Key:       rowKey(f.Row),
-		UpdateExpression: aws.String("SET #s = :ab, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
-			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
-		ConditionExpression:      aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
-		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":ab":      str(string(outbox.StatusDLQAbandoned)),
-			":sp":      str(table.SweepPartition(string(outbox.StatusDLQAbandoned), f.Row.Key, f.Row.Topic)),
-			":a":       num(int64(f.Attempts)),
-			":e":       str(f.Err),
-			":nowms":   num(millis(f.Now)),
-			":empty":   str(""),
-			":zero":    num(0),
-			":now":     str(FormatTime(f.Now)),
-			":o":       str(f.Owner),
-			":pending": str(string(outbox.StatusPending)),
-			":failed":  str(string(outbox.StatusFailed)),
-		},
+		UpdateExpression: aws.String(sweepSet("SET #s = :ab, attempts = :a, lastError = :e, nextRetryAt = :nowms, "+
+			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusDLQAbandoned, f.Row, values)),
+		ConditionExpression:       aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: values,
 	}
 	for attempt := 1; ; attempt++ {
 		var existing *incident.Incident

@@ -33,8 +33,11 @@ import (
 //     other operations minidyn lacks get a decodable
 //     UnknownOperationException instead of its plain-text 400;
 //   - the 400 KB item limit is enforced (see dynamo_items.go);
-//   - an UpdateItem or transactional Update that REMOVEs a top-level
-//     attribute is rejected (see topLevelRemoves).
+//   - a top-level REMOVE in an UpdateItem or transactional Update, which
+//     minidyn ignores, is completed here: the attribute leaves the item and
+//     every index keyed on it (see topLevelRemoves, removeAttributes);
+//   - an index query resumes from its ExclusiveStartKey's position even
+//     when that item has left the index meanwhile (see query).
 type DynamoHandler struct {
 	mu     sync.Mutex
 	inner  http.Handler
@@ -144,6 +147,8 @@ func (h *DynamoHandler) handle(ctx context.Context, method, op string, body []by
 		return h.updateItem(ctx, body)
 	case "TransactWriteItems":
 		return h.transactWriteItems(ctx, body)
+	case "Query":
+		return h.query(ctx, body)
 	}
 	resp := h.forward(ctx, op, body)
 	if resp.status == http.StatusBadRequest && !json.Valid(resp.body) {

@@ -10,8 +10,8 @@ import "strings"
 // evaluation environment and then only writes the names that remain back
 // onto the item. For the platform that bug is dangerous rather than
 // cosmetic: removing a sparse GSI key would leave the item in the index
-// locally and not in AWS. The platform overwrites attributes instead
-// (architecture §4), and the DynamoDB wrapper rejects such updates loudly.
+// locally and not in AWS (the sparse sweeper index depends on it). The
+// DynamoDB wrapper completes such updates itself (removeAttributes).
 func topLevelRemoves(expr string) []string {
 	var out []string
 	clauses := splitClauses(expr)

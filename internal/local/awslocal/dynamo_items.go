@@ -3,24 +3,15 @@ package awslocal
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
-// This file holds the item-level checks of DynamoHandler: the 400 KB limit
-// and the REMOVE guard. They run with the handler's mutex held, so an
-// update can be applied, measured and rolled back without anyone seeing the
-// oversized intermediate state.
-
-func removeRejection(paths []string) dynamoResponse {
-	return validationError(fmt.Sprintf(
-		"awslocal: UpdateExpression REMOVEs top-level attribute(s) %s. The local DynamoDB emulator (minidyn) "+
-			"silently ignores a top-level REMOVE, so this update would leave the attribute (and any sparse "+
-			"GSI entry keyed on it) behind locally while AWS removes it. The platform never REMOVEs attributes; "+
-			"overwrite the attribute instead, e.g. SET sweepPk = :done (architecture §4).",
-		strings.Join(paths, ", ")))
-}
+// This file holds the item-level fixes of DynamoHandler: the 400 KB limit
+// and top-level REMOVE. They run with the handler's mutex held, so an
+// update can be applied, completed, measured and rolled back without anyone
+// seeing an intermediate state.
 
 // checkPut rejects an item that is over DynamoDB's size limit, the way
 // DynamoDB validates PutItem, BatchWriteItem and transactional Put requests
@@ -97,6 +88,14 @@ func (h *DynamoHandler) getImage(ctx context.Context, table string, key json.Raw
 	return img, true
 }
 
+// replace writes item in place of the one at key as a delete and a put:
+// minidyn's put of an item without an index's key leaves the index entry it
+// had behind (stale, at its old position); its delete takes it out.
+func (h *DynamoHandler) replace(ctx context.Context, table string, key json.RawMessage, item any) {
+	h.call(ctx, "DeleteItem", map[string]any{"TableName": table, "Key": key})
+	h.call(ctx, "PutItem", map[string]any{"TableName": table, "Item": item})
+}
+
 // restore puts an item back as it was (or deletes it if it did not exist).
 func (h *DynamoHandler) restore(ctx context.Context, img image) {
 	if img.raw == nil {
@@ -129,31 +128,97 @@ func (h *DynamoHandler) keyOf(table string, item json.RawMessage) (json.RawMessa
 	return b, err == nil
 }
 
-// updateItem applies the update, then measures the resulting item and
-// restores the previous image if it is over the limit. DynamoDB computes
-// the new item before writing; with requests serialised the observable
-// effect is the same.
+// updateItem applies the update, completes a top-level REMOVE minidyn
+// ignored, then measures the resulting item and restores the previous
+// image if it is over the limit. DynamoDB computes the new item before
+// writing; with requests serialised the observable effect is the same.
 func (h *DynamoHandler) updateItem(ctx context.Context, body []byte) dynamoResponse {
 	var in struct {
-		TableName        string
-		Key              json.RawMessage
-		UpdateExpression string
+		TableName                string
+		Key                      json.RawMessage
+		UpdateExpression         string
+		ExpressionAttributeNames map[string]string
+		ReturnValues             string
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return h.forward(ctx, "UpdateItem", body)
 	}
-	if paths := topLevelRemoves(in.UpdateExpression); len(paths) > 0 {
-		return removeRejection(paths)
-	}
+	removes := resolveNames(topLevelRemoves(in.UpdateExpression), in.ExpressionAttributeNames)
 	before, ok := h.getImage(ctx, in.TableName, in.Key)
 	resp := h.forward(ctx, "UpdateItem", body)
 	if resp.status != http.StatusOK || !ok {
 		return resp
 	}
 	after, ok := h.getImage(ctx, in.TableName, in.Key)
+	if ok && len(removes) > 0 {
+		h.removeAttributes(ctx, after, removes)
+		resp = withoutReturned(resp, in.ReturnValues, removes)
+	}
 	if ok && ItemSize(after.item) > MaxItemSize {
 		h.restore(ctx, before)
 		return validationError(UpdateItemTooLargeMessage)
+	}
+	return resp
+}
+
+// resolveNames maps "#name" placeholders to the attribute names they
+// stand for.
+func resolveNames(paths []string, names map[string]string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if n, ok := names[p]; ok && strings.HasPrefix(p, "#") {
+			p = n
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// removeAttributes does what minidyn leaves undone of a top-level REMOVE:
+// it drops the attributes from the item as updated and writes it back, so
+// the item also leaves every index keyed on them (the sparse-index move
+// DynamoDB makes). img is updated to the item as written.
+func (h *DynamoHandler) removeAttributes(ctx context.Context, img image, attrs []string) {
+	if img.item == nil {
+		return
+	}
+	changed := false
+	for _, a := range attrs {
+		if _, ok := img.item[a]; ok {
+			delete(img.item, a)
+			changed = true
+		}
+	}
+	if changed {
+		h.replace(ctx, img.table, img.key, img.item)
+	}
+}
+
+// withoutReturned drops removed attributes from the new values an update
+// returns (ReturnValues ALL_NEW or UPDATED_NEW): minidyn reports them as
+// still there.
+func withoutReturned(resp dynamoResponse, returnValues string, attrs []string) dynamoResponse {
+	if returnValues != "ALL_NEW" && returnValues != "UPDATED_NEW" {
+		return resp
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(resp.body, &out); err != nil {
+		return resp
+	}
+	var values map[string]json.RawMessage
+	if err := json.Unmarshal(out["Attributes"], &values); err != nil || values == nil {
+		return resp
+	}
+	for _, a := range attrs {
+		delete(values, a)
+	}
+	b, err := json.Marshal(values)
+	if err != nil {
+		return resp
+	}
+	out["Attributes"] = b
+	if b, err = json.Marshal(out); err == nil {
+		resp.body = b
 	}
 	return resp
 }
@@ -164,9 +229,10 @@ type transactItem struct {
 		Item      json.RawMessage
 	}
 	Update *struct {
-		TableName        string
-		Key              json.RawMessage
-		UpdateExpression string
+		TableName                string
+		Key                      json.RawMessage
+		UpdateExpression         string
+		ExpressionAttributeNames map[string]string
 	}
 	Delete *struct {
 		TableName string
@@ -175,7 +241,8 @@ type transactItem struct {
 }
 
 // transactWriteItems validates Puts up front (DynamoDB rejects an oversized
-// Put as a ValidationException on the whole request) and checks Updates
+// Put as a ValidationException on the whole request), completes the
+// top-level REMOVEs of its Updates (see removeAttributes) and checks Updates
 // after the fact: DynamoDB only learns an update makes an item too big while
 // executing it, and reports that as TransactionCanceledException with a
 // ValidationError reason at the update's index ("None" elsewhere), which is
@@ -189,9 +256,6 @@ func (h *DynamoHandler) transactWriteItems(ctx context.Context, body []byte) dyn
 	for _, it := range in.TransactItems {
 		switch {
 		case it.Update != nil:
-			if paths := topLevelRemoves(it.Update.UpdateExpression); len(paths) > 0 {
-				return removeRejection(paths)
-			}
 			hasUpdate = true
 		case it.Put != nil:
 			var item map[string]any
@@ -248,6 +312,9 @@ func (h *DynamoHandler) transactWriteItems(ctx context.Context, body []byte) dyn
 			continue
 		}
 		after, ok := h.getImage(ctx, it.Update.TableName, it.Update.Key)
+		if removes := resolveNames(topLevelRemoves(it.Update.UpdateExpression), it.Update.ExpressionAttributeNames); ok && len(removes) > 0 {
+			h.removeAttributes(ctx, after, removes)
+		}
 		if ok && ItemSize(after.item) > MaxItemSize {
 			reasons[i] = map[string]string{"Code": "ValidationError", "Message": UpdateItemTooLargeMessage}
 			tooLarge = true
@@ -269,4 +336,53 @@ func (h *DynamoHandler) transactWriteItems(ctx context.Context, body []byte) dyn
 		"CancellationReasons": reasons,
 	})
 	return dynamoResponse{status: http.StatusBadRequest, body: b}
+}
+
+// query resumes an index query from where DynamoDB would. DynamoDB reads
+// ExclusiveStartKey as a position in the index, whether or not an item is
+// still there; minidyn looks the item up in the index and, when it has
+// left it meanwhile (a sparse index: the sweeper moves the rows it pages
+// through out of it), returns an empty page without a next key, so the
+// rest of the partition is silently skipped. When the start item is not
+// where its key says, a placeholder with exactly the key's attributes
+// stands there for the query, and the item is put back as it was.
+func (h *DynamoHandler) query(ctx context.Context, body []byte) dynamoResponse {
+	var in struct {
+		TableName         string
+		IndexName         string
+		ExclusiveStartKey map[string]any
+	}
+	if err := json.Unmarshal(body, &in); err != nil || in.IndexName == "" || len(in.ExclusiveStartKey) == 0 {
+		return h.forward(ctx, "Query", body)
+	}
+	esk, err := json.Marshal(in.ExclusiveStartKey)
+	if err != nil {
+		return h.forward(ctx, "Query", body)
+	}
+	key, ok := h.keyOf(in.TableName, esk)
+	if !ok {
+		return h.forward(ctx, "Query", body)
+	}
+	cur, ok := h.getImage(ctx, in.TableName, key)
+	if !ok {
+		return h.forward(ctx, "Query", body)
+	}
+	inPlace := cur.item != nil
+	for name, v := range in.ExclusiveStartKey {
+		if !inPlace {
+			break
+		}
+		inPlace = reflect.DeepEqual(cur.item[name], v)
+	}
+	if inPlace {
+		return h.forward(ctx, "Query", body)
+	}
+	h.replace(ctx, in.TableName, key, in.ExclusiveStartKey)
+	resp := h.forward(ctx, "Query", body)
+	if cur.raw == nil {
+		h.call(ctx, "DeleteItem", map[string]any{"TableName": in.TableName, "Key": key})
+	} else {
+		h.replace(ctx, in.TableName, key, cur.raw)
+	}
+	return resp
 }

@@ -3,6 +3,7 @@ package awslocal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -195,89 +196,147 @@ func TestDynamoItemSizeLimit(t *testing.T) {
 	require.Equal(t, "small", got.Item["extra"].(*ddbtypes.AttributeValueMemberS).Value)
 }
 
-func TestDynamoRemoveIsRejected(t *testing.T) {
+// TestDynamoTopLevelRemoveLeavesTheIndex: a top-level REMOVE takes the
+// attribute off the item and the item out of the sparse index keyed on it,
+// as on DynamoDB (minidyn alone ignores it: the wrapper completes it), in
+// UpdateItem and in a transaction; a refused condition removes nothing.
+func TestDynamoTopLevelRemoveLeavesTheIndex(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
 	tbl := aws.String(env.Resources.EventsTable)
-
-	row := key("EVENT#1", "DISPATCH#billing.events")
-	row[table.AttrSweepPK] = s("pending#3")
-	row[table.AttrNextRetryAt] = &ddbtypes.AttributeValueMemberN{Value: "1000"}
-	row["m"] = &ddbtypes.AttributeValueMemberM{Value: map[string]ddbtypes.AttributeValue{"a": s("1"), "b": s("2")}}
-	_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: row})
-	require.NoError(t, err)
-
-	for _, expr := range []string{
-		"REMOVE sweepPk",
-		"SET #s = :v REMOVE sweepPk",
-		"remove #p, m.a",
-	} {
-		_, err = env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: tbl, Key: key("EVENT#1", "DISPATCH#billing.events"),
-			UpdateExpression:          aws.String(expr),
-			ExpressionAttributeNames:  names(expr),
-			ExpressionAttributeValues: values(expr),
+	inIndex := func(partition string) int {
+		t.Helper()
+		q, err := env.DynamoDB.Query(ctx, &dynamodb.QueryInput{
+			TableName: tbl, IndexName: aws.String(table.IndexSweep),
+			KeyConditionExpression:    aws.String("sweepPk = :p"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s(partition)},
 		})
-		api := requireAPIError(t, err, "ValidationException")
-		require.Contains(t, api.ErrorMessage(), "silently ignores a top-level REMOVE", expr)
+		require.NoError(t, err)
+		return len(q.Items)
 	}
+	get := func(sk string) map[string]ddbtypes.AttributeValue {
+		t.Helper()
+		got, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("EVENT#1", sk), ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		return got.Item
+	}
+	for _, sk := range []string{"DISPATCH#a", "DISPATCH#b"} {
+		row := key("EVENT#1", sk)
+		row[table.AttrSweepPK] = s("pending#3")
+		row[table.AttrNextRetryAt] = &ddbtypes.AttributeValueMemberN{Value: "1000"}
+		row["status"] = s("pending")
+		row["m"] = &ddbtypes.AttributeValueMemberM{Value: map[string]ddbtypes.AttributeValue{"a": s("1"), "b": s("2")}}
+		_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: row})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, inIndex("pending#3"))
+
+	// A refused condition changes nothing.
+	_, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: tbl, Key: key("EVENT#1", "DISPATCH#a"),
+		UpdateExpression:          aws.String("SET #s = :v REMOVE sweepPk"),
+		ConditionExpression:       aws.String("#s = :v"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": s("completed")},
+	})
+	requireAPIError(t, err, "ConditionalCheckFailedException")
+	require.Contains(t, get("DISPATCH#a"), table.AttrSweepPK)
+	require.Equal(t, 2, inIndex("pending#3"))
+
+	out, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: tbl, Key: key("EVENT#1", "DISPATCH#a"),
+		UpdateExpression:          aws.String("SET #s = :v REMOVE #sp, m.a"),
+		ConditionExpression:       aws.String("#s = :pending"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status", "#sp": table.AttrSweepPK},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": s("completed"), ":pending": s("pending")},
+		ReturnValues:              ddbtypes.ReturnValueAllNew,
+	})
+	require.NoError(t, err)
+	require.NotContains(t, out.Attributes, table.AttrSweepPK, "the new image returned")
+	item := get("DISPATCH#a")
+	require.NotContains(t, item, table.AttrSweepPK)
+	require.Equal(t, "completed", item["status"].(*ddbtypes.AttributeValueMemberS).Value)
+	require.Equal(t, map[string]ddbtypes.AttributeValue{"b": s("2")}, item["m"].(*ddbtypes.AttributeValueMemberM).Value, "a nested REMOVE")
+	require.Equal(t, 1, inIndex("pending#3"))
 
 	_, err = env.DynamoDB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{
-		Update: &ddbtypes.Update{TableName: tbl, Key: key("EVENT#1", "DISPATCH#billing.events"), UpdateExpression: aws.String("REMOVE sweepPk")},
+		Update: &ddbtypes.Update{TableName: tbl, Key: key("EVENT#1", "DISPATCH#b"), UpdateExpression: aws.String("SET #s = :v REMOVE sweepPk"),
+			ExpressionAttributeNames:  map[string]string{"#s": "status"},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": s("enqueued")}},
 	}}})
-	requireAPIError(t, err, "ValidationException")
+	require.NoError(t, err)
+	require.NotContains(t, get("DISPATCH#b"), table.AttrSweepPK)
+	require.Equal(t, 0, inIndex("pending#3"))
 
-	// SET (the platform's way to leave a sparse index) still works, and so
-	// does a nested REMOVE, which minidyn applies correctly.
+	// And SET puts it back in.
 	_, err = env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: tbl, Key: key("EVENT#1", "DISPATCH#billing.events"),
-		UpdateExpression:          aws.String("SET sweepPk = :done, #status = :s REMOVE m.a"),
-		ExpressionAttributeNames:  map[string]string{"#status": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":done": s("completed#3"), ":s": s("completed")},
+		TableName: tbl, Key: key("EVENT#1", "DISPATCH#b"),
+		UpdateExpression:          aws.String("SET sweepPk = :p"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s("processing#3")},
 	})
 	require.NoError(t, err)
-	got, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("EVENT#1", "DISPATCH#billing.events"), ConsistentRead: aws.Bool(true)})
-	require.NoError(t, err)
-	require.Equal(t, "completed#3", got.Item[table.AttrSweepPK].(*ddbtypes.AttributeValueMemberS).Value)
-	require.Equal(t, map[string]ddbtypes.AttributeValue{"b": s("2")}, got.Item["m"].(*ddbtypes.AttributeValueMemberM).Value)
-
-	// The GSI follows the overwrite.
-	q, err := env.DynamoDB.Query(ctx, &dynamodb.QueryInput{
-		TableName: tbl, IndexName: aws.String(table.IndexSweep),
-		KeyConditionExpression:    aws.String("sweepPk = :p"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s("pending#3")},
-	})
-	require.NoError(t, err)
-	require.Empty(t, q.Items)
-	q, err = env.DynamoDB.Query(ctx, &dynamodb.QueryInput{
-		TableName: tbl, IndexName: aws.String(table.IndexSweep),
-		KeyConditionExpression:    aws.String("sweepPk = :p"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s("completed#3")},
-	})
-	require.NoError(t, err)
-	require.Len(t, q.Items, 1)
+	require.Equal(t, 1, inIndex("processing#3"))
 }
 
-func names(expr string) map[string]string {
-	out := map[string]string{}
-	if strings.Contains(expr, "#s") {
-		out["#s"] = "status"
+// TestDynamoQueryResumesWhereItsStartWas: a query page's LastEvaluatedKey
+// is a position, as on DynamoDB, even when the item it names has left the
+// index before the next page is read (the sweeper pages through rows and
+// moves them out of the sparse index as it goes).
+func TestDynamoQueryResumesWhereItsStartWas(t *testing.T) {
+	t.Parallel()
+	env := awslocaltest.NewEnv(t)
+	ctx := context.Background()
+	tbl := aws.String(env.Resources.EventsTable)
+	for i, sk := range []string{"DISPATCH#a", "DISPATCH#b", "DISPATCH#c"} {
+		row := key("EVENT#q", sk)
+		row[table.AttrSweepPK] = s("failed#1")
+		row[table.AttrNextRetryAt] = &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(1000 + i)}
+		_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: row})
+		require.NoError(t, err)
 	}
-	if strings.Contains(expr, "#p") {
-		out["#p"] = "payload"
+	page := func(start map[string]ddbtypes.AttributeValue) *dynamodb.QueryOutput {
+		t.Helper()
+		out, err := env.DynamoDB.Query(ctx, &dynamodb.QueryInput{
+			TableName: tbl, IndexName: aws.String(table.IndexSweep), Limit: aws.Int32(1),
+			KeyConditionExpression:    aws.String("sweepPk = :p"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s("failed#1")},
+			ExclusiveStartKey:         start,
+		})
+		require.NoError(t, err)
+		return out
 	}
-	if len(out) == 0 {
-		return nil
+	var seen []string
+	var start map[string]ddbtypes.AttributeValue
+	for range 5 {
+		out := page(start)
+		if len(out.Items) == 0 {
+			break
+		}
+		require.Len(t, out.Items, 1)
+		sk := out.Items[0][table.AttrSK].(*ddbtypes.AttributeValueMemberS).Value
+		seen = append(seen, sk)
+		// The row read moves on in the index (a sweeper's claim pushes its
+		// nextRetryAt out), then leaves it, before the next page.
+		_, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: tbl, Key: key("EVENT#q", sk), UpdateExpression: aws.String("SET nextRetryAt = :later"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":later": &ddbtypes.AttributeValueMemberN{Value: "9999"}},
+		})
+		require.NoError(t, err)
+		_, err = env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: tbl, Key: key("EVENT#q", sk), UpdateExpression: aws.String("REMOVE sweepPk"),
+		})
+		require.NoError(t, err)
+		if start = out.LastEvaluatedKey; len(start) == 0 {
+			break
+		}
 	}
-	return out
-}
-
-func values(expr string) map[string]ddbtypes.AttributeValue {
-	if strings.Contains(expr, ":v") {
-		return map[string]ddbtypes.AttributeValue{":v": s("x")}
+	require.Equal(t, []string{"DISPATCH#a", "DISPATCH#b", "DISPATCH#c"}, seen)
+	for _, sk := range seen {
+		got, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("EVENT#q", sk), ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		require.NotContains(t, got.Item, table.AttrSweepPK, "the resumed query put nothing back")
 	}
-	return nil
 }
 
 func TestDynamoTransactionCancellationReasons(t *testing.T) {

@@ -394,7 +394,7 @@ every path runs through the real functions and the real AWS SDK calls against th
 ` + "`TestCostPerPath`" + ` (in ` + "`make test`" + `) fails when a path's requests or units grow past the
 committed figures (` + "`docs/cost-figures.json`" + `).
 
-## Levers, measured (2026-12-03, Stripe reference path)
+## Levers, measured (2026-12-03 and -04, Stripe reference path)
 
 | lever | before | after | kept |
 |---|---|---|---|
@@ -402,16 +402,13 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Count only Lambda's own log lines (the local stack's access log is not a cost) | 2,082 log bytes/event | 1,656 | measurement fix |
 | Price the Stripe body as Stripe sends it (its key order, two-space indentation: ingest stores the provider's exact bytes) instead of the sample re-encoded sorted and compact | — | — | measurement fix (the same 16.2 WRU with gzip either way) |
 | Payload bytes (issue 25 lever 3): zstd with a dictionary trained on Stripe events (` + "`internal/kit/zdict`" + `, ` + "`stripe-1`" + `, its version in ` + "`payloadZ`" + `; gzip items still read) above 512 B, and the ledger item leaves out what it can derive (eventId, createdAt, status received) | 16.2 WRU/event (transaction 8: ledger item 1,913 B, payload 1,522 B gzip), $14.12 per million | 13.8 WRU/event (transaction 6: ledger item 855 B, payload 534 B: one write unit), $12.88 per million | yes: −2 WRU on the transaction (the rest is the refused-enqueued race, 7.8–8.6); 19 of 20 fresh invoice.paid variants fit 1 KB (` + "`TestStripeLedgerItemFitsOneWriteUnit`" + `), 25 Stripe types in docs/payload-compression.md; internal 1 KiB events: no change (plain zstd, transaction 9) |
+| Sparse sweeper index (issue 25 lever 1): a row is in the index only while the sweeper reads its status (pending, failed: to send; processing: to settle); enqueued, completed and dead-lettered rows leave it (REMOVE sweepPk), so each transition is one index write (leave or enter) instead of a delete and a put | 13.8 WRU/event (index 6.8), $12.88 per million; internal 25.4 WRU (index 13.4), $19.95 | 12 WRU/event (index 5), $11.73 per million; internal 21.4 WRU (index 9.4), $17.44 | yes: −1.8 WRU on the Stripe path (not −3: on 2 of 5 events the consumer's claim wins the race with ingest's enqueued mark, which is then refused before it moves anything), −4 WRU on the 2-topic path; the embedded emulator now applies a top-level REMOVE (minidyn ignored it) and resumes a query from its start key's position when that item left the index (the sweeper pages through rows it moves out), both checked on DynamoDB Local too |
 
-Not reached: the issue's targets (−40% WRU, $8 per million on the Stripe path). What stands between, by
-measurement: the three outbox row transitions (enqueued, processing, completed) cost about 8.6 WRU,
-because every transition moves the row's sweeper-index key (a delete and a put in the index, 1 WRU
-each, plus the table write). Rows the sweeper never reads (enqueued, completed, dead-lettered) could
-leave the index instead (a sparse index: −3 WRU, to about 14 WRU, −32%), but leaving it needs the
-index key REMOVEd, which the embedded DynamoDB emulator ignores (rows would stay findable under a stale
-status), or each transition rewritten as a full-row put; it belongs with DynamoDB Local in the local
-stack (the reliability issue). Dropping ingest's "enqueued" mark (−2.7 WRU) was rejected: while a
-consumer lags past the dispatch lease, the sweeper would resend every backlogged row. With the Stripe
-dictionary the ledger item of the 5 KiB event fits one write unit (1 WRU, written twice). At 13.8 WRU the
-DynamoDB writes alone are $8.63 per million.
+Not reached yet: the issue's targets (≤ 11 WRU and ≤ $10 per million on the Stripe path, ≤ 18 WRU on the
+internal 2-topic path). What stands between, by measurement: the ingest transaction (6 WRU: ledger item and
+row written twice, the tenant and sweeper index entries), the three outbox row transitions (enqueued,
+processing, completed: 3 WRU on the table, and 2 index writes since the row re-enters the index while a
+consumer holds it), and the refused enqueued mark on 2 of 5 events. Dropping ingest's "enqueued" mark
+(−2.7 WRU) was rejected: while a consumer lags past the dispatch lease, the sweeper would resend every
+backlogged row. At 12 WRU the DynamoDB writes alone are $7.50 per million.
 `
