@@ -164,7 +164,7 @@ func TestHealthAndQueues(t *testing.T) {
 	a := b.get(t, "/admin/health")
 	require.Equal(t, http.StatusOK, a.Status)
 	require.Equal(t, "healthy", a.Body["status"])
-	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "ok", "jobsTable": "ok", "jobsQueue": "ok", "queues": "ok"}, a.Body["checks"])
+	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "ok", "jobsTable": "ok", "jobsQueue": "ok", "adminTable": "ok", "queues": "ok"}, a.Body["checks"])
 
 	b.publish(t, "evt_q1", "stripe.invoice.paid", "stripe", "acme")
 	a = b.get(t, "/admin/queues")
@@ -184,7 +184,7 @@ func TestHealthAndQueues(t *testing.T) {
 	a = b.get(t, "/admin/health")
 	require.Equal(t, http.StatusServiceUnavailable, a.Status)
 	require.Equal(t, "degraded", a.Body["status"])
-	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "failed", "jobsTable": "ok", "jobsQueue": "ok", "queues": "ok"}, a.Body["checks"])
+	require.Equal(t, map[string]any{"eventsTable": "ok", "incidentsTable": "failed", "jobsTable": "ok", "jobsQueue": "ok", "adminTable": "ok", "queues": "ok"}, a.Body["checks"])
 }
 
 func TestEventView(t *testing.T) {

@@ -27,11 +27,17 @@ type page struct {
 // field, forms base64-encoded as HTTP APIs send them).
 func (b *bundle) console(t *testing.T, method, target string, form url.Values, cookie, bearer string) page {
 	t.Helper()
+	return b.consoleFrom(t, "198.51.100.7", method, target, form, cookie, bearer)
+}
+
+// consoleFrom is console from a source address (API Gateway's sourceIp).
+func (b *bundle) consoleFrom(t *testing.T, source, method, target string, form url.Values, cookie, bearer string) page {
+	t.Helper()
 	u, err := url.Parse(target)
 	require.NoError(t, err)
 	req := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "ANY /console/{proxy+}", RawPath: u.EscapedPath(), RawQueryString: u.RawQuery, Headers: map[string]string{},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-c", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path}},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-c", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: u.Path, SourceIP: source}},
 	}
 	if form != nil {
 		req.Headers["content-type"] = "application/x-www-form-urlencoded"

@@ -11,8 +11,10 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/admin/console"
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/secret"
@@ -90,8 +92,12 @@ func FuzzRequest(f *testing.F) {
 // for tests of request parsing, routing and authentication.
 func standIn(tb testing.TB, keys admin.Keys) *admin.API {
 	tb.Helper()
+	// The console's sessions and sign-in limits are the real table (on
+	// the embedded emulator).
+	env := awslocaltest.NewEnv(tb)
+	store := &dynamo.Admin{Client: env.DynamoDB, Table: env.Resources.AdminTable}
 	pages, err := console.New(console.Config{}, console.Deps{
-		Keys: keys, Views: notFound{}, Replayer: notFound{}, Incidents: notFound{}, Queues: notFound{}, Topology: topology.Default(),
+		Keys: keys, Sessions: store, SignIns: store, Views: notFound{}, Replayer: notFound{}, Incidents: notFound{}, Queues: notFound{}, Topology: topology.Default(),
 	})
 	if err != nil {
 		tb.Fatal(err)

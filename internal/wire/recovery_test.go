@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/secret"
@@ -29,8 +30,8 @@ func stageEnv(top topology.Topology, extra map[string]string) *envconf.Reader {
 	}
 	m := map[string]string{
 		wire.EnvEventsTable: "evp-prod-events", wire.EnvIncidentsTable: "evp-prod-incidents", wire.EnvBucket: "evp-prod-archive",
-		wire.EnvPurgeTable: "evp-prod-purge",
-		wire.EnvQueueURLs:  testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
+		wire.EnvPurgeTable: "evp-prod-purge", adminfn.EnvAdminTable: "evp-prod-admin",
+		wire.EnvQueueURLs: testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
 	}
 	maps.Copy(m, extra)
 	return envconf.FromMap(m)
@@ -91,6 +92,10 @@ func TestAdminConfig(t *testing.T) {
 	require.Equal(t, "evp-prod-incidents", c.Replay.IncidentsTable)
 	require.Less(t, adminfn.FunctionTimeout, 30*time.Second, "under API Gateway's integration limit")
 	require.Less(t, c.Admin.HealthTimeout, adminfn.FunctionTimeout)
+	require.Equal(t, "evp-prod-admin", c.AdminTable)
+	require.Equal(t, 8*time.Hour, c.Console.SessionTTL)
+	require.Equal(t, time.Hour, c.Console.SessionIdle)
+	require.Equal(t, admin.DefaultSignInFree, c.Console.SignIn.Free)
 
 	c, err = adminfn.Load(stageEnv(top, map[string]string{adminfn.EnvKey: " local-key-123456 , local-key-654321 "}), top)
 	require.NoError(t, err)
@@ -100,14 +105,18 @@ func TestAdminConfig(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"no key":       {nil, adminfn.EnvKeySecretARN + " (or, locally, " + adminfn.EnvKey + ") is required"},
-		"both":         {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKey: "local-key-123456"}, "not both"},
-		"short key":    {map[string]string{adminfn.EnvKey: "short"}, "key #1 is shorter than 12"},
-		"refresh":      {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "5s"}, adminfn.EnvKeyRefresh + ": secret: refresh 5s must be 1m..1h"},
-		"no DLQs":      {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvDLQURLs: "{}"}, "has no DLQ URL for topic"},
-		"no table":     {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvEventsTable: ""}, wire.EnvEventsTable + " is required"},
-		"bad duration": {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "soon"}, "not a duration"},
-		"slow health":  {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvHealthTimeout: "1m"}, adminfn.EnvHealthTimeout},
+		"no key":             {nil, adminfn.EnvKeySecretARN + " (or, locally, " + adminfn.EnvKey + ") is required"},
+		"both":               {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKey: "local-key-123456"}, "not both"},
+		"short key":          {map[string]string{adminfn.EnvKey: "short"}, "key #1 is shorter than 12"},
+		"refresh":            {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "5s"}, adminfn.EnvKeyRefresh + ": secret: refresh 5s must be 1m..1h"},
+		"no DLQs":            {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvDLQURLs: "{}"}, "has no DLQ URL for topic"},
+		"no table":           {map[string]string{adminfn.EnvKeySecretARN: arn, wire.EnvEventsTable: ""}, wire.EnvEventsTable + " is required"},
+		"bad duration":       {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvKeyRefresh: "soon"}, "not a duration"},
+		"slow health":        {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvHealthTimeout: "1m"}, adminfn.EnvHealthTimeout},
+		"no admin table":     {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvAdminTable: ""}, adminfn.EnvAdminTable + " is required"},
+		"endless session":    {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvConsoleSessionTTL: "720h"}, adminfn.EnvConsoleSessionTTL},
+		"idle over lifetime": {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvConsoleSessionTTL: "1h", adminfn.EnvConsoleSessionIdle: "2h"}, "idle limit 2h0m0s must be 1m..the session lifetime (1h0m0s)"},
+		"no free sign-in":    {map[string]string{adminfn.EnvKeySecretARN: arn, adminfn.EnvConsoleSignInFree: "-1"}, "free sign-in attempts"},
 	} {
 		_, err := adminfn.Load(stageEnv(top, tc.env), top)
 		require.ErrorContains(t, err, tc.want, name)

@@ -28,6 +28,8 @@ func (p *Platform) newAdmin() {
 	env[wire.EnvDLQURLs] = p.queueURLs(true)
 	env[adminfn.EnvKeySecretARN] = p.Secrets.AdminAPIKey.SecretArn()
 	env[wire.EnvPurgeTable] = p.Tables[table.Purge.Name].TableName()
+	adminTable := p.Tables[table.Admin.Name]
+	env[adminfn.EnvAdminTable] = adminTable.TableName()
 	f := p.newFunction(fnSpec{
 		ID:          "AdminApi",
 		Binary:      RoleAdminAPI,
@@ -43,7 +45,11 @@ func (p *Platform) newAdmin() {
 		queues = append(queues, p.Queues[tp.Name].Queue.QueueArn(), p.Queues[tp.Name].DLQ.QueueArn())
 	}
 	allow(f.Role, []string{"sqs:GetQueueAttributes"}, append(queues, p.Jobs.Queue.QueueArn())...)
-	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn(), p.Tables[table.Purge.Name].TableArn(), p.Tables[table.Jobs.Name].TableArn())
+	allow(f.Role, []string{"dynamodb:DescribeTable"}, p.Tables[table.Events.Name].TableArn(), p.Tables[table.Incidents.Name].TableArn(), p.Tables[table.Purge.Name].TableArn(), p.Tables[table.Jobs.Name].TableArn(), adminTable.TableArn())
+	// The console's sessions (started, read, touched, ended: an update)
+	// and each address's failed sign-ins (read, conditionally put). No
+	// delete: items expire by TTL.
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, adminTable.TableArn())
 	// /admin/purge: jobs (GetItem), today's rollups and dead letters (Query).
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:Query"}, p.Tables[table.Purge.Name].TableArn())
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, p.Secrets.AdminAPIKey.SecretArn())
@@ -53,7 +59,7 @@ func (p *Platform) newAdmin() {
 	// The operations console: the same function and key (a login form
 	// trades it for an HttpOnly, Secure, SameSite=Strict session cookie;
 	// state changes carry a CSRF token).
-	consoleAuthz := "The console authenticates every request itself: a session cookie minted by its login form from an active admin key (HMAC-signed, 8 hours, HttpOnly, Secure, SameSite=Strict), or Authorization: Bearer <key>; every state-changing form carries a CSRF token. Throttled like the admin routes."
+	consoleAuthz := "The console authenticates every request itself: a session cookie minted by its login form from an active admin key (a random session id, HMAC-signed, recorded server-side in the admin table so sign-out ends it everywhere; 8 hours absolute, 1 hour idle; HttpOnly, Secure, SameSite=Strict), or Authorization: Bearer <key>; every state-changing form carries a CSRF token bound to the session; failed sign-ins back off per source address. Throttled like the admin routes."
 	p.routeAs(f, "AdminConsole", awsapigatewayv2.HttpMethod_ANY, PathConsole, consoleAuthz)
 	p.routeAs(f, "AdminConsoleProxy", awsapigatewayv2.HttpMethod_ANY, PathConsole+"/{proxy+}", consoleAuthz)
 	p.throttleRoute("ANY "+PathConsole, adminRateLimit, adminBurst)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -28,11 +29,51 @@ type Config struct {
 	// InsecureCookie drops Secure from the session cookie: the local
 	// stack serves plain HTTP. Deployed stages keep it.
 	InsecureCookie bool
+	// SessionTTL is a session's absolute lifetime (5m..24h, default 8h).
+	SessionTTL time.Duration
+	// SessionIdle ends a session unused this long (1m..SessionTTL,
+	// default 1h).
+	SessionIdle time.Duration
+	// SignIn limits failed sign-ins per source (admin.SignInLimit).
+	SignIn admin.SignInLimit
 }
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.SessionIdle == 0 {
+		c.SessionIdle = min(DefaultSessionIdle, c.SessionTTL)
+	}
+	c.SignIn = c.SignIn.WithDefaults()
+	return c
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	var errs []error
+	if c.SessionTTL < 5*time.Minute || c.SessionTTL > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("console: session lifetime %s must be 5m..24h", c.SessionTTL))
+	}
+	if c.SessionIdle < time.Minute || c.SessionIdle > c.SessionTTL {
+		errs = append(errs, fmt.Errorf("console: session idle limit %s must be 1m..the session lifetime (%s)", c.SessionIdle, c.SessionTTL))
+	}
+	return errors.Join(append(errs, c.SignIn.Validate())...)
+}
+
+// touchEvery is how stale a session's recorded activity may get before a
+// request records it again: a write every few minutes per active session,
+// not one per page, at the cost of that much slack in the idle limit.
+func (c Config) touchEvery() time.Duration { return min(5*time.Minute, c.SessionIdle/4) }
 
 // Deps are the admin API's ports the pages read and act through.
 type Deps struct {
-	Keys      admin.Keys
+	Keys admin.Keys
+	// Sessions and SignIns are the admin table: sessions server-side (a
+	// sign-out ends them everywhere) and each source's failed sign-ins.
+	Sessions  admin.Sessions
+	SignIns   admin.SignIns
 	Views     admin.Views
 	Replayer  admin.Replayer
 	Incidents admin.Incidents
@@ -48,19 +89,26 @@ type Deps struct {
 
 // Console serves the console's pages.
 type Console struct {
-	cfg Config
-	d   Deps
+	cfg  Config
+	d    Deps
+	gate *admin.Gate
 }
 
 var _ admin.Console = (*Console)(nil)
 
-// New builds the console; it refuses dependencies it cannot work without.
+// New builds the console; it refuses a config or dependencies it cannot
+// work with.
 func New(cfg Config, d Deps) (*Console, error) {
-	if d.Keys == nil || d.Views == nil || d.Replayer == nil || d.Incidents == nil || d.Queues == nil {
-		return nil, errors.New("console: Keys, Views, Replayer, Incidents and Queues are required")
+	cfg = cfg.WithDefaults()
+	errs := []error{cfg.Validate()}
+	if d.Keys == nil || d.Sessions == nil || d.SignIns == nil || d.Views == nil || d.Replayer == nil || d.Incidents == nil || d.Queues == nil {
+		errs = append(errs, errors.New("console: Keys, Sessions, SignIns, Views, Replayer, Incidents and Queues are required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	d.Now, d.Log = clock.Or(d.Now), logging.OrDiscard(d.Log)
-	return &Console{cfg: cfg, d: d}, nil
+	return &Console{cfg: cfg, d: d, gate: &admin.Gate{Limit: cfg.SignIn, Store: d.SignIns, Now: d.Now}}, nil
 }
 
 // page is what every page template gets.
@@ -95,6 +143,9 @@ func (c *Console) Serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 			Headers: map[string]string{"Content-Type": "text/plain; charset=utf-8", "Content-Security-Policy": csp, "Cache-Control": "no-store"}}
 	}
 	r.RequestURI = target
+	// The sign-in limit's source: API Gateway's sourceIp is the TCP peer,
+	// which a client cannot set (X-Forwarded-For it can).
+	r.RemoteAddr = req.RequestContext.HTTP.SourceIP
 	for k, v := range req.Headers {
 		r.Header.Set(k, v)
 	}
@@ -161,8 +212,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.login(w, r)
 		return
 	}
-	s, ok := c.session(r.Context(), r)
-	if !ok {
+	s, err := c.authenticate(r.Context(), r)
+	if err != nil && !errors.Is(err, errNotSignedIn) {
+		c.d.Log.ErrorContext(r.Context(), "console: reading the session failed", "error", err.Error())
+		w.WriteHeader(http.StatusServiceUnavailable)
+		c.render(w, "error", page{Title: "Unavailable", Error: "Sessions cannot be checked right now; try again in a moment."})
+		return
+	}
+	if err != nil {
 		if r.Method == http.MethodGet {
 			http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -186,7 +243,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(segs) == 0 && r.Method == http.MethodGet:
 		c.overview(w, r, p)
 	case len(segs) == 1 && segs[0] == "logout" && r.Method == http.MethodPost:
-		c.logout(w, r)
+		c.logout(w, r, s)
 	case len(segs) == 1 && segs[0] == "incidents" && r.Method == http.MethodGet:
 		c.incidents(w, r, p)
 	case len(segs) == 2 && segs[0] == "incidents" && segs[1] == "bulk" && r.Method == http.MethodPost:

@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"testing"
 
+	"github.com/siteswarm/eventplatform/internal/admin/admintest"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume/consumetest"
 	"github.com/siteswarm/eventplatform/internal/incident/incidenttest"
@@ -53,6 +54,16 @@ func TestIncidentStoreContract(t *testing.T) {
 	t.Parallel()
 	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
 		incidenttest.Exercise(t, func(t *testing.T) incidenttest.Store { return newEnv(t).Incidents() })
+	})
+}
+
+func TestAdminStoreContract(t *testing.T) {
+	t.Parallel()
+	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
+		admintest.Exercise(t, func(t *testing.T) admintest.Store {
+			env := newEnv(t)
+			return &dynamo.Admin{Client: env.DynamoDB, Table: env.Resources.AdminTable}
+		})
 	})
 }
 

@@ -210,5 +210,17 @@ var Jobs = Def{
 	TTLAttribute: AttrExpiresAt,
 }
 
+// Admin holds the admin function's own state: console sessions (revoked
+// on sign-out, expiring with the session) and the per-source record of
+// failed sign-ins behind the lock-out. Small items under pk/sk, all with a
+// TTL; no role deletes them (a sign-out or a successful sign-in is an
+// update).
+var Admin = Def{
+	Name:         "admin",
+	PK:           Key{AttrPK, String},
+	SK:           &Key{AttrSK, String},
+	TTLAttribute: AttrExpiresAt,
+}
+
 // All is every table the platform provisions.
-func All() []Def { return []Def{Events, Incidents, Purge, Jobs} }
+func All() []Def { return []Def{Events, Incidents, Purge, Jobs, Admin} }

@@ -70,6 +70,7 @@ type Resources struct {
 	IncidentsTable string
 	PurgeTable     string
 	JobsTable      string
+	AdminTable     string
 	// Tables lists every provisioned table (table.All() under Prefix).
 	Tables []string
 	Bucket string
@@ -120,6 +121,7 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		IncidentsTable: table.Incidents.PhysicalName(prefix),
 		PurgeTable:     table.Purge.PhysicalName(prefix),
 		JobsTable:      table.Jobs.PhysicalName(prefix),
+		AdminTable:     table.Admin.PhysicalName(prefix),
 		Bucket:         BucketName(prefix),
 		Queues:         map[string]Queue{},
 	}

@@ -36,6 +36,7 @@ func (s *Stack) AdminResources() (map[string]string, error) {
 	}
 	res[wire.EnvDLQURLs] = string(dlqs)
 	res[wire.EnvPurgeTable] = s.Resources.PurgeTable
+	res[adminfn.EnvAdminTable] = s.Resources.AdminTable
 	res[adminfn.EnvConsoleInsecureCookie] = "true" // plain HTTP locally
 	res[jobsfn.EnvJobsTable] = s.Resources.JobsTable
 	res[jobsfn.EnvJobsQueueURL] = s.Resources.JobsQueue.URL

@@ -47,6 +47,21 @@ const (
 	// EnvConsoleInsecureCookie ("true") drops Secure from the console's
 	// session cookie: only for the local stack's plain HTTP.
 	EnvConsoleInsecureCookie = "CONSOLE_INSECURE_COOKIE"
+	// EnvAdminTable is the admin function's own table: console sessions
+	// and failed sign-ins per address.
+	EnvAdminTable = "ADMIN_TABLE"
+	// EnvConsoleSessionTTL is a console session's absolute lifetime, e.g.
+	// "8h" (5m..24h).
+	EnvConsoleSessionTTL = "CONSOLE_SESSION_TTL"
+	// EnvConsoleSessionIdle ends a console session unused this long, e.g.
+	// "1h".
+	EnvConsoleSessionIdle = "CONSOLE_SESSION_IDLE"
+	// EnvConsoleSignInFree is how many sign-ins an address may fail before
+	// it waits (default 5).
+	EnvConsoleSignInFree = "CONSOLE_SIGNIN_FREE_ATTEMPTS"
+	// EnvConsoleSignInMaxBackoff caps an address's wait after failed
+	// sign-ins, e.g. "15m".
+	EnvConsoleSignInMaxBackoff = "CONSOLE_SIGNIN_MAX_BACKOFF"
 )
 
 // FunctionTimeout is the admin-api's Lambda timeout, under API Gateway's
@@ -58,6 +73,7 @@ type Config struct {
 	Admin      admin.Config
 	Console    console.Config
 	PurgeTable string
+	AdminTable string
 	Replay     replayfn.Config
 	DLQURLs    map[string]string
 	Keys       wire.SecretSource
@@ -68,8 +84,14 @@ type Config struct {
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
 	c := Config{
-		Admin:      admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
-		Console:    console.Config{InsecureCookie: r.Bool(EnvConsoleInsecureCookie, false)},
+		Admin: admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Console: console.Config{
+			InsecureCookie: r.Bool(EnvConsoleInsecureCookie, false),
+			SessionTTL:     r.Duration(EnvConsoleSessionTTL, 0),
+			SessionIdle:    r.Duration(EnvConsoleSessionIdle, 0),
+			SignIn:         admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)},
+		}.WithDefaults(),
+		AdminTable: wire.Required(r, EnvAdminTable, "console sessions and sign-in limits"),
 		Replay:     rc,
 		DLQURLs:    wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
 		PurgeTable: wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),
@@ -88,6 +110,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 func (c Config) Validate() error {
 	return errors.Join(
 		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout),
+		wire.FromVars(c.Console.Validate(), EnvConsoleSessionTTL, EnvConsoleSessionIdle, EnvConsoleSignInFree, EnvConsoleSignInMaxBackoff),
 		c.Replay.Validate(),
 	)
 }
@@ -134,12 +157,14 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			}})
 		}
 	}
+	adminStore := &dynamo.Admin{Client: cl.DynamoDB, Table: c.AdminTable}
+	checks = append(checks, admin.Check{Name: "adminTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.AdminTable) }})
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
 	purgeViews := &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now}
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
-		Keys: keys, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
+		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
 		Purge: purgeViews, Jobs: jobEngine, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
 	if err != nil {

@@ -72,6 +72,7 @@ func Environment(env *awslocaltest.Env, settings map[string]string) map[string]s
 		wire.EnvStage:          env.Prefix,
 		jobsfn.EnvJobsTable:    env.Resources.JobsTable,
 		jobsfn.EnvJobsQueueURL: env.Resources.JobsQueue.URL,
+		adminfn.EnvAdminTable:  env.Resources.AdminTable,
 	}
 	maps.Copy(m, settings)
 	return m
