@@ -94,6 +94,9 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 	return jobs.Kind{
 		Name:        KindExport,
 		StepTimeout: 2 * time.Minute,
+		// The job is how the retention purge finds the export's objects:
+		// it outlives the longest export retention a tenant may set.
+		KeepFor: ExportsKeptFor,
 		CheckArgs: func(raw json.RawMessage) error {
 			var a ExportArgs
 			if err := strictArgs(raw, &a); err != nil {

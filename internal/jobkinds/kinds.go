@@ -28,6 +28,8 @@ type Deps struct {
 	Imports      ImportBlobs
 	StripeFor    func(tenant string) Canonicalizer
 	ImportTuning ImportOptions
+	// Retention are the retention purge's ports (their Bucket is Bucket).
+	Retention RetentionDeps
 }
 
 // Kinds are the shipped kinds; adding one is its file and a line here.
@@ -37,5 +39,14 @@ func Kinds(d Deps) []jobs.Kind {
 		Erasure(d.Erasure, d.Objects, d.Bucket),
 		Reconcile(d.StripeEvents, d.Stripe, d.Ingest, d.StripeTypes),
 		FileImport(FileImportDeps{Objects: d.Imports, StripeFor: d.StripeFor, Ingest: d.Ingest, Bucket: d.Bucket, Options: d.ImportTuning}),
+		Retention(d.retention()),
 	}
+}
+
+func (d Deps) retention() RetentionDeps {
+	r := d.Retention
+	if r.Bucket == "" {
+		r.Bucket = d.Bucket
+	}
+	return r
 }

@@ -42,6 +42,7 @@ const (
 	DefaultMaxAttempts    = 5
 	maxCheckpointInline   = 300 << 10
 	maxArgsBytes          = 32 << 10
+	maxKeepFor            = 3 * 365 * 24 * time.Hour
 )
 
 // WithDefaults fills unset fields.
@@ -141,6 +142,9 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		if k.MaxAttempts < 1 || k.MaxAttempts > 100 || k.StepTimeout < time.Second || k.StepTimeout > 14*time.Minute {
 			errs = append(errs, fmt.Errorf("jobs: kind %s: attempts 1..100 and step timeout 1s..14m", k.Name))
 		}
+		if k.KeepFor != 0 && (k.KeepFor < time.Hour || k.KeepFor > maxKeepFor) {
+			errs = append(errs, fmt.Errorf("jobs: kind %s: KeepFor %s must be 1h..%s", k.Name, k.KeepFor, maxKeepFor))
+		}
 		kinds[k.Name] = k
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -160,6 +164,14 @@ func (e *Engine) Kinds() []string {
 		out = append(out, n)
 	}
 	return out
+}
+
+// keep is how long a finished job of kind is kept.
+func (e *Engine) keep(kind Kind) time.Duration {
+	if kind.KeepFor > 0 {
+		return kind.KeepFor
+	}
+	return e.cfg.Retention
 }
 
 func (e *Engine) count(name string, n int) {

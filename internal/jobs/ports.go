@@ -76,6 +76,10 @@ type Waker interface {
 // later work is left to the sweep.
 const MaxWakeDelay = 900 * time.Second
 
+// ObjectPrefix is where a job's objects live in the bucket (large
+// checkpoints, a step's output under its Scope): jobs/<jobId>/….
+const ObjectPrefix = "jobs/"
+
 // Blobs keeps checkpoints too large for the job item.
 type Blobs interface {
 	Put(ctx context.Context, bucket, key string, body []byte) error

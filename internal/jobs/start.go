@@ -234,7 +234,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (Job, error) {
 		if j.Status.Terminal() {
 			return badRequest(CodeTransitionNotAllowed, "job %s is %s already", j.ID, j.Status)
 		}
-		j.Status, j.Generation, j.DueAt, j.FinishedAt, j.ExpiresAt = StatusCancelled, j.Generation+1, time.Time{}, now, now.Add(e.cfg.Retention)
+		j.Status, j.Generation, j.DueAt, j.FinishedAt, j.ExpiresAt = StatusCancelled, j.Generation+1, time.Time{}, now, now.Add(e.keep(e.kinds[j.Kind]))
 		j.LeaseOwner, j.LeaseUntil = "", time.Time{}
 		return nil
 	}, false)

@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -152,11 +154,27 @@ func (e *Engine) wakeAll(ctx context.Context, ids []string, budget time.Time, re
 
 // ScheduledCall is what a schedule sends the sweep function: a sweep, or
 // the start of a daily job (kind, tenant; the UTC date is its idempotency
-// key and its args' "date").
+// key and its args' "date"). A daily call without a tenant starts one job
+// for each tenant the kind's DailyTenants lists.
 type ScheduledCall struct {
 	Action   string `json:"action"` // "sweep" or "daily"
 	Kind     string `json:"kind,omitempty"`
 	TenantID string `json:"tenantId,omitempty"`
+}
+
+// DailyStarted is what a daily call answers: the jobs it started (or found
+// started already today) and the tenants it could not start one for.
+type DailyStarted struct {
+	Jobs   []DailyJob        `json:"jobs"`
+	Failed map[string]string `json:"failed,omitempty"`
+}
+
+// DailyJob is one tenant's job of the day.
+type DailyJob struct {
+	JobID    string `json:"jobId"`
+	TenantID string `json:"tenantId"`
+	Status   Status `json:"status"`
+	Created  bool   `json:"created"`
 }
 
 // HandleSchedule is the sweep function's handler: EventBridge schedules
@@ -165,13 +183,54 @@ func (e *Engine) HandleSchedule(ctx context.Context, raw json.RawMessage) (any, 
 	var c ScheduledCall
 	_ = json.Unmarshal(raw, &c)
 	if c.Action == "daily" {
-		date := e.d.Now().UTC().Format(time.DateOnly)
-		args, _ := json.Marshal(map[string]string{"date": date})
-		j, created, err := e.Start(ctx, StartParams{Kind: c.Kind, TenantID: c.TenantID, IdempotencyKey: date, Args: args})
+		if c.TenantID == "" {
+			return e.StartDaily(ctx, c.Kind)
+		}
+		j, created, err := e.startDaily(ctx, c.Kind, c.TenantID)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"jobId": j.ID, "status": j.Status, "created": created}, nil
 	}
 	return e.HandleSweep(ctx, events.EventBridgeEvent{})
+}
+
+// StartDaily starts today's job of kind for every tenant its DailyTenants
+// lists. A tenant whose start fails does not stop the others; the call
+// fails (and EventBridge retries it: each start is idempotent per date)
+// when any did.
+func (e *Engine) StartDaily(ctx context.Context, kind string) (DailyStarted, error) {
+	k, ok := e.kinds[kind]
+	if !ok || k.DailyTenants == nil {
+		return DailyStarted{}, badRequest(CodeInvalidRequest, "kind %q has no daily schedule per tenant", kind)
+	}
+	tenants, err := k.DailyTenants(ctx)
+	if err != nil {
+		return DailyStarted{}, fmt.Errorf("jobs: tenants of the daily %s: %w", kind, err)
+	}
+	out := DailyStarted{Jobs: []DailyJob{}}
+	var errs []error
+	for _, t := range tenants {
+		j, created, err := e.startDaily(ctx, kind, t)
+		if err != nil {
+			if out.Failed == nil {
+				out.Failed = map[string]string{}
+			}
+			out.Failed[t] = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w", t, err))
+			continue
+		}
+		out.Jobs = append(out.Jobs, DailyJob{JobID: j.ID, TenantID: t, Status: j.Status, Created: created})
+	}
+	if len(errs) > 0 {
+		e.d.Log.ErrorContext(ctx, "jobs: daily starts failed", "kind", kind, "failed", len(errs), "started", len(out.Jobs))
+		return out, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+func (e *Engine) startDaily(ctx context.Context, kind, tenant string) (Job, bool, error) {
+	date := e.d.Now().UTC().Format(time.DateOnly)
+	args, _ := json.Marshal(map[string]string{"date": date})
+	return e.Start(ctx, StartParams{Kind: kind, TenantID: tenant, IdempotencyKey: date, Args: args})
 }

@@ -147,7 +147,7 @@ func (e *Engine) runStep(ctx context.Context, log *slog.Logger, kind Kind, j Job
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	step := Step{
 		Job: j, Checkpoint: cp, Lease: j.Lease(), Attempt: j.Attempts + 1, Ref: "",
-		Scope: fmt.Sprintf("jobs/%s/g%d/s%d/v%d/", j.ID, j.Generation, j.Steps, j.Version),
+		Scope: fmt.Sprintf("%s%s/g%d/s%d/v%d/", ObjectPrefix, j.ID, j.Generation, j.Steps, j.Version),
 	}
 	start := e.d.Now()
 	out, stepErr := safeStep(sctx, kind.Handler, step)
@@ -175,7 +175,7 @@ func (e *Engine) runStep(ctx context.Context, log *slog.Logger, kind Kind, j Job
 			return e.commitFailure(ctx, log, kind, j, next, now, &StepError{Permanent: true, Code: CodeHandlerFailed, Err: fmt.Errorf("result: %w", err)})
 		}
 		next.Status, next.Result, next.Steps, next.Attempts, next.Error = StatusCompleted, res, j.Steps+1, 0, nil
-		next.DueAt, next.FinishedAt, next.ExpiresAt = time.Time{}, now, now.Add(e.cfg.Retention)
+		next.DueAt, next.FinishedAt, next.ExpiresAt = time.Time{}, now, now.Add(e.keep(kind))
 	case stepErr == nil:
 		if err := e.setCheckpoint(ctx, &next, out.checkpoint); err != nil {
 			return e.commitFailure(ctx, log, kind, j, next, now, &StepError{Err: fmt.Errorf("checkpoint: %w", err)})
@@ -241,7 +241,7 @@ func (e *Engine) commitFailure(ctx context.Context, log *slog.Logger, kind Kind,
 		msg = fmt.Sprintf("%d attempts failed; last: %s", attempts, msg)
 	}
 	next.Status, next.DueAt, next.FinishedAt, next.Error = StatusFailed, time.Time{}, now, &Error{Code: code, Message: msg}
-	next.ExpiresAt = now.Add(e.cfg.Retention)
+	next.ExpiresAt = now.Add(e.keep(kind))
 	// The incident first: it is idempotent, and a failed job must never
 	// be without its incident.
 	incID, err := e.openIncident(ctx, next, now)
@@ -344,7 +344,7 @@ func (e *Engine) setCheckpoint(ctx context.Context, j *Job, v any) error {
 		j.Checkpoint, j.CheckpointRef = b, ""
 		return nil
 	}
-	key := fmt.Sprintf("jobs/%s/checkpoints/g%d-v%d.json", j.ID, j.Generation, j.Version)
+	key := fmt.Sprintf("%s%s/checkpoints/g%d-v%d.json", ObjectPrefix, j.ID, j.Generation, j.Version)
 	if err := e.d.Blobs.Put(ctx, e.cfg.Bucket, key, b); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@
 package jobsfn
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
@@ -39,6 +42,9 @@ type Config struct {
 	JobsTable      string
 	QueueURL       string
 	IncidentsTable string
+	// LedgerRetention is the events' TTL (LEDGER_RETENTION): the platform
+	// default, and the longest a tenant's retention policy may keep them.
+	LedgerRetention time.Duration
 }
 
 // Load reads it (callers check r.Err and Validate).
@@ -49,6 +55,7 @@ func Load(r *envconf.Reader) Config {
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, "failed jobs open incidents"),
 	}
 	c.Engine.Retention = r.Duration(EnvRetention, 0)
+	c.LedgerRetention = r.Duration(wire.EnvRetention, ledger.DefaultRetention)
 	c.Engine.BackoffBase = r.Duration(EnvBackoffBase, 0)
 	c.Engine.Bucket = wire.Required(r, wire.EnvBucket, "large checkpoints and job output")
 	c.Engine = c.Engine.WithDefaults()
@@ -57,7 +64,30 @@ func Load(r *envconf.Reader) Config {
 
 // Validate checks the engine config.
 func (c Config) Validate() error {
-	return wire.FromVars(c.Engine.Validate(), EnvRetention, EnvBackoffBase)
+	return errors.Join(wire.FromVars(c.Engine.Validate(), EnvRetention, EnvBackoffBase),
+		wire.FromVars(c.retentionConfig().WithDefaults().Validate(), wire.EnvRetention))
+}
+
+func (c Config) retentionConfig() retention.Config {
+	return retention.Config{MaxEventDays: int(c.LedgerRetention / retention.Day)}
+}
+
+// Policies is the retention policy store (in the jobs table).
+func (c Config) Policies(cl Clients) *dynamo.Retention {
+	return &dynamo.Retention{Client: cl.DynamoDB, Table: c.JobsTable}
+}
+
+// Retention is the policy service; starter (the engine, or nil) starts the
+// purge a shortened policy needs.
+func (c Config) Retention(cl Clients, starter retention.Starter, rt wire.Runtime) (*retention.Service, error) {
+	return retention.New(c.retentionConfig(), retention.Deps{Store: c.Policies(cl), Jobs: starter, Now: rt.WithDefaults().Now})
+}
+
+// PolicyTenants lists the tenants with a retention policy (the daily
+// purge's).
+func (c Config) PolicyTenants(cl Clients) func(ctx context.Context) ([]string, error) {
+	store := c.Policies(cl)
+	return func(ctx context.Context) ([]string, error) { return retention.AllTenants(ctx, store) }
 }
 
 // Clients are the AWS services the engine itself calls: the data path's bundle.
@@ -89,7 +119,8 @@ func LoadSweep(r *envconf.Reader) (Config, error) {
 // NewSweep builds the sweep's engine: every kind, for their names and
 // argument checks, none of their ports (their steps run in jobs-worker).
 func NewSweep(c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
-	return New(c, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Engine.Bucket}))
+	return New(c, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Engine.Bucket,
+		Retention: jobkinds.RetentionDeps{Tenants: c.PolicyTenants(cl)}}))
 }
 
 // Store is the jobs table adapter.

@@ -30,6 +30,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
+	"github.com/siteswarm/eventplatform/internal/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -82,16 +83,20 @@ type Config struct {
 	// StripeTypes are the Stripe event types the topology routes.
 	StripeTypes []string
 	Import      jobkinds.ImportOptions
+	// ArchivePrefixes are the audit archive's topic prefixes (the
+	// retention purge's).
+	ArchivePrefixes []string
 }
 
 // Load reads the config from the environment and validates it.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
-		StripeTypes:    jobkinds.StripeTypes(top, stripeapi.MaxTypes),
-		Config:         jobsfn.Load(r),
-		EventsTable:    wire.Required(r, wire.EnvEventsTable, ""),
-		IngestFunction: wire.Required(r, wire.EnvIngestFunction, "reconciliation publishes through ingest"),
-		StripeBaseURL:  r.String(EnvStripeAPIBaseURL, stripeapi.DefaultBaseURL),
+		StripeTypes:     jobkinds.StripeTypes(top, stripeapi.MaxTypes),
+		ArchivePrefixes: jobkinds.ArchivePrefixes(top, topicarchive.DefaultPrefix),
+		Config:          jobsfn.Load(r),
+		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
+		IngestFunction:  wire.Required(r, wire.EnvIngestFunction, "reconciliation publishes through ingest"),
+		StripeBaseURL:   r.String(EnvStripeAPIBaseURL, stripeapi.DefaultBaseURL),
 	}
 	c.HasStripeKey = r.String(EnvStripeAPIKeySecretARN, "") != "" || r.String(EnvStripeAPIKey, "") != ""
 	if c.HasStripeKey {
@@ -163,6 +168,15 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 			return stripe.New(secret.List{}, m, rt.Log)
 		},
 	}
+	policies, err := c.Retention(cl.Clients, nil, rt)
+	if err != nil {
+		return nil, err
+	}
+	d.Retention = jobkinds.RetentionDeps{
+		Policies: policies, Store: &dynamo.RetentionPurge{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
+		Objects: purgeObjects{blobs}, Jobs: c.Store(cl.Clients), Tenants: c.PolicyTenants(cl.Clients),
+		ArchivePrefixes: c.ArchivePrefixes, JobsPrefix: jobs.ObjectPrefix, Now: rt.Now,
+	}
 	if c.HasStripeKey {
 		// Read on the first reconciliation step, not at cold start: most
 		// steps (exports, erasures) never need it.
@@ -182,6 +196,20 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 type importObjects struct{ *s3blob.S3 }
 
 var _ jobkinds.ImportBlobs = importObjects{}
+
+// purgeObjects adapts the S3 adapter to the retention purge's port.
+type purgeObjects struct{ *s3blob.S3 }
+
+var _ jobkinds.PurgeObjects = purgeObjects{}
+
+func (o purgeObjects) EraseUnder(ctx context.Context, bucket, prefix string, limit int) ([]jobkinds.ObjectVersion, bool, error) {
+	vs, more, err := o.S3.EraseUnder(ctx, bucket, prefix, limit)
+	out := make([]jobkinds.ObjectVersion, len(vs))
+	for i, v := range vs {
+		out[i] = jobkinds.ObjectVersion(v)
+	}
+	return out, more, err
+}
 
 func (o importObjects) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.ObjectInfo, error) {
 	info, err := o.S3.Stat(ctx, bucket, key, versionID)
