@@ -32,7 +32,9 @@ type Store interface {
 
 const topic = "a.events"
 
-var t0 = testkit.T0
+// t0 is near the wall clock (testkit.Recent): the rows and ledger
+// records live in the events table, whose TTL DynamoDB Local enforces.
+var t0 = testkit.Recent()
 
 // commit stores an event with its row in status (pending rows leased to
 // "ingest" until t0) and returns its row reference.

@@ -29,7 +29,9 @@ type Store interface {
 	outbox.Store
 }
 
-var t0 = testkit.T0
+// t0 is near the wall clock (testkit.Recent): the rows and ledger
+// records live in the events table, whose TTL DynamoDB Local enforces.
+var t0 = testkit.Recent()
 
 // event is a stored event of tenant acme routed to topics, its rows
 // pending and leased to "ingest" until t0+lease.

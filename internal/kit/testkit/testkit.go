@@ -18,6 +18,13 @@ import (
 // T0 is the tests' reference instant.
 var T0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
+// Recent is a reference instant near the wall clock, for fixtures stored
+// in a table with TTL: Stored's ledger record expires a day after its
+// instant, and DynamoDB Local's TTL sweeper deletes expired items, so a
+// fixture stamped at a fixed past date (T0) can vanish between the write
+// and the read that checks it once the calendar has moved on.
+func Recent() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
 // Clock is a settable time source, safe for concurrent use.
 type Clock struct{ ns atomic.Int64 }
 
