@@ -73,6 +73,10 @@ type Deps struct {
 	// Incidents attests successful replays; nil skips attestation (a
 	// topic deployed without the incident store).
 	Incidents Incidents
+	// Breaker is the topic's subscriber health; nil: none (failed
+	// messages are dead-lettered after their attempts, whatever the
+	// subscriber's state).
+	Breaker Breaker
 	// Metrics receives one EMF line per message (nil: none).
 	Metrics *metric.Emitter
 	Log     *slog.Logger

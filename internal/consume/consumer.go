@@ -29,6 +29,7 @@ const (
 	duplicate         // completed earlier: acknowledge without running
 	retried           // reported as a batch item failure
 	poisoned          // in the DLQ: acknowledge
+	requeued          // held by the breaker, sent back as a fresh copy: acknowledge
 )
 
 // item is one record's progress through the runtime.
@@ -49,6 +50,12 @@ type item struct {
 	// deadline is the invocation's: the completion write may retry
 	// until shortly before it.
 	deadline time.Time
+	// held: the breaker kept this failed message from the DLQ.
+	held bool
+	// verdict is what the handler's run said about the subscriber, and
+	// subscriberErr its transient failure.
+	verdict       verdict
+	subscriberErr string
 }
 
 // Handle is the Lambda handler of an SQS event source mapping with
@@ -76,6 +83,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 	} else {
 		c.runEach(ctx, items, deadline)
 	}
+	c.observe(ctx, items)
 	c.delay(ctx, items)
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	seen := map[string]bool{}

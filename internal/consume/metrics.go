@@ -21,6 +21,9 @@ const (
 	MetricRetried = "MessagesRetried"
 	// MetricPoisoned counts messages moved to the DLQ by the consumer.
 	MetricPoisoned = "MessagesPoisoned"
+	// MetricHeld counts failed messages the topic's breaker held instead
+	// of dead-lettering them (delayed, or re-queued as a fresh copy).
+	MetricHeld = "MessagesHeld"
 	// MetricHandlerDuration is the handler's run time (ms).
 	MetricHandlerDuration = "HandlerDuration"
 	// MetricLag is now minus the envelope timestamp when a message
@@ -51,6 +54,11 @@ func (c *Consumer) record(it *item) {
 		ms = append(ms, one(MetricRetried))
 	case poisoned:
 		ms = append(ms, one(MetricPoisoned))
+	case requeued:
+		ms = append(ms, one(MetricHeld))
+	}
+	if it.held && it.outcome == retried {
+		ms = append(ms, one(MetricHeld))
 	}
 	if it.fail != nil && !it.fail.benign {
 		ms = append(ms, one(MetricFailed))

@@ -121,6 +121,11 @@ type Queue interface {
 	// DeadLetter sends m to the topic's DLQ: body and message attributes
 	// unchanged, plus errorCode, errorMessage and failedAt.
 	DeadLetter(ctx context.Context, m events.SQSMessage, r Reason) error
+	// Requeue sends a copy of m back to the topic queue, visible after
+	// delay: a fresh message, whose receive count starts again, for a held
+	// message SQS's redrive would otherwise take on its next receive. The
+	// caller acknowledges m once the copy is sent.
+	Requeue(ctx context.Context, m events.SQSMessage, delay time.Duration) error
 }
 
 // Delay is one visibility change.
@@ -147,4 +152,42 @@ type Incidents interface {
 	// ResolveReplay marks a retrying incident resolved (resolvedAt=at, resolvedBy="replay").
 	// It is idempotent: an incident that is not retrying is left alone without error.
 	ResolveReplay(ctx context.Context, incidentID string, at time.Time) error
+}
+
+// Breaker is the topic's subscriber health (internal/health). The runtime
+// tells it each batch's subscriber outcomes and asks it, before
+// dead-lettering a message whose last attempt failed transiently, whether
+// the topic's messages are being held (its breaker is open, probing,
+// paused, or just recovered). Neither may cost I/O on a healthy topic's
+// happy path.
+type Breaker interface {
+	// Observe is told the outcomes of one batch's handler runs. It never
+	// fails the batch: a breaker that cannot record leaves the topic as it
+	// is.
+	Observe(ctx context.Context, o Observation)
+	// Hold reports whether failed messages are held rather than
+	// dead-lettered, and until when.
+	Hold(ctx context.Context) (Hold, error)
+}
+
+// Observation is a batch's subscriber outcomes: only messages whose
+// handler ran count (a claim or payload failure says nothing about the
+// subscriber).
+type Observation struct {
+	// Failures: deliveries that failed transiently (5xx, 429, timeouts,
+	// connection errors).
+	Failures int
+	// Answers: deliveries the subscriber answered: successes, and
+	// permanent refusals (4xx poison: the subscriber is up).
+	Answers int
+	// LastError is one failure's message (empty without failures).
+	LastError string
+}
+
+// Hold is a breaker's answer.
+type Hold struct {
+	Holding bool
+	// Until is when the breaker probes the subscriber next (zero:
+	// unknown): a held message's delay.
+	Until time.Time
 }

@@ -113,6 +113,7 @@ func (c *Consumer) rehydrate(it *item) *failure {
 
 // finish records the handler's outcome for a claimed item.
 func (c *Consumer) finish(it *item, err error) {
+	it.judge(err)
 	if err != nil {
 		c.fail(it, failureOf(err))
 		return
@@ -166,6 +167,9 @@ func (c *Consumer) fail(it *item, f *failure) {
 // maxReceiveCount attempts, in order, once it is at the front.
 func (c *Consumer) retry(it *item, f *failure) {
 	if last := c.cfg.Topic.MaxReceiveCount; !f.benign && last > 0 && it.msg.Attempt >= last {
+		if c.hold(it, f) {
+			return
+		}
 		gaveUp := fmt.Sprintf("gave up after %d %s; last: ", it.msg.Attempt, c.attemptsWord())
 		c.poison(it, &failure{kind: KindPermanent, code: CodeMaxReceives, msg: gaveUp + f.msg, logged: gaveUp + f.logged})
 		return

@@ -54,6 +54,9 @@ type Topic struct {
 	// FIFO topics keep order per message group (the envelope subject, else
 	// the tenant).
 	FIFO bool
+	// Breaker is the topic's subscriber-health policy (zero: the
+	// defaults).
+	Breaker Breaker
 }
 
 // RedriveMaxReceiveCount is the topic queue's redrive policy: the receives
@@ -236,6 +239,9 @@ func (t Topology) Validate() error {
 		}
 		if tp.MaxOutboxAttempts < 1 || tp.MaxOutboxAttempts > 20 {
 			errs = append(errs, fmt.Errorf("topic %q: max outbox attempts %d out of range (1..20)", tp.Name, tp.MaxOutboxAttempts))
+		}
+		if err := tp.Breaker.WithDefaults().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("topic %q: breaker: %w", tp.Name, err))
 		}
 	}
 	sources := map[string]bool{}

@@ -6,6 +6,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/admin/admintest"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume/consumetest"
+	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/health/healthtest"
 	"github.com/siteswarm/eventplatform/internal/incident/incidenttest"
 	"github.com/siteswarm/eventplatform/internal/ingest/ingesttest"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
@@ -73,6 +75,16 @@ func TestPurgeStoreContract(t *testing.T) {
 		purgetest.Exercise(t, func(t *testing.T) purgetest.Store {
 			env := newEnv(t)
 			return &dynamo.Purge{Client: env.DynamoDB, Table: env.Resources.PurgeTable}
+		})
+	})
+}
+
+func TestBreakerStoreContract(t *testing.T) {
+	t.Parallel()
+	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
+		healthtest.Exercise(t, func(t *testing.T) health.Store {
+			env := newEnv(t)
+			return &dynamo.Breakers{Client: env.DynamoDB, Table: env.Resources.EventsTable}
 		})
 	})
 }

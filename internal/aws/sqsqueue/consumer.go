@@ -229,3 +229,39 @@ func orDash(v string) string {
 	}
 	return v
 }
+
+// Requeue sends a copy of m (body and message attributes unchanged, its
+// trace header kept) back to the topic queue, visible after delay (whole
+// seconds, at most SQS's 15 minutes): a fresh message whose receive count
+// starts again. A standard queue's copy keeps the message's group (its
+// tenant: fair queues). A FIFO message is never re-queued: the copy would
+// go to the back of its group.
+func (s *Source) Requeue(ctx context.Context, m events.SQSMessage, delay time.Duration) error {
+	if s.FIFO {
+		return errors.New("sqs requeue: a FIFO message cannot be re-queued without breaking its group's order")
+	}
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(m.MessageAttributes))
+	for k, v := range m.MessageAttributes {
+		attrs[k] = sqstypes.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+	}
+	group := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
+	if group == "" {
+		group = TenantGroup(aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue))
+	}
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(s.URL),
+		MessageBody:       aws.String(m.Body),
+		MessageAttributes: attrs,
+		MessageGroupId:    aws.String(group),
+		DelaySeconds:      min(VisibilitySeconds(delay), 900),
+	}
+	if th := m.Attributes[string(sqstypes.MessageSystemAttributeNameAWSTraceHeader)]; th != "" {
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(th)},
+		}
+	}
+	if _, err := s.Client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("sqs requeue %s: %w", m.MessageId, err)
+	}
+	return nil
+}
