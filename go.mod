@@ -59,3 +59,7 @@ ignore (
 	./infra/cdk/node_modules
 	./node_modules
 )
+
+// minidyn (the embedded DynamoDB emulator, linked only by internal/local)
+// with its secondary-index bookkeeping fixed: see third_party/minidyn/PATCHES.md.
+replace github.com/truora/minidyn => ./third_party/minidyn

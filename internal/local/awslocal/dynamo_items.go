@@ -88,11 +88,9 @@ func (h *DynamoHandler) getImage(ctx context.Context, table string, key json.Raw
 	return img, true
 }
 
-// replace writes item in place of the one at key as a delete and a put:
-// minidyn's put of an item without an index's key leaves the index entry it
-// had behind (stale, at its old position); its delete takes it out.
-func (h *DynamoHandler) replace(ctx context.Context, table string, key json.RawMessage, item any) {
-	h.call(ctx, "DeleteItem", map[string]any{"TableName": table, "Key": key})
+// replace writes item in place of the one at key. A put moves the item's
+// index entries too (patched minidyn: third_party/minidyn/PATCHES.md).
+func (h *DynamoHandler) replace(ctx context.Context, table string, _ json.RawMessage, item any) {
 	h.call(ctx, "PutItem", map[string]any{"TableName": table, "Item": item})
 }
 

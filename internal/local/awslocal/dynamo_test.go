@@ -368,3 +368,91 @@ func TestDynamoTransactionCancellationReasons(t *testing.T) {
 	var ccf *ddbtypes.ConditionalCheckFailedException
 	require.ErrorAs(t, err, &ccf)
 }
+
+// TestDynamoIndexFollowsItemsInAndOut: an item that enters an index through
+// an update (a dispatch row a consumer claims after it left the sparse
+// sweeper index), one created by an update, one put without its index key
+// and one deleted each move only their own entry; every other entry of the
+// index is still found, in order. minidyn v0.8.2 replaced the index's first
+// entry when an item entered it through an update, after which the
+// sweeper of the local stack found no pending or failed row at all
+// (third_party/minidyn/PATCHES.md).
+func TestDynamoIndexFollowsItemsInAndOut(t *testing.T) {
+	t.Parallel()
+	for name, emu := range map[string]func(testing.TB) *awslocal.Emulators{
+		"embedded": awslocaltest.Shared, "dynamodb-local": awslocaltest.SharedDynamoDBLocal,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := awslocaltest.NewEnv(t, awslocaltest.WithEmulators(emu(t)))
+			ctx := context.Background()
+			tbl := aws.String(env.Resources.EventsTable)
+			n := func(v int) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+			put := func(sk string, partition string, next int) {
+				t.Helper()
+				row := key("EVENT#io", sk)
+				row[table.AttrNextRetryAt] = n(next)
+				if partition != "" {
+					row[table.AttrSweepPK] = s(partition)
+				}
+				_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: row})
+				require.NoError(t, err)
+			}
+			enter := func(sk string, partition string) {
+				t.Helper()
+				_, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+					TableName: tbl, Key: key("EVENT#io", sk), UpdateExpression: aws.String("SET sweepPk = :p, nextRetryAt = if_not_exists(nextRetryAt, :n)"),
+					ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s(partition), ":n": n(400)},
+				})
+				require.NoError(t, err)
+			}
+			inIndex := func(partition string) []string {
+				t.Helper()
+				var sks []string
+				var start map[string]ddbtypes.AttributeValue
+				for {
+					q, err := env.DynamoDB.Query(ctx, &dynamodb.QueryInput{
+						TableName: tbl, IndexName: aws.String(table.IndexSweep), Limit: aws.Int32(2), ExclusiveStartKey: start,
+						KeyConditionExpression:    aws.String("sweepPk = :p"),
+						ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s(partition)},
+					})
+					require.NoError(t, err)
+					for _, it := range q.Items {
+						sks = append(sks, it[table.AttrSK].(*ddbtypes.AttributeValueMemberS).Value)
+					}
+					if start = q.LastEvaluatedKey; len(start) == 0 {
+						return sks
+					}
+				}
+			}
+			// "failed#1" sorts before "pending#1": the first entry of the
+			// whole index is the one upstream minidyn dropped. Sort keys
+			// have the same number of digits: minidyn orders numbers as
+			// strings (nextRetryAt is always 13 digits of milliseconds).
+			put("DISPATCH#a", "failed#1", 500)
+			put("DISPATCH#b", "failed#1", 600)
+			put("DISPATCH#c", "pending#1", 500)
+			put("DISPATCH#d", "", 700)
+			put("DISPATCH#e", "failed#1", 600) // same index key as b
+
+			enter("DISPATCH#d", "failed#1") // an existing item enters
+			require.Equal(t, []string{"DISPATCH#a", "DISPATCH#b", "DISPATCH#e", "DISPATCH#d"}, inIndex("failed#1"))
+			require.Equal(t, []string{"DISPATCH#c"}, inIndex("pending#1"))
+
+			enter("DISPATCH#f", "failed#1") // an update creates an item in the index
+			require.Equal(t, []string{"DISPATCH#f", "DISPATCH#a", "DISPATCH#b", "DISPATCH#e", "DISPATCH#d"}, inIndex("failed#1"))
+
+			put("DISPATCH#b", "", 600) // a put without the index key leaves it
+			_, err := env.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: tbl, Key: key("EVENT#io", "DISPATCH#a")})
+			require.NoError(t, err)
+			_, err = env.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: tbl, Key: key("EVENT#io", "DISPATCH#b")}) // out of the index already
+			require.NoError(t, err)
+			require.Equal(t, []string{"DISPATCH#f", "DISPATCH#e", "DISPATCH#d"}, inIndex("failed#1"))
+			require.Equal(t, []string{"DISPATCH#c"}, inIndex("pending#1"))
+
+			enter("DISPATCH#c", "failed#1") // moves between partitions
+			require.Equal(t, []string{"DISPATCH#f", "DISPATCH#c", "DISPATCH#e", "DISPATCH#d"}, inIndex("failed#1"))
+			require.Empty(t, inIndex("pending#1"))
+		})
+	}
+}
