@@ -301,6 +301,26 @@ func JobsQueue() Topic {
 	return Topic{Name: JobsQueueName, VisibilityTimeout: JobsQueueVisibilityTimeout, MaxReceiveCount: JobsQueueMaxReceiveCount}
 }
 
+// The file imports' notification queue (spec 003 file-drop-run), one per
+// stage with its redrive DLQ: the platform bucket sends its object
+// creations under ImportsPrefix to it and the import-trigger function
+// consumes it. Like the jobs queue it is no topic, but the CDK app and the
+// local stack provision it alike, so its definition lives here; the
+// visibility is Lambda's guidance for the trigger's timeout.
+const (
+	ImportsQueueName            = "imports"
+	ImportsPrefix               = "imports/"
+	ImportTriggerTimeout        = 30 * time.Second
+	ImportsQueueMaxReceiveCount = 5
+)
+
+// ImportsQueue is the imports queue as a queue definition: its names are
+// ImportsQueue().QueueName(prefix) and DLQName(prefix).
+func ImportsQueue() Topic {
+	return Topic{Name: ImportsQueueName, ConsumerTimeout: ImportTriggerTimeout,
+		VisibilityTimeout: EventSourceVisibility(ImportTriggerTimeout, 0), MaxReceiveCount: ImportsQueueMaxReceiveCount}
+}
+
 // QueueName is the SQS queue name of a topic under a resource prefix such as
 // "evp-prod". SQS names allow [A-Za-z0-9_-], so the topic's dots become
 // hyphens; FIFO queues need the ".fifo" suffix.
