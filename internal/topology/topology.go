@@ -9,7 +9,11 @@ import (
 	"time"
 )
 
-// ConsumerKind names the consumer binary that serves a topic.
+// ConsumerKind names the consumer binary that serves a topic,
+// functions/consumer-<kind>. The kinds a deployment can run are registered
+// in internal/wire/consumerkinds (which the CDK app and the local stack
+// check a topology against); these are the built-in ones, named here so
+// the default topology can use them.
 type ConsumerKind string
 
 const (
@@ -193,9 +197,10 @@ func Match(pattern, eventType string) bool {
 }
 
 var (
-	topicName   = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
-	sourceName  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
+	consumerKind = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	topicName    = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
+	sourceName   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	typePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
 )
 
 // Validate checks the topology is internally consistent. Both the runtime (at
@@ -211,10 +216,8 @@ func (t Topology) Validate() error {
 			errs = append(errs, fmt.Errorf("topic %q declared twice", tp.Name))
 		}
 		seen[tp.Name] = true
-		switch tp.Consumer {
-		case ConsumerHTTP, ConsumerArchive, ConsumerPurge:
-		default:
-			errs = append(errs, fmt.Errorf("topic %q: unknown consumer kind %q", tp.Name, tp.Consumer))
+		if !consumerKind.MatchString(string(tp.Consumer)) {
+			errs = append(errs, fmt.Errorf("topic %q: consumer kind %q must be lowercase letters, digits and hyphens (it names the binary consumer-<kind>)", tp.Name, tp.Consumer))
 		}
 		if tp.BatchSize < 1 || tp.BatchSize > 10000 || (tp.FIFO && tp.BatchSize > 10) {
 			errs = append(errs, fmt.Errorf("topic %q: batch size %d out of range (1..10000, FIFO 1..10)", tp.Name, tp.BatchSize))
