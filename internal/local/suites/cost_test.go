@@ -39,9 +39,11 @@ var updateCost = flag.Bool("update-cost", false, "write docs/cost-figures.json a
 const (
 	costFigures = "../../../docs/cost-figures.json"
 	costDoc     = "../../../docs/cost.md"
-	// platformLogBytes is what Lambda itself logs per invocation (the
-	// platform start and report records, JSON format): an estimate.
-	platformLogBytes = 400
+	// platformLogBytes is what Lambda itself logs per invocation: nothing,
+	// since every function's system log level is WARN (infra/cdk
+	// TestFunctionsRuntimeLoggingTracing), which leaves out the INFO-level
+	// platform start, end and report records (about 400 bytes in JSON).
+	platformLogBytes = 0
 	// sampledShare is the share of new traces X-Ray records under its
 	// default rule at volume (1 per second, then 5%).
 	sampledShare = 0.05
@@ -631,8 +633,8 @@ every path runs through the real functions and the real AWS SDK calls against th
   **emulator time** on a 2-core machine: read GB-seconds as an upper bound. Consumers run one event per invocation here; batches of 10 divide their
   invocations and most of their compute by up to 10.
 - **API Gateway** HTTP API requests per 512 KiB; **CloudWatch Logs** bytes as the functions logged them at
-  INFO, plus an estimated 400 bytes of Lambda platform records per invocation; **X-Ray** traces at the
-  default sampling (5% of new traces at volume).
+  INFO (a deployed stage's application log level; Lambda drops DEBUG lines), and no Lambda platform
+  records (system log level WARN); **X-Ray** traces at the default sampling (5% of new traces at volume).
 
 ` + "`TestCostPerPath`" + ` (in ` + "`make test`" + `) fails when a path's requests or units grow past the
 committed figures (` + "`docs/cost-figures.json`" + `).
@@ -648,6 +650,7 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Sparse sweeper index (issue 25 lever 1): a row is in the index only while the sweeper reads its status (pending, failed: to send; processing: to settle); enqueued, completed and dead-lettered rows leave it (REMOVE sweepPk), so each transition is one index write (leave or enter) instead of a delete and a put | 13.8 WRU/event (index 6.8), $12.88 per million; internal 25.4 WRU (index 13.4), $19.95 | 12 WRU/event (index 5), $11.73 per million; internal 21.4 WRU (index 9.4), $17.44 | yes: −1.8 WRU on the Stripe path (not −3: on 2 of 5 events the consumer's claim wins the race with ingest's enqueued mark, which is then refused before it moves anything), −4 WRU on the 2-topic path; the embedded emulator now applies a top-level REMOVE (minidyn ignored it) and resumes a query from its start key's position when that item left the index (the sweeper pages through rows it moves out), both checked on DynamoDB Local too |
 | Batching (issue 25 lever 5): ` + "`stripe-webhook-batched`" + ` and ` + "`internal-publish-batched`" + ` publish one deployed batch of events at once (billing 5, notifications and CRM 10) with the consumers' receives held until all are queued, so each consumer takes them in one receive, one invocation and one delete, as every poll does on a busy stage | one event per consumer invocation: Stripe 1 receive + 1 delete + 1 consumer invocation per event (3 SQS requests, 3 invocations); internal 2 + 2 + 2 | Stripe at batch 5: 0.2 receive + 0.2 delete + 0.2 invocation per event (1.4 SQS requests, 2.2 invocations); internal at batch 10: 0.1 + 0.1 + 0.1 per topic (2.4 SQS requests, 1.2 invocations) | measured, both rows in the table: −$0.64 per million on SQS and −$0.16 on Lambda requests for Stripe, −$1.44 and −$0.36 for the internal path; the consumer's compute is shared by its batch. The unbatched rows stay the worst case (a quiet stage: one event per poll) |
 | Compute measurement: each invocation priced at its function's median duration on the path, after one unmeasured warm-up event; quiesce waits 1.2 s without a call (was 400 ms: a busy machine finished consumers after the snapshot) | mean of emulator durations, cold first event | median, warm | measurement fix: Lambda GB-s are emulator time on a shared 2-core machine (load average 15–27 during these runs): read them as an upper bound that varies run to run |
+| Logs (issue 25 lever 4): every function already logs JSON at the stage's application level with system level WARN (Lambda's advanced logging controls, ` + "`infra/cdk/platform/function.go`" + `), so the 400 bytes of START/REPORT records per invocation the model added are not sent (now asserted by the CDK test); the consumer logs one INFO summary line per invocation (` + "`consume: batch`" + `: records, completed, duplicates, retried, deadLettered, durationMs), each event's detail at DEBUG, failures always (` + "`TestOneInfoLinePerInvocation`" + `); ingest and webhook already log one INFO line per invocation (one event each) | 1,656 log bytes/event (3 × 400 platform + 456 of ingest and webhook lines; the consumer logged nothing at INFO), $0.83 per million | 727 log bytes/event unbatched (456 ingest and webhook, about 270 the consumer's summary), 512 at batch 5: $0.36 and $0.26 per million | yes: −$0.47 per million on the Stripe path (−$0.57 batched); the consumer's summary line is shared by its batch |
 | Consumer-side state (issue 25 lever 2): the sweeper reads a new index, ` + "`due`" + ` (keys only, partition ` + "`due#<shard>`" + `, sort nextRetryAt, the status read from the row): a row enters it when created and leaves it with its outcome; ingest's enqueued mark, the consumer's claim and a consumer's retry keep its keys, so they write nothing to it. The sweeper acts on due rows by status: sends pending/failed, settles a processing row whose lease ended SettleAfter ago (or looks again then), takes an enqueued row out (a consumer lagging past the dispatch lease; its claim puts it back) | 12 WRU/event (index 5: put, enqueued leaves, processing enters, completed leaves); internal 21.4 WRU (index 9.4) | 10 WRU/event (index 3: put, completed leaves, and the refused enqueued race no longer moves a key); internal 17 WRU (index 5) | yes: −2 WRU on the Stripe path, −4.4 on the 2-topic path; the exactly-once claim is unchanged and the settle pass still finds every lost outcome (` + "`TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost`" + `, ` + "`TestSweeperSettlesALaggingConsumersLostOutcome`" + `). Paid off the happy path only: a consumer lagging past the 60 s dispatch lease costs its row an index delete and a put (2 WRU) and the sweeper a row read; the legacy ` + "`sweep`" + ` index is still read (16 more empty queries a run, sweeper-resend RRU 13.5 → 19.5) until it is dropped after one retention period |
 
 Not reached yet: the issue's targets (≤ 11 WRU and ≤ $10 per million on the Stripe path, ≤ 18 WRU on the
