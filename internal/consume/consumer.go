@@ -101,6 +101,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: it.rec.MessageId})
 		}
 	}
+	c.summarize(ctx, items, start)
 	if fatal != nil {
 		return events.SQSEventResponse{}, fatal
 	}
