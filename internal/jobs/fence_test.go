@@ -24,7 +24,7 @@ type failing struct {
 }
 
 func (k *failing) kind(timeout time.Duration) jobs.Kind {
-	return jobs.Kind{Name: "failing", StepTimeout: timeout, MaxAttempts: 1, Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+	return jobs.Kind{Name: "failing", StepTimeout: timeout, MaxAttempts: 2, Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 		call := k.calls.Add(1)
 		k.entered <- s
 		<-k.release

@@ -122,8 +122,22 @@ func (e *Engine) RunWake(ctx context.Context, w Wake) error {
 	case j.Status != StatusRunning && j.DueAt.After(now.Add(time.Second)):
 		return nil // early: its delayed wake or the sweep comes back for it
 	}
+	if j.Attempts >= kind.MaxAttempts {
+		// Every attempt was claimed and none recorded an outcome: the step
+		// kills its worker (out of memory, past the Lambda timeout). Claims
+		// count attempts, so such a step is tried MaxAttempts times, then
+		// fails for good with its incident instead of being reclaimed
+		// forever.
+		next := j
+		next.LeaseOwner, next.LeaseUntil, next.UpdatedAt, next.Version = "", time.Time{}, now, j.Version+1
+		return e.commitFailure(ctx, log, kind, j, next, now, &StepError{Permanent: true, Code: CodeAttemptsExhausted,
+			Err: fmt.Errorf("%d attempts at step %d never finished: each ended its worker (out of memory or time?) before recording an outcome", j.Attempts, j.Steps)})
+	}
 	seen := j.Version
 	claimed := j
+	// The claim counts the attempt: a step that never gets to record its
+	// outcome still uses one.
+	claimed.Attempts = j.Attempts + 1
 	claimed.Status, claimed.LeaseOwner = StatusRunning, randomHex(8)
 	claimed.LeaseUntil = now.Add(kind.StepTimeout + e.cfg.LeaseMargin)
 	claimed.DueAt, claimed.UpdatedAt, claimed.Version = claimed.LeaseUntil, now, seen+1
@@ -148,7 +162,7 @@ func (e *Engine) runStep(ctx context.Context, log *slog.Logger, kind Kind, j Job
 	}
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	step := Step{
-		Job: j, Checkpoint: cp, Lease: j.Lease(), Attempt: j.Attempts + 1, Ref: "",
+		Job: j, Checkpoint: cp, Lease: j.Lease(), Attempt: j.Attempts, Ref: "",
 		Scope: fmt.Sprintf("%s%s/g%d/s%d/v%d/", ObjectPrefix, j.ID, j.Generation, j.Steps, j.Version),
 	}
 	start := e.d.Now()
@@ -216,7 +230,7 @@ func (e *Engine) commitFailure(ctx context.Context, log *slog.Logger, kind Kind,
 		se = &StepError{Err: stepErr}
 	}
 	msg := truncate.String(se.Err.Error(), incident.MaxErrorMessageLen)
-	attempts := j.Attempts + 1
+	attempts := j.Attempts // counted by the claim
 	next.Attempts = attempts
 	if !se.Permanent && attempts < kind.MaxAttempts {
 		d := se.RetryAfter
