@@ -99,14 +99,14 @@ func (c *Consumer) land(it *item, mark string) {
 	err = c.completeDurably(it, owner)
 	switch {
 	case err == nil:
-		c.d.Log.InfoContext(it.ctx, "consume: carried completion recorded", "owner", owner, "hop", hop)
+		c.d.Log.DebugContext(it.ctx, "consume: carried completion recorded", "owner", owner, "hop", hop)
 		if aerr := c.attest(it); aerr != nil {
 			// The replay's incident stays retrying; the stuck-replay
 			// check reopens it, and replaying it again attests.
 			c.d.Log.WarnContext(it.ctx, "consume: carried completion recorded, replay attestation failed", "error", aerr)
 		}
 	case isLeaseLost(err):
-		c.d.Log.InfoContext(it.ctx, "consume: carried completion not needed: the row moved on (completed, settled or taken over)", "owner", owner, "hop", hop)
+		c.d.Log.DebugContext(it.ctx, "consume: carried completion not needed: the row moved on (completed, settled or taken over)", "owner", owner, "hop", hop)
 	default:
 		c.carry(it, owner, hop+1, err)
 	}
