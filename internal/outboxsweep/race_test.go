@@ -12,11 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
-	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
-	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/incident"
-	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
@@ -56,18 +52,7 @@ func TestARunReadsPastAPageWhoseRowsMovedOn(t *testing.T) {
 			}), middleware.Before)
 		})
 	})
-	rows := &dynamo.Events{Client: client, Table: b.env.Resources.EventsTable}
-	store := &s3blob.S3{Client: b.env.S3}
-	s, err := outboxsweep.New(outboxsweep.Config{PageSize: 2}, outboxsweep.Deps{
-		Rows:      rows,
-		Abandoner: &dynamo.Recovery{Events: rows, Incidents: b.incidents},
-		Incidents: b.incidents,
-		Sender:    &sqsqueue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs()},
-		Bodies:    &incident.Bodies{Store: store, Bucket: b.env.Resources.Bucket},
-		Metrics:   &metric.Emitter{W: b.metrics},
-		Now:       b.clock.Now,
-	})
-	require.NoError(t, err)
+	s := b.sweeperWith(outboxsweep.Config{PageSize: 2}, &dynamo.Events{Client: client, Table: b.env.Resources.EventsTable})
 
 	rep := run(t, s)
 	require.True(t, raced.Load(), "the race happened")
