@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -39,6 +40,11 @@ import (
 // the topic's backoff between them: 5 s doubling, about 21 minutes at
 // the defaults, within the sweeper's 45-minute settle delay).
 const maxCompletionHops = 8
+
+// copyLanding is how long a copy takes from becoming visible to its
+// completion being written (a receive, an invocation, one write): a busy
+// message waits that much longer than the first copy's delay.
+const copyLanding = 2 * time.Second
 
 // completionMark is the value of a copy's completionOf attribute.
 func completionMark(hop int, owner string) string { return strconv.Itoa(hop) + "/" + owner }
