@@ -51,9 +51,12 @@ type Options struct {
 	// APIOptions are added to every AWS client the functions get (tests:
 	// fault injection and call counting); provisioning does not get them.
 	APIOptions []func(*middleware.Stack) error
-	// Invoked, when set, is told of every function invocation and its
-	// duration (tests: Lambda billing, measured as the local stack runs).
-	Invoked func(function string, d time.Duration)
+	// Invoked, when set, is called as each function invocation starts, on
+	// the goroutine that runs its handler, with the invocation's context
+	// (its lambdacontext); the handler runs with the context it returns,
+	// and done is called with the duration when the handler returns
+	// (tests: Lambda billing, measured as the local stack runs).
+	Invoked func(ctx context.Context, function string) (_ context.Context, done func(time.Duration))
 	// DynamoDB picks the DynamoDB emulator (awslocal.DynamoEmbedded,
 	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
 	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
@@ -96,7 +99,7 @@ type Stack struct {
 	closeErr     error
 	namesMu      sync.Mutex
 	names        []string
-	invoked      func(function string, d time.Duration)
+	invoked      func(context.Context, string) (context.Context, func(time.Duration))
 	// stepFunctions runs the replay state machine behind
 	// StepFunctionsPath.
 	stepFunctions *stepfnlocal.Runner

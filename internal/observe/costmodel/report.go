@@ -22,6 +22,9 @@ type Path struct {
 	Units    Units              `json:"units"`
 	// WRUByOperation splits Units.WRU by DynamoDB operation.
 	WRUByOperation map[string]float64 `json:"wruByOperation,omitempty"`
+	// Compute is how Units.LambdaGBSeconds was modelled, by function
+	// role, summed over the path's invocations (Meter.Compute).
+	Compute []RoleCompute `json:"compute,omitempty"`
 }
 
 // Mix weighs paths into a reference workload: path name → events of that
@@ -85,8 +88,9 @@ func WriteReport(path string, r Report) error {
 
 // Growth lists what grew in got against the committed figures: request
 // counts and the units that do not depend on timing (SQS, S3, SNS, API
-// Gateway, invocations) beyond a rounding slack, DynamoDB units beyond 15%
-// and log bytes beyond 10%. Lambda GB-seconds are timing and not compared.
+// Gateway, invocations) beyond a rounding slack, DynamoDB units beyond 15%,
+// log bytes beyond 10% and Lambda GB-seconds (modelled from the calls on
+// each invocation's critical path, not timed: DurationModel) beyond 5%.
 func Growth(committed, got Report) []string {
 	var out []string
 	for _, g := range got.Paths {
@@ -117,6 +121,7 @@ func Growth(committed, got Report) []string {
 		check("Lambda invocations", g.Units.LambdaInvocations, c.Units.LambdaInvocations, 0)
 		check("API Gateway requests", g.Units.APIRequests, c.Units.APIRequests, 0)
 		check("log bytes", g.Units.LogBytes, c.Units.LogBytes, 0.10)
+		check("Lambda GB-seconds", g.Units.LambdaGBSeconds, c.Units.LambdaGBSeconds, 0.05)
 	}
 	sort.Strings(out)
 	return out
@@ -179,6 +184,7 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
 			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes, u.Traces)
 	}
+	renderCompute(w, r)
 	fmt.Fprintln(w, "\n### Requests per event, by operation")
 	for _, pa := range r.Paths {
 		ops := make([]string, 0, len(pa.Requests))
@@ -222,3 +228,18 @@ ingest together), so the difference is in the billed requests. What it does not 
 | incidents | every dead letter an incident with its payload, triage states, alerts | dead letters wait in an SQS DLQ for at most 14 days; no store, no archive, no triage |
 | replay | one incident or a filtered set, to its topic, attested when it succeeds | EventBridge archive and replay re-sends a time range to every rule (archive storage and replayed events extra); no per-incident replay, no attestation |
 `
+
+// renderCompute writes how each path's Lambda compute was modelled.
+func renderCompute(w io.Writer, r Report) {
+	fmt.Fprintln(w, "\n### Lambda compute, per function and invocation")
+	fmt.Fprintln(w, "\nBilled duration = waiting on the AWS calls on the invocation's critical path (`costmodel.InRegion` latencies; a Lambda Invoke waits for its callee's billed duration) + the function's CPU time on one core, stretched to its memory's share of a vCPU, rounded up to the millisecond. CPU is priced as committed with the figures (`pricedCPU` in the test) and measured again by every run (a CPU profile labelled per invocation); the emulator column is the measured wall clock on this machine. Both measured columns are for comparison only: they move with the machine's load, the billed figures do not.")
+	fmt.Fprintln(w, "\n| path | function (MB) | invocations | calls | wait ms | CPU ms, priced (measured) | CPU stretched ms | billed ms | emulator ms | GB-s per event |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, pa := range r.Paths {
+		for _, c := range pa.Compute {
+			n := float64(max(c.Invocations, 1))
+			fmt.Fprintf(w, "| %s | %s (%d) | %d | %s | %.1f | %.2f (%.2f) | %.2f | %.1f | %.1f | %.5f |\n", pa.Name, c.Role, c.MemoryMB, c.Invocations,
+				num(float64(c.Calls)/n), c.WaitMs/n, c.PricedCPUMs, c.MeasuredCPUMs, c.CPUMs/n, c.BilledMs/n, c.WallMs/n, c.GBSeconds/float64(max(pa.Events, 1)))
+		}
+	}
+}
