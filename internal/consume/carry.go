@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -39,6 +40,11 @@ import (
 // the topic's backoff between them: 5 s doubling, about 21 minutes at
 // the defaults, within the sweeper's 45-minute settle delay).
 const maxCompletionHops = 8
+
+// copyLanding is how long a copy takes from becoming visible to its
+// completion being written (a receive, an invocation, one write): a busy
+// message waits that much longer than the first copy's delay.
+const copyLanding = 2 * time.Second
 
 // completionMark is the value of a copy's completionOf attribute.
 func completionMark(hop int, owner string) string { return strconv.Itoa(hop) + "/" + owner }
@@ -99,14 +105,14 @@ func (c *Consumer) land(it *item, mark string) {
 	err = c.completeDurably(it, owner)
 	switch {
 	case err == nil:
-		c.d.Log.InfoContext(it.ctx, "consume: carried completion recorded", "owner", owner, "hop", hop)
+		c.d.Log.DebugContext(it.ctx, "consume: carried completion recorded", "owner", owner, "hop", hop)
 		if aerr := c.attest(it); aerr != nil {
 			// The replay's incident stays retrying; the stuck-replay
 			// check reopens it, and replaying it again attests.
 			c.d.Log.WarnContext(it.ctx, "consume: carried completion recorded, replay attestation failed", "error", aerr)
 		}
 	case isLeaseLost(err):
-		c.d.Log.InfoContext(it.ctx, "consume: carried completion not needed: the row moved on (completed, settled or taken over)", "owner", owner, "hop", hop)
+		c.d.Log.DebugContext(it.ctx, "consume: carried completion not needed: the row moved on (completed, settled or taken over)", "owner", owner, "hop", hop)
 	default:
 		c.carry(it, owner, hop+1, err)
 	}

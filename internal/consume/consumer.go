@@ -32,8 +32,6 @@ const (
 	requeued          // held by the breaker, sent back as a fresh copy: acknowledge
 	carried           // handler succeeded, its completion sent on in a copy: acknowledge
 	copyDone          // a copy carrying a completion, done with: acknowledge
-
-	numOutcomes // how many outcomes there are (sizes per-outcome counts)
 )
 
 // item is one record's progress through the runtime.

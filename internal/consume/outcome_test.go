@@ -195,3 +195,59 @@ func TestMessageWithoutLedgerGoesToTheDLQ(t *testing.T) {
 	_, _, err := b.events.Load(context.Background(), key("evt_gone"))
 	require.Error(t, err, "no row was created without its ledger item")
 }
+
+// Two messages of one dispatch (ingest's send and the sweeper's resend
+// after ingest died before marking it) arrive together. The first runs
+// the handler; the second finds the row busy and comes back when the
+// lease ends. The first's completion cannot be written within its
+// invocation and travels in a copy, invisible for the topic's first
+// backoff. The busy message must not come back before that copy: it would
+// find the lease over, take the row and run the side effect again, and
+// the copy would find the row taken over and drop the completion. Before,
+// the busy message came back one second after the lease, the copy only
+// after its delay.
+func TestABusyMessageDoesNotOvertakeACarriedCompletion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.rebuild(t, func(c *consume.Config, _ *consume.Deps) {
+		c.Backoff = consume.Backoff{Base: 3 * time.Second, Cap: 30 * time.Second, Jitter: -1}
+	})
+	ctx := context.Background()
+	b.publish(t, "evt_two", "")
+	first := b.receive(t, 1, 5*time.Second)
+	require.Len(t, first, 1)
+	attrs := sqsqueue.Attributes(outbox.Message{Topic: topicName, Key: key("evt_two"), EventID: "evt_two", TenantID: "acme", Type: "order.created"})
+	_, err := b.env.SQS.SendMessage(ctx, sendInput(b.q.URL, aws.ToString(first[0].Body), attrs))
+	require.NoError(t, err)
+	second := b.receive(t, 1, 5*time.Second)
+	require.Len(t, second, 1)
+
+	release := make(chan struct{})
+	b.handler.hold = func(_ context.Context, _ consume.Message, call int) {
+		if call == 1 {
+			<-release
+		}
+	}
+	stop := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Match: completionWrite})
+	done := make(chan map[string]bool)
+	go func() { done <- b.invokeWithin(t, first, 3*time.Second) }()
+	require.Eventually(t, func() bool { return b.row(t, "evt_two").Status == outbox.StatusProcessing }, 5*time.Second, 20*time.Millisecond)
+	require.Len(t, b.invoke(t, second), 1, "busy: retried after the lease")
+	close(release)
+	require.Empty(t, <-done, "acknowledged: the side effect happened, its completion carried")
+	stop()
+
+	// The queue delivers whatever comes back, in the order it comes back.
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); {
+		msgs := b.receive(t, 10, time.Second)
+		if len(msgs) > 0 {
+			require.Empty(t, b.invoke(t, msgs))
+		}
+		if v, f := b.env.QueueDepth(ctx, b.q.URL); v+f == 0 && b.row(t, "evt_two").Status == outbox.StatusCompleted {
+			break
+		}
+	}
+	_, effects, _ := b.handler.counts()
+	require.Equal(t, 1, effects["evt_two"], "the side effect ran once")
+	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_two").Status)
+}

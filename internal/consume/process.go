@@ -79,8 +79,16 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		return false
 	case Busy:
 		// Another delivery is running the handler. Come back when its lease
-		// ends: by then it completed (we ack) or died (we take over).
-		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.cfg.Backoff.limit())
+		// ends: by then it completed (we ack) or died (we take over). On a
+		// standard topic also after a copy carrying its completion
+		// (carry.go), sent before the lease ended and invisible for up to
+		// the first backoff, had time to land: a message back before it
+		// would take over the lapsed lease and run the side effect again.
+		wait := time.Second
+		if !c.cfg.Topic.FIFO {
+			wait += c.cfg.Backoff.base() + copyLanding
+		}
+		d := min(max(claim.LeaseUntil.Sub(now)+wait, time.Second), c.cfg.Backoff.limit())
 		it.outcome, it.delay = retried, d
 		it.fail = transient("another delivery holds the row until %s", claim.LeaseUntil.UTC().Format(time.RFC3339))
 		it.fail.benign = true

@@ -11,13 +11,12 @@ import (
 // level an invocation costs one line whatever its batch size (issue 25
 // lever 4: CloudWatch Logs bills every byte).
 func (c *Consumer) summarize(ctx context.Context, items []*item, start time.Time) {
-	var n [numOutcomes]int
+	n := map[outcome]int{}
 	for _, it := range items {
 		n[it.outcome]++
 	}
 	c.d.Log.InfoContext(ctx, "consume: batch", "topic", c.cfg.Topic.Name, "records", len(items),
 		"completed", n[completed], "duplicates", n[duplicate], "retried", n[retried],
-		"deadLettered", n[poisoned], "requeued", n[requeued],
-		"completionsCarried", n[carried], "carriedCompletions", n[copyDone],
+		"deadLettered", n[poisoned], "requeued", n[requeued], "carried", n[carried], "copies", n[copyDone],
 		"durationMs", c.d.Now().Sub(start).Milliseconds())
 }

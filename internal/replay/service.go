@@ -194,6 +194,13 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 	switch {
 	case exists && row.Status == outbox.StatusProcessing && row.Leased(now):
 		return skip(SkipInProgress, "a consumer is processing this dispatch right now; retry after it finishes")
+	case exists && row.Status == outbox.StatusProcessing && !r.Force:
+		// The lease ended without an outcome: the handler may have run
+		// and its completion still be on its way (carried in a copy of
+		// the message, or settled by the sweeper), or the message comes
+		// back by itself. A re-send now would reset the row under that
+		// completion and run the side effect again.
+		return skip(SkipInProgress, "a consumer ran this dispatch and its outcome is not recorded yet (its completion may be on its way, or the sweeper settles it); retry later, or use force to run it again")
 	case retried && exists && row.Status == outbox.StatusCompleted:
 		// This request's replay was delivered already.
 		out.Result = ResultReplayed
