@@ -153,12 +153,13 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 	d := jobkinds.Deps{
 		Events:   exportSource{events, incidents},
 		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
-		Payloads: blobs, Objects: blobs, Bucket: c.Engine.Bucket,
+		Payloads: blobs, Objects: purgeObjects{blobs}, Bucket: c.Engine.Bucket,
 		Stripe:       stripe.New(secret.List{}, tenants, rt.Log),
 		Ingest:       &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
 		StripeTypes:  c.StripeTypes,
 		Imports:      importObjects{blobs},
 		ImportTuning: c.Import,
+		Now:          rt.Now,
 		StripeFor: func(tenant string) jobkinds.Canonicalizer {
 			// As the webhook attributes (account map, then metadata), with
 			// the import's tenant as the default: an event naming no tenant
