@@ -88,6 +88,13 @@ type ErasureDeps struct {
 	// Now is the erasure's clock, which leases are compared with (default
 	// the wall clock).
 	Now func() time.Time
+	// Rewrites rewrite shared objects (the audit archive, export parts);
+	// ArchivePrefixes are the archive topics' prefixes
+	// ("archive/<topic>/"); Jobs lists the tenant's exports. Without them
+	// those stores are not reached (functions that only start jobs).
+	Rewrites        Rewrites
+	ArchivePrefixes []string
+	Jobs            JobLister
 }
 
 // ErasureArgs name the subject identifier to erase: an envelope subject,
@@ -112,8 +119,16 @@ type ErasureResult struct {
 	ObjectsDeleted int        `json:"objectsDeleted"`
 	Incidents      int        `json:"incidentsRedacted"`
 	Dispatches     int        `json:"dispatchesRedacted"`
-	EvidenceKey    string     `json:"evidenceKey"`
-	Deletions      []Deletion `json:"deletions,omitempty"`
+	// Stores counts what was erased in each store (StoreLedger, …):
+	// items redacted, objects deleted or rewritten.
+	Stores map[string]int `json:"stores"`
+	// VersionsDeleted are the object versions deleted in all stores;
+	// RecordsRemoved the subject's records taken out of shared objects
+	// (archive, exports).
+	VersionsDeleted int        `json:"versionsDeleted"`
+	RecordsRemoved  int        `json:"recordsRemoved"`
+	EvidenceKey     string     `json:"evidenceKey"`
+	Deletions       []Deletion `json:"deletions,omitempty"`
 }
 
 // Phases of an erasure, in order.
@@ -123,9 +138,12 @@ const (
 	// erasePhaseInFlight waits out the deliveries that held a row when
 	// its event was erased, then redacts what they wrote.
 	erasePhaseInFlight = "inflight"
+	// The shared copies, once nothing is in flight any more.
+	erasePhaseArchives = "archives"
+	erasePhaseExports  = "exports"
 )
 
-var erasePhases = []string{erasePhaseEvents, erasePhaseIncidents, erasePhaseInFlight}
+var erasePhases = []string{erasePhaseEvents, erasePhaseIncidents, erasePhaseInFlight, erasePhaseArchives, erasePhaseExports}
 
 type erasureCheckpoint struct {
 	Phase      string     `json:"phase,omitempty"`
@@ -139,6 +157,14 @@ type erasureCheckpoint struct {
 	// leases ends.
 	InFlight  []string  `json:"inFlight,omitempty"`
 	WaitUntil time.Time `json:"waitUntil,omitzero"`
+	// Days are the archive day prefixes still to read; Rewrites the
+	// shared objects rewritten.
+	Days     []string  `json:"days,omitempty"`
+	Rewrites []Rewrite `json:"rewrites,omitempty"`
+	// The items erased, by store (the evidence lists their keys).
+	EventKeys   []string `json:"eventKeys,omitempty"`
+	RowKeys     []string `json:"rowKeys,omitempty"`
+	IncidentIDs []string `json:"incidentIds,omitempty"`
 }
 
 // maxInlineEvidence bounds the deletions listed in the result itself.
@@ -210,9 +236,16 @@ func Erasure(d ErasureDeps) jobs.Kind {
 			if !done {
 				return jobs.Continue(cp), nil
 			}
-			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, Dispatches: cp.Dispatches, EvidenceKey: s.Scope + "erasure-evidence.json"}
+			ev := cp.evidence()
+			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, Dispatches: cp.Dispatches,
+				Stores: map[string]int{}, EvidenceKey: s.Scope + "erasure-evidence.json"}
+			for name, st := range ev {
+				res.Stores[name] = st.Count
+				res.VersionsDeleted += st.Versions
+				res.RecordsRemoved += st.Records
+			}
 			evidence, err := json.MarshalIndent(map[string]any{"jobId": s.Job.ID, "tenantId": s.Job.TenantID, "subject": a.Subject, "generation": s.Job.Generation,
-				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "dispatchesRedacted": cp.Dispatches, "deletions": nonNil(cp.Deletions)}, "", "  ")
+				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "dispatchesRedacted": cp.Dispatches, "stores": ev, "deletions": nonNil(cp.Deletions)}, "", "  ")
 			if err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
@@ -253,6 +286,13 @@ func (e *eraseStep) run(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 		err = e.inFlight(ctx)
+	case erasePhaseArchives:
+		next, err = e.archives(ctx)
+	case erasePhaseExports:
+		if e.cp.Cursor == "" {
+			e.cp.Cursor = "start"
+		}
+		next, err = e.exports(ctx)
 	default:
 		return false, jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown phase %q", e.cp.Phase))
 	}
@@ -330,8 +370,14 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 			}
 			if payload {
 				e.cp.Erased++
+				e.cp.EventKeys = append(e.cp.EventKeys, r.Key)
 			}
 			e.cp.Dispatches += redact
+			for _, row := range rows {
+				if row.LastError != "" && row.LastError != incident.ErasedText {
+					e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
+				}
+			}
 		}
 		for _, topic := range r.Topics {
 			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
@@ -378,6 +424,7 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 				return err
 			}
 			e.cp.Dispatches++
+			e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
 		}
 		for _, topic := range r.Topics {
 			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
@@ -445,6 +492,7 @@ func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool)
 	if err := e.d.Store.SaveFenced(ctx, e.s.Lease, inc.Erased(ErasedMarker)); err != nil {
 		return 0, err
 	}
+	e.cp.IncidentIDs = append(e.cp.IncidentIDs, inc.ID)
 	return 1, nil
 }
 
@@ -505,3 +553,65 @@ func nonNil[T any](s []T) []T {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, incident.ErrNotFound) }
+
+// Stores an erasure reaches, as the evidence and the result name them.
+const (
+	StoreLedger          = "ledger"
+	StoreDispatches      = "dispatches"
+	StoreIncidents       = "incidents"
+	StorePayloads        = "payloads"
+	StoreIncidentObjects = "incidentObjects"
+	StoreOther           = "objects"
+)
+
+// StoreEvidence is what an erasure did in one store: how many items it
+// redacted or objects it deleted or rewrote (Count), their keys, the
+// object versions deleted (each by id) and, for shared objects, the
+// subject's records removed and the versions written instead.
+type StoreEvidence struct {
+	Count    int        `json:"count"`
+	Keys     []string   `json:"keys"`
+	Versions int        `json:"versionsDeleted,omitempty"`
+	Records  int        `json:"recordsRemoved,omitempty"`
+	Objects  []Deletion `json:"objects,omitempty"`
+	Rewrites []Rewrite  `json:"rewrites,omitempty"`
+}
+
+// evidence groups what the erasure did by store: every store appears,
+// with a count of 0 when it held nothing of the subject.
+func (cp *erasureCheckpoint) evidence() map[string]*StoreEvidence {
+	out := map[string]*StoreEvidence{}
+	for _, name := range []string{StoreLedger, StoreDispatches, StoreIncidents, StorePayloads, StoreIncidentObjects, StoreArchive, StoreExports} {
+		out[name] = &StoreEvidence{Keys: []string{}}
+	}
+	add := func(name string, keys ...string) {
+		st := out[name]
+		st.Keys = append(st.Keys, keys...)
+		st.Count = len(st.Keys)
+	}
+	add(StoreLedger, cp.EventKeys...)
+	add(StoreDispatches, cp.RowKeys...)
+	add(StoreIncidents, cp.IncidentIDs...)
+	for _, d := range cp.Deletions {
+		name := StoreOther
+		switch {
+		case strings.HasPrefix(d.Key, "payloads/"):
+			name = StorePayloads
+		case strings.HasPrefix(d.Key, "incidents/"):
+			name = StoreIncidentObjects
+		}
+		if out[name] == nil {
+			out[name] = &StoreEvidence{Keys: []string{}}
+		}
+		add(name, d.Key)
+		out[name].Versions += len(d.VersionIDs)
+		out[name].Objects = append(out[name].Objects, d)
+	}
+	for _, r := range cp.Rewrites {
+		add(r.Store, r.Key)
+		out[r.Store].Versions += len(r.VersionIDs)
+		out[r.Store].Records += r.Removed
+		out[r.Store].Rewrites = append(out[r.Store].Rewrites, r)
+	}
+	return out
+}

@@ -3,6 +3,8 @@ package jobkinds_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -484,4 +487,127 @@ func TestErasureWaitsOutALiveDelivery(t *testing.T) {
 	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
 	require.Empty(t, b.env.Copies(t, erasedEmail), "the answer written during the erasure is redacted too")
 	require.Equal(t, 1, decode[jobkinds.ErasureResult](t, j.Result).Dispatches)
+}
+
+// publishAudit ingests an audit event of subject whose payload carries
+// note (routed to audit.events, archived by consumer-archive).
+func (b *bundle) publishAudit(t *testing.T, tenant, id, subj, note string) envelope.Event {
+	t.Helper()
+	ev := envelope.Event{SchemaVersion: envelope.SchemaVersion, ID: id, TenantID: tenant, Type: "audit.record.created", Source: "platform",
+		Subject: subj, Timestamp: time.Now().UTC(), Payload: json.RawMessage(fmt.Sprintf(`{"note":%q}`, note))}
+	raw, err := json.Marshal(ev)
+	require.NoError(t, err)
+	res, err := b.ingest.Publish(context.Background(), raw)
+	require.NoError(t, err)
+	require.Equal(t, envelope.StatusEnqueued, res.Status, res)
+	return ev
+}
+
+// archive runs the real archive consumer over what the audit queue holds,
+// twice (a retried batch writes its object again: a second version).
+func (b *bundle) archive(t *testing.T, n int) {
+	t.Helper()
+	ctx := context.Background()
+	q := b.env.Queue(topology.Audit)
+	msgs := b.env.ReceiveAndDelete(ctx, q.URL, n, 10*time.Second)
+	require.Len(t, msgs, n)
+	c := wiretest.ArchiveConsumer(t, b.env, topology.Audit, wiretest.Opts{})
+	for range 2 {
+		// The second run finds the rows completed and writes nothing;
+		// write the batch's object again as a retried batch does.
+		resp, err := c.Handle(ctx, lambdalocal.SQSEvent(q.ARN, msgs))
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures)
+	}
+}
+
+// Survivor 1 of issue 23: the audit archive
+// (archive/audit.events/<yyyy>/<mm>/<dd>/gdpr/…ndjson) kept the subject's
+// events after the erasure. The erasure rewrites each archive object
+// holding the subject's records without them and deletes every earlier
+// version by id; the other subjects' records of the object, and another
+// tenant's archive, stay; the evidence names each object and the versions
+// deleted.
+func TestErasureRewritesTheAuditArchive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	b.publishAudit(t, "gdpr", "aud_1", "user-42", erasedEmail)
+	b.publishAudit(t, "gdpr", "aud_2", "user-42", erasedEmail)
+	b.publishAudit(t, "gdpr", "aud_3", "user-7", "kept-record-of-user-7")
+	b.publishAudit(t, "other", "aud_4", "user-42", "another-tenants-user-42")
+	b.archive(t, 4)
+	before := b.env.Copies(t, erasedEmail)
+	require.NotEmpty(t, slices.DeleteFunc(before, func(s string) bool { return !strings.Contains(s, "/archive/") }), "the archive holds the subject: %v", before)
+
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+	require.Empty(t, b.env.Copies(t, erasedEmail), "every copy, every version")
+	require.NotEmpty(t, b.env.Copies(t, "kept-record-of-user-7"), "another subject's record stays in the rewritten object")
+	require.NotEmpty(t, b.env.Copies(t, "another-tenants-user-42"), "another tenant's archive is not touched")
+
+	res := decode[jobkinds.ErasureResult](t, j.Result)
+	require.Equal(t, 1, res.Stores[jobkinds.StoreArchive], "one object of the day")
+	require.GreaterOrEqual(t, res.RecordsRemoved, 2)
+	raw, err := b.blobs.Get(ctx, b.env.Resources.Bucket, res.EvidenceKey)
+	require.NoError(t, err)
+	var evidence struct {
+		Stores map[string]jobkinds.StoreEvidence `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &evidence))
+	for _, name := range []string{jobkinds.StoreLedger, jobkinds.StoreDispatches, jobkinds.StoreIncidents, jobkinds.StorePayloads, jobkinds.StoreIncidentObjects, jobkinds.StoreArchive, jobkinds.StoreExports} {
+		require.Contains(t, evidence.Stores, name, "every store is listed")
+	}
+	arch := evidence.Stores[jobkinds.StoreArchive]
+	require.Len(t, arch.Rewrites, 1)
+	rw := arch.Rewrites[0]
+	require.NotEmpty(t, rw.NewVersion, "the other subject's record is kept")
+	require.NotEmpty(t, rw.VersionIDs)
+	require.Equal(t, []string{rw.Key + "?" + rw.NewVersion}, b.versionsUnder(t, rw.Key), "only the rewritten version")
+	for _, v := range rw.VersionIDs {
+		require.NotEqual(t, rw.NewVersion, v)
+	}
+	require.Equal(t, 2, evidence.Stores[jobkinds.StoreLedger].Count, "the two gdpr events")
+}
+
+// Survivor 2 of issue 23: an earlier export's parts
+// (jobs/<exportJob>/…/part-00001-events.ndjson.gz) kept the subject's
+// lines forever. The erasure finds the tenant's finished exports, rewrites
+// the parts holding the subject's events or incidents without them
+// (every earlier version deleted) and the manifest's counts and
+// checksums, naming itself there.
+func TestErasureRewritesEarlierExports(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	ev := b.publishContact(t, "gdpr", "evt_x1", "user-42", 10)
+	b.publishContact(t, "gdpr", "evt_x2", "user-42", 10)
+	b.publish(t, "gdpr", "evt_x3", "kept-user-7", 10)
+	b.keepIncident(t, ev, topology.Notifications, "422")
+	exp := b.run(t, jobs.StartParams{Kind: jobkinds.KindExport, TenantID: "gdpr", Args: json.RawMessage(`{"pageSize":2}`)})
+	require.Equal(t, jobs.StatusCompleted, exp.Status, exp.Error)
+	manifestKey := decode[jobkinds.ExportResult](t, exp.Result).ManifestKey
+	require.NotEmpty(t, slices.DeleteFunc(b.env.Copies(t, erasedEmail), func(s string) bool { return !strings.Contains(s, "/jobs/"+exp.ID+"/") }), "the export holds the subject")
+
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+	require.Empty(t, b.env.Copies(t, erasedEmail), "every copy, every version")
+	require.NotEmpty(t, slices.DeleteFunc(b.env.Copies(t, "kept-user-7"), func(s string) bool { return !strings.Contains(s, "/jobs/"+exp.ID+"/") }), "the other subject stays in the export")
+
+	res := decode[jobkinds.ErasureResult](t, j.Result)
+	require.Positive(t, res.Stores[jobkinds.StoreExports])
+	require.Equal(t, 3, res.RecordsRemoved, "two events and the incident")
+	raw, err := b.blobs.Get(ctx, b.env.Resources.Bucket, manifestKey)
+	require.NoError(t, err)
+	m := decode[jobkinds.ExportManifest](t, raw)
+	require.Equal(t, 1, m.Events, "the other subject's event")
+	require.Equal(t, 0, m.Incidents)
+	require.Len(t, m.Erasures, 1)
+	require.Equal(t, j.ID, m.Erasures[0].JobID)
+	for _, p := range m.Parts {
+		body, err := b.blobs.Get(ctx, b.env.Resources.Bucket, p.Key)
+		require.NoError(t, err)
+		sum := sha256.Sum256(body)
+		require.Equal(t, p.SHA256, hex.EncodeToString(sum[:]), "the manifest's checksum of %s", p.Key)
+	}
 }

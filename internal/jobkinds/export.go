@@ -68,6 +68,18 @@ type ExportManifest struct {
 	Bytes     int          `json:"bytes"`
 	Parts     []ExportPart `json:"parts"`
 	CreatedAt time.Time    `json:"createdAt"`
+	// ExpiresAt is when the tenant's retention policy (exportsDays)
+	// deletes the export (the daily retention purge); none when kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// Erasures are the subject erasures that rewrote parts of it since
+	// (counts and checksums above are after them).
+	Erasures []ExportErasure `json:"erasures,omitempty"`
+}
+
+// ExportErasure names an erasure that rewrote an export.
+type ExportErasure struct {
+	JobID string    `json:"jobId"`
+	At    time.Time `json:"at"`
 }
 
 // ExportResult is the job's result.
