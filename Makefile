@@ -32,8 +32,10 @@ dev: deps ## Run the whole platform locally on embedded emulators (http://127.0.
 .PHONY: test
 test: deps ## Run every test: runtime (against the emulators) and the CDK app
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
-	if [ -f infra/cdk/go.mod ]; then cd infra/cdk && $(GO) test -count=1 -timeout 30m ./...; fi
+	@# Both modules run even when the first fails, so one CI run shows every failure.
+	rc=0; $(GO) test -count=1 -timeout 30m ./... || rc=1; \
+		if [ -f infra/cdk/go.mod ]; then (cd infra/cdk && $(GO) test -count=1 -timeout 30m ./...) || rc=1; fi; \
+		exit $$rc
 
 .PHONY: fuzz
 fuzz: deps ## Run every fuzz target for FUZZTIME each (default 30s); `make test` runs their committed corpora

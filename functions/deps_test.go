@@ -5,12 +5,15 @@
 package functions_test
 
 import (
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 const (
@@ -27,21 +30,40 @@ var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsma
 // its requests with it, and "/console/%zz" crashed the admin function).
 var forbidden = []string{module + "/internal/local", module + "/internal/kit/testkit", "testing", "net/http/httptest"}
 
-// linked are the AWS services each function calls, and so links.
+// linked are the AWS services each function calls, and so links. The
+// consumer kinds' rows come from their descriptors (internal/wire/
+// consumerkinds): every consumer calls DynamoDB, SQS and S3, plus its kind's
+// Services.
 var linked = map[string][]string{
-	"ingest":           {"dynamodb", "sqs", "s3"},
-	"webhook-stripe":   {"lambda", "secretsmanager", "ssm"},
-	"consumer-http":    {"dynamodb", "sqs", "s3", "secretsmanager"},
-	"consumer-archive": {"dynamodb", "sqs", "s3"},
-	"sweeper":          {"dynamodb", "sqs", "s3"},
-	"dlq-archiver":     {"dynamodb", "s3", "sns"},
-	"replay":           {"dynamodb", "sqs", "s3"},
-	"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
-	"purge-api":        {"dynamodb", "lambda"},
-	"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager", "ssm"},
-	"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
-	"jobs-sweep":       {"dynamodb", "sqs", "s3"},
-	"import-trigger":   {"dynamodb", "sqs", "s3"},
+	"ingest":         {"dynamodb", "sqs", "s3"},
+	"webhook-stripe": {"lambda", "secretsmanager", "ssm"},
+	"sweeper":        {"dynamodb", "sqs", "s3"},
+	"dlq-archiver":   {"dynamodb", "s3", "sns"},
+	"replay":         {"dynamodb", "sqs", "s3"},
+	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager"},
+	"purge-api":      {"dynamodb", "lambda"},
+	"jobs-worker":    {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
+	"jobs-sweep":     {"dynamodb", "sqs", "s3"},
+	"import-trigger": {"dynamodb", "sqs", "s3"},
+}
+
+func init() {
+	for _, k := range consumerkinds.All() {
+		linked[k.Role] = append([]string{"dynamodb", "sqs", "s3"}, k.Services...)
+	}
+}
+
+// Every function under functions/ has its row: a new binary (a consumer
+// kind's included) cannot skip the check.
+func TestEveryFunctionHasItsRow(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...").Output()
+	require.NoError(t, err)
+	var fns []string
+	for _, p := range strings.Fields(string(out)) {
+		fns = append(fns, strings.TrimPrefix(p, module+"/functions/"))
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(linked)), fns)
 }
 
 func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {
