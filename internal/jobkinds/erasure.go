@@ -115,10 +115,10 @@ type Deletion struct {
 // ErasureResult is the job's result; EvidenceKey is the object listing
 // every deletion.
 type ErasureResult struct {
-	Erased         int        `json:"erased"`
-	ObjectsDeleted int        `json:"objectsDeleted"`
-	Incidents      int        `json:"incidentsRedacted"`
-	Dispatches     int        `json:"dispatchesRedacted"`
+	Erased         int `json:"erased"`
+	ObjectsDeleted int `json:"objectsDeleted"`
+	Incidents      int `json:"incidentsRedacted"`
+	Dispatches     int `json:"dispatchesRedacted"`
 	// Stores counts what was erased in each store (StoreLedger, …):
 	// items redacted, objects deleted or rewritten.
 	Stores map[string]int `json:"stores"`
