@@ -43,7 +43,7 @@ type Deps struct {
 // Kinds are the shipped kinds; adding one is its file and a line here.
 func Kinds(d Deps) []jobs.Kind {
 	return []jobs.Kind{
-		Export(d.Events, d.Payloads, d.Objects, d.Bucket),
+		Export(d.Events, d.Payloads, d.Objects, d.Bucket, d.Retention.Policies),
 		Erasure(ErasureDeps{Store: d.Erasure, Objects: d.Objects, Bucket: d.Bucket, Now: d.Now,
 			Rewrites: d.Rewrites, ArchivePrefixes: d.Retention.ArchivePrefixes, Jobs: d.Retention.Jobs}),
 		Reconcile(d.StripeEvents, d.Stripe, d.Ingest, d.StripeTypes),
