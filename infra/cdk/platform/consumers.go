@@ -125,6 +125,12 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	// own DLQ.
 	allow(f.Role, []string{"sqs:ChangeMessageVisibility"}, qs.Queue.QueueArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, qs.DLQ.QueueArn())
+	if !tp.FIFO {
+		// A completion the events table would not take within the
+		// invocation travels on in a copy of the message, sent to its own
+		// queue (consume: carry.go); FIFO topics never send one.
+		allow(f.Role, []string{"sqs:SendMessage"}, qs.Queue.QueueArn())
+	}
 	// Claim-checked payloads are rehydrated.
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixPayloads))
 	wildcards := `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`

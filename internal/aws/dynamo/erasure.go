@@ -101,7 +101,7 @@ func (e *Erasure) Get(ctx context.Context, id string) (incident.Incident, error)
 
 // EraseEvent redacts a ledger item's payload and marks its outbox rows
 // erased (the erasure marker: erasedAt; a quoted subscriber answer in
-// lastError redacted; out of the sweeper's index), in one transaction,
+// lastError redacted; out of the sweeper's indexes), in one transaction,
 // fenced. The claim-check reference is overwritten with NULL (nothing is
 // REMOVEd from the ledger item). An event that expired meanwhile is left
 // gone; a row gone meanwhile fails the write (the caller loads again).
@@ -126,7 +126,7 @@ func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.Era
 		items = append(items, ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
 			TableName:                 aws.String(e.Events.Table),
 			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Key)), table.AttrSK: str(DispatchSK(r.Topic))},
-			UpdateExpression:          aws.String(expr + " REMOVE sweepPk"),
+			UpdateExpression:          aws.String(leaveDue(expr)),
 			ConditionExpression:       aws.String("attribute_exists(pk)"),
 			ExpressionAttributeValues: values,
 		}})
