@@ -66,6 +66,13 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 	case LedgerMissing:
 		c.poison(it, poison(CodeLedgerMissing, "event %s has no ledger item (past its retention, or never accepted): replay its incident to restore it", msg.Key))
 		return false
+	case Erased:
+		// Still in flight when the subject was erased (a retry, a
+		// redelivery, a replay sent before): the body holds the erased
+		// payload, so it is neither delivered nor dead-lettered.
+		it.outcome = duplicate
+		c.d.Log.InfoContext(it.ctx, "consume: the event's subject was erased; acknowledged without delivering", "receiveCount", msg.ReceiveCount)
+		return false
 	case AlreadyCompleted:
 		// A redelivery (or an SQS duplicate) of a message whose side effect
 		// happened: acknowledge without running the handler. A replay still

@@ -17,6 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/retention"
 )
 
 // KindExport is the tenant export's kind name.
@@ -81,6 +82,18 @@ type ExportManifest struct {
 	Bytes     int          `json:"bytes"`
 	Parts     []ExportPart `json:"parts"`
 	CreatedAt time.Time    `json:"createdAt"`
+	// ExpiresAt is when the tenant's retention policy (exportsDays)
+	// deletes the export (the daily retention purge); none when kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// Erasures are the subject erasures that rewrote parts of it since
+	// (counts and checksums above are after them).
+	Erasures []ExportErasure `json:"erasures,omitempty"`
+}
+
+// ExportErasure names an erasure that rewrote an export.
+type ExportErasure struct {
+	JobID string    `json:"jobId"`
+	At    time.Time `json:"at"`
 }
 
 // ExportResult is the job's result.
@@ -88,6 +101,10 @@ type ExportResult struct {
 	Events      int    `json:"events"`
 	Incidents   int    `json:"incidents"`
 	ManifestKey string `json:"manifestKey"`
+	// ExpiresAt is when the tenant's retention policy deletes the export
+	// (its exportsDays, applied by the retention purge); none when the
+	// tenant keeps exports.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 type exportCheckpoint struct {
@@ -103,7 +120,11 @@ type exportCheckpoint struct {
 // attempt scope (a part becomes the export's only when the step's
 // checkpoint commits, so a crashed or fenced-out attempt leaves at most an
 // orphan object, never a duplicate record), then the manifest.
-func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string) jobs.Kind {
+//
+// The tenant's retention policy sets how long an export is kept
+// (exportsDays): the manifest and the result say until when, and the
+// retention purge deletes it then (policies nil: not said).
+func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string, policies Policies) jobs.Kind {
 	return jobs.Kind{
 		Name:        KindExport,
 		StepTimeout: 2 * time.Minute,
@@ -204,6 +225,17 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			}
 			m := ExportManifest{JobID: s.Job.ID, TenantID: s.Job.TenantID, Since: a.Since, Until: a.Until,
 				Events: cp.Events, Incidents: cp.Incidents, Parts: cp.Parts, CreatedAt: time.Now().UTC()}
+			if policies != nil {
+				_, periods, err := policies.Effective(ctx, s.Job.TenantID)
+				if err != nil {
+					return jobs.Outcome{}, err
+				}
+				if periods.ExportsDays > 0 {
+					// The purge deletes exports finished before its cutoff
+					// (now − exportsDays), at its next daily run after this.
+					m.ExpiresAt = m.CreatedAt.Add(time.Duration(periods.ExportsDays) * retention.Day)
+				}
+			}
 			if m.Parts == nil {
 				m.Parts = []ExportPart{}
 			}
@@ -218,7 +250,7 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			if err := objects.Put(ctx, bucket, key, body); err != nil {
 				return jobs.Outcome{}, err
 			}
-			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key}), nil
+			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key, ExpiresAt: m.ExpiresAt}), nil
 		}),
 	}
 }

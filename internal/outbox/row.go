@@ -61,6 +61,11 @@ type Row struct {
 	LastError   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// ErasedAt is when the event's subject was erased: the row is the
+	// erasure marker of its dispatch, so a message still in flight is
+	// never delivered (a consumer's claim refuses it), dead-lettered into
+	// an incident, or replayed. Zero for a row of an event not erased.
+	ErasedAt time.Time
 }
 
 // Leased reports whether some sender holds the row at now.

@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
 )
 
 // Backoff is the wait before the next sweep of a row that has failed
@@ -433,6 +434,8 @@ func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failur
 	)
 	if haveLedger {
 		dl.Source = rec.Event.Source
+		names := subject.Names{Subject: rec.Event.Subject, Owner: rec.OrderingKey}.Normal()
+		dl.Subject, dl.Owner = names.Subject, names.Owner
 		msg, err := rec.Message(row.Topic)
 		if err != nil {
 			log.ErrorContext(ctx, "sweep: cannot build the abandoned message; the row is retried later", "error", err)

@@ -163,6 +163,8 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 		return skip(SkipTopicMismatch, fmt.Sprintf("the incident is on %s, not %s", inc.Topic, r.Topic))
 	case inc.Raw:
 		return skip(SkipUnparseable, "the dead letter's body is not a platform envelope; it cannot be replayed (ignore it once handled)")
+	case inc.IsErased(ledger.ErasedPayload):
+		return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
 	}
 	retried := r.Token != "" && inc.ReplayToken == r.Token
 	if retried && inc.Status != incident.StatusRetrying {
@@ -192,6 +194,10 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 		return fail(err)
 	}
 	switch {
+	case exists && !row.ErasedAt.IsZero():
+		// Erased after the incident was read (or an incident the erasure
+		// has not reached yet): the row's marker decides.
+		return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
 	case exists && row.Status == outbox.StatusProcessing && row.Leased(now):
 		return skip(SkipInProgress, "a consumer is processing this dispatch right now; retry after it finishes")
 	case exists && row.Status == outbox.StatusProcessing && !r.Force:

@@ -285,9 +285,9 @@ func toAny(ss []string) []any {
 // version by id (the bucket is versioned; nobody deletes without a
 // version id, which would leave the data as a noncurrent version), and
 // list their versions under those prefixes only.
-var erasable = regexp.MustCompile(`/(payloads|incidents)/\*$`)
+var erasable = regexp.MustCompile(`/(payloads|incidents|archive|jobs)/\*$`)
 
-var erasablePrefixes = []any{"payloads/*", "incidents/*"}
+var erasablePrefixes = []any{"payloads/*", "incidents/*", "archive/*", "jobs/*"}
 
 func TestWhoMayDoWhat(t *testing.T) {
 	t.Parallel()
@@ -306,7 +306,9 @@ func TestWhoMayDoWhat(t *testing.T) {
 						readers[res] = append(readers[res], name)
 					case "s3:DeleteObjectVersion":
 						// Subject erasure (jobs-worker) deletes claim-checked
-						// payloads and incident bodies, and nothing else may.
+						// payloads and incident bodies and rewrites the audit
+						// archive and earlier exports (the retention purge
+						// deletes those too), and nothing else may.
 						if name != RoleJobsWorker || !erasable.MatchString(res) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
@@ -345,7 +347,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
-		require.Len(t, deleters, 2, "jobs-worker deletes under payloads/ and incidents/ only: %v", deleters)
+		require.Len(t, deleters, 4, "jobs-worker deletes under payloads/, incidents/, archive/ and jobs/ only: %v", deleters)
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)

@@ -81,10 +81,12 @@ type Deps struct {
 	// Purge serves the purges page (nil: "not configured").
 	Purge admin.PurgeViews
 	// Jobs serves the jobs pages (nil: "not configured").
-	Jobs     admin.Jobs
-	Topology topology.Topology
-	Now      func() time.Time
-	Log      *slog.Logger
+	Jobs admin.Jobs
+	// Retention serves the retention page (nil: "not configured").
+	Retention admin.Retention
+	Topology  topology.Topology
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -258,6 +260,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.purge(w, r, p)
 	case len(segs) >= 1 && segs[0] == "jobs":
 		c.jobs(w, r, p, segs[1:])
+	case len(segs) == 1 && segs[0] == "retention":
+		c.retention(w, r, p)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		p.Title, p.Error = "Not found", "There is no console page "+r.URL.Path

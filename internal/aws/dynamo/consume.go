@@ -42,7 +42,8 @@ const claimAttempts = 3
 // replay of an event past its retention restores both first).
 //
 // A refused claim costs one strongly consistent GetItem to tell completed
-// from busy; the success path is a single UpdateItem.
+// from busy (or erased: a row of an erased event is never claimed); the
+// success path is a single UpdateItem.
 //
 // The claim also counts the attempts of the message (attemptOf = the
 // owner, attempt = its count): the same write adds one, and returns the
@@ -73,6 +74,8 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 				return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
 			}
 			return consume.Claim{State: state, Attempt: 1}, nil
+		case !row.ErasedAt.IsZero():
+			return consume.Claim{State: consume.Erased}, nil
 		case row.Status == outbox.StatusCompleted:
 			return consume.Claim{State: consume.AlreadyCompleted}, nil
 		case row.Status == outbox.StatusProcessing && row.LeaseUntil.After(p.Now):
@@ -92,7 +95,10 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int
 		// processing is a status the sweeper acts on (outbox.Swept): it
 		// settles a lease that ended without an outcome. duePk is set only
 		// when missing, so a row in the index keeps its keys.
-		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
+		// A row carrying the erasure marker is never claimed: the refusal
+		// (read below) tells the consumer, so the happy path pays nothing
+		// for it.
+		ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(erasedAt) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":processing": str(string(outbox.StatusProcessing)),
@@ -148,13 +154,16 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Row.Key)), table.AttrSK: str(ledgerSK)}
 	got, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(e.Table), Key: ledgerKey, ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("expiresAt"),
+		ProjectionExpression: aws.String("expiresAt, erasedAt"),
 	})
 	if err != nil {
 		return 0, err
 	}
 	if len(got.Item) == 0 {
 		return consume.LedgerMissing, nil
+	}
+	if _, erased := got.Item["erasedAt"]; erased {
+		return consume.Erased, nil
 	}
 	var led struct {
 		ExpiresAt int64 `dynamodbav:"expiresAt"`

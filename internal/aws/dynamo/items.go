@@ -84,6 +84,8 @@ type rowItem struct {
 	// the row for, Attempt how many times it did (BeginProcessing).
 	AttemptOf string `dynamodbav:"attemptOf,omitempty"`
 	Attempt   int    `dynamodbav:"attempt,omitempty"`
+	// ErasedAt marks the row of an erased event (outbox.Row.ErasedAt).
+	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
 }
 
 // Timestamps are stored as fixed-width UTC RFC 3339 with milliseconds so they
@@ -226,5 +228,6 @@ func (it rowItem) row() outbox.Row {
 		Status: outbox.Status(it.Status), Attempts: it.Attempts, MaxAttempts: it.MaxAttempts,
 		NextRetryAt: fromMillis(it.NextRetryAt), LeaseUntil: fromMillis(it.LeaseUntil), LeaseOwner: it.LeaseOwner,
 		LastError: it.LastError, CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
+		ErasedAt: parseTime(it.ErasedAt),
 	}
 }

@@ -84,6 +84,18 @@ const (
 	AttrIncidentID   = "incidentId"
 	AttrStatus       = "status"
 	AttrLastFailedAt = "lastFailedAt"
+
+	// Events and incidents tables: the subject identifiers an event names
+	// (subject.Names): the envelope subject, and the entity a provider's
+	// payload says the event belongs to (a Stripe customer; on a ledger
+	// item that is its ordering key, on an incident its owner). Indexed
+	// under the item's tenant (the index sort key), so an erasure reads
+	// exactly the tenant's items naming the identifier, never the tenant's
+	// other items; ledger items stored before the indexes are in them
+	// (they carry both attributes), no attribute is added to them.
+	AttrSubject     = "subject"
+	AttrOrderingKey = "orderingKey"
+	AttrOwner       = "owner"
 )
 
 // Index names.
@@ -102,7 +114,20 @@ const (
 	IndexTenant         = "tenant"
 	IndexIncidentStatus = "status-lastFailedAt"
 	IndexIncidentTenant = "tenant-lastFailedAt"
+	// IndexSubject and IndexOwner are the subject identifier indexes of
+	// the events and incidents tables (keys only).
+	IndexSubject = "subject"
+	IndexOwner   = "owner"
 )
+
+// SubjectIndexes are the subject identifier indexes of a table whose
+// items name their owner in owner (keys only, under the tenant).
+func SubjectIndexes(owner string) []Index {
+	return []Index{
+		{Name: IndexSubject, PK: Key{AttrSubject, String}, SK: &Key{AttrTenantID, String}, Projection: ProjectKeysOnly},
+		{Name: IndexOwner, PK: Key{owner, String}, SK: &Key{AttrTenantID, String}, Projection: ProjectKeysOnly},
+	}
+}
 
 // SweepShards is how many partitions each outbox status is spread over in
 // the sweeper index, so a backlog of stranded rows never lands on one hot
@@ -156,6 +181,8 @@ var Events = Def{
 			Projection: ProjectInclude,
 			NonKey:     []string{"eventId", "type", "source", "topics", "status", "createdAt", "timestamp", "subject"},
 		},
+		SubjectIndexes(AttrOrderingKey)[0],
+		SubjectIndexes(AttrOrderingKey)[1],
 	},
 	TTLAttribute: AttrExpiresAt,
 }
@@ -177,6 +204,8 @@ var Incidents = Def{
 			SK:         &Key{AttrLastFailedAt, String},
 			Projection: ProjectAll,
 		},
+		SubjectIndexes(AttrOwner)[0],
+		SubjectIndexes(AttrOwner)[1],
 	},
 }
 

@@ -142,6 +142,10 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	// Jobs are started, viewed, cancelled and restarted here (the replay
 	// services' engine); their steps run in jobs-worker.
 	var jobEngine admin.Jobs
+	var policies admin.Retention
+	if svc.Retention != nil {
+		policies = svc.Retention
+	}
 	checks := []admin.Check{
 		{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
 		{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
@@ -165,7 +169,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
 		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
-		Purge: purgeViews, Jobs: jobEngine, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
+		Purge: purgeViews, Jobs: jobEngine, Retention: policies, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
 	if err != nil {
 		return nil, err
@@ -182,10 +186,11 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
-		Jobs:     jobEngine,
-		Console:  pages,
-		Topology: c.Replay.Topology,
-		Log:      rt.Log,
-		Now:      rt.Now,
+		Jobs:      jobEngine,
+		Retention: policies,
+		Console:   pages,
+		Topology:  c.Replay.Topology,
+		Log:       rt.Log,
+		Now:       rt.Now,
 	})
 }

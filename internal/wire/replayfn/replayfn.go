@@ -22,6 +22,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
@@ -115,6 +116,10 @@ type Services struct {
 	Incidents *dynamo.Incidents
 	// Jobs is the job engine (nil without JOBS_TABLE).
 	Jobs *jobs.Engine
+	// Retention reads and sets tenants' retention policies (nil without
+	// JOBS_TABLE: they live in the jobs table); a shortened policy starts
+	// its purge through Jobs.
+	Retention *retention.Service
 }
 
 // NewServices builds the replay engine and the views.
@@ -126,6 +131,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	bodies := &incident.Bodies{Store: blobs, Bucket: c.Bucket}
 	var restarter replay.JobRestarter
 	var engine *jobs.Engine
+	var policies *retention.Service
 	if c.Jobs != nil {
 		// The kinds validate starts; their steps run in jobs-worker, so
 		// they need no ports here.
@@ -134,6 +140,9 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 			return Services{}, err
 		}
 		restarter, engine = e, e
+		if policies, err = c.Jobs.Retention(cl, e, rt); err != nil {
+			return Services{}, err
+		}
 	}
 	r, err := replay.New(c.Replay, replay.Deps{
 		Jobs:       restarter,
@@ -155,7 +164,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if err != nil {
 		return Services{}, err
 	}
-	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine}, nil
+	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine, Retention: policies}, nil
 }
 
 // New builds the replay function's handler.
@@ -168,5 +177,9 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	if s.Jobs != nil {
 		j = s.Jobs
 	}
-	return operator.NewFunction(s.Replay, s.Views, j), nil
+	f := operator.NewFunction(s.Replay, s.Views, j)
+	if s.Retention != nil {
+		f.WithRetention(s.Retention)
+	}
+	return f, nil
 }
