@@ -95,7 +95,7 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 // window, max concurrency). Purge topics get theirs in fn_purge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
-	cl := s.Clients.Data()
+	cl := s.consumerClients()
 	for _, tp := range s.Topology.Topics {
 		env := s.env(s.ConsumerResources(tp))
 		if err := s.Settings.Err(); err != nil {
@@ -133,6 +133,13 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		})
 	}
 	return fns, nil
+}
+
+// consumerClients are a consumer's clients: the data path's, and the
+// stack's Lambda client for breaker notices to the subscriber-health
+// function.
+func (s *Stack) consumerClients() consumerfn.Clients {
+	return consumerfn.Clients{Clients: s.Clients.Data(), Lambda: s.Clients.Lambda}
 }
 
 // queueSource is a topic consumer's SQS event source, shaped by the

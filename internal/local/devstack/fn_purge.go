@@ -68,7 +68,7 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			fns = append(fns, Function{Name: purgeapifn.Name, Handler: f.Handle, Timeout: purgeapifn.FunctionTimeout})
 		}
 		name := consumerfn.FunctionName(tp)
-		cl := purgeconsumerfn.Clients{Clients: s.Clients.Data(), SSM: s.Clients.SSM}
+		cl := purgeconsumerfn.Clients{Clients: s.consumerClients(), SSM: s.Clients.SSM}
 		// Per-tenant zones are kept in the local SSM, as deployed.
 		keepZones := func(cfg purgeconsumerfn.Config) (purgeconsumerfn.Config, error) {
 			path, err := s.configMap(ctx, ssmparam.PurgeZones, cfg.Purge.Zones.ByTenant)

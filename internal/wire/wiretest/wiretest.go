@@ -139,7 +139,7 @@ func HTTPConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *c
 	tb.Helper()
 	cfg, err := httpconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: env.Data()}, o.runtime())
+	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
 	check(tb, err)
 	return v
 }
@@ -149,9 +149,15 @@ func ArchiveConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts)
 	tb.Helper()
 	cfg, err := archiveconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := archiveconsumerfn.New(cfg, env.Data(), o.runtime())
+	v, err := archiveconsumerfn.New(cfg, consumerClients(env), o.runtime())
 	check(tb, err)
 	return v
+}
+
+// consumerClients are a consumer's clients on env: the data path's, and
+// env's Lambda client (nil until env serves functions) for breaker notices.
+func consumerClients(env *awslocaltest.Env) consumerfn.Clients {
+	return consumerfn.Clients{Clients: env.Data(), Lambda: env.Lambda}
 }
 
 func consumerEnv(env *awslocaltest.Env, topic string, settings map[string]string) map[string]string {
@@ -241,7 +247,7 @@ func PurgeConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *
 	tb.Helper()
 	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: env.Data()}, o.runtime())
+	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
 	check(tb, err)
 	return v
 }
