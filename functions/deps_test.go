@@ -31,19 +31,20 @@ var forbidden = []string{module + "/internal/local", module + "/internal/kit/tes
 // consumers call Lambda to tell the subscriber-health function their
 // topic's breaker changed (an asynchronous invoke, only on a transition).
 var linked = map[string][]string{
-	"ingest":           {"dynamodb", "sqs", "s3"},
-	"webhook-stripe":   {"lambda", "secretsmanager", "ssm"},
-	"consumer-http":    {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
-	"consumer-archive": {"dynamodb", "sqs", "s3", "lambda"},
-	"sweeper":          {"dynamodb", "sqs", "s3"},
-	"dlq-archiver":     {"dynamodb", "s3", "sns"},
-	"replay":           {"dynamodb", "sqs", "s3"},
-	"admin-api":        {"dynamodb", "sqs", "s3", "secretsmanager"},
-	"purge-api":        {"dynamodb", "lambda"},
-	"consumer-purge":   {"dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda"},
-	"jobs-worker":      {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
-	"jobs-sweep":       {"dynamodb", "sqs", "s3"},
-	"import-trigger":   {"dynamodb", "sqs", "s3"},
+	"ingest":            {"dynamodb", "sqs", "s3"},
+	"webhook-stripe":    {"lambda", "secretsmanager", "ssm"},
+	"consumer-http":     {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
+	"consumer-archive":  {"dynamodb", "sqs", "s3", "lambda"},
+	"sweeper":           {"dynamodb", "sqs", "s3"},
+	"dlq-archiver":      {"dynamodb", "s3", "sns"},
+	"replay":            {"dynamodb", "sqs", "s3"},
+	"admin-api":         {"dynamodb", "sqs", "s3", "secretsmanager"},
+	"purge-api":         {"dynamodb", "lambda"},
+	"consumer-purge":    {"dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda"},
+	"jobs-worker":       {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
+	"jobs-sweep":        {"dynamodb", "sqs", "s3"},
+	"import-trigger":    {"dynamodb", "sqs", "s3"},
+	"subscriber-health": {"dynamodb", "sqs", "lambda", "sns"},
 }
 
 func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {

@@ -21,8 +21,10 @@ import (
 // returns promptly, long enough not to spin.
 const pollWait = 1
 
-// StartQueueSource runs an SQS event source mapping for the function: like
-// Lambda's, it gathers a batch (up to BatchSize messages, waiting at most
+// StartQueueSource runs an SQS event source mapping for the function (served
+// by the Lambda API at MappingsPath: List/Get/UpdateEventSourceMapping,
+// Enabled and ScalingConfig.MaximumConcurrency honoured): like Lambda's,
+// it gathers a batch (up to BatchSize messages, waiting at most
 // BatchWindow), invokes the function, and deletes only the messages not
 // reported in batchItemFailures. A function error, or a response naming an
 // unknown item, fails the whole batch: the messages reappear after their
@@ -38,15 +40,23 @@ func (s *Triggers) StartQueueSource(name string, src QueueSource) error {
 	if src.MaxConcurrency <= 0 {
 		src.MaxConcurrency = 2
 	}
-	for range src.MaxConcurrency {
-		s.bg.goLoop(func(ctx context.Context) { s.poll(ctx, name, src) })
-	}
+	s.spawn(s.addMapping(name, src), src.MaxConcurrency)
 	return nil
 }
 
-func (s *Triggers) poll(ctx context.Context, name string, src QueueSource) {
+// poll is poller i of a mapping: it receives only while the mapping is
+// enabled and its concurrency reaches i, as Lambda scales its pollers.
+func (s *Triggers) poll(ctx context.Context, m *mapping, i int) {
+	name, src := m.function, m.src
 	log := s.log().With("function", name, "queue", src.QueueURL)
 	for ctx.Err() == nil {
+		if ok, changed := m.allows(i); !ok {
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			}
+			continue
+		}
 		msgs, err := s.receiveBatch(ctx, src)
 		if err != nil {
 			if ctx.Err() == nil {
