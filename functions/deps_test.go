@@ -38,7 +38,7 @@ var linked = map[string][]string{
 	"sweeper":           {"dynamodb", "sqs", "s3"},
 	"dlq-archiver":      {"dynamodb", "s3", "sns"},
 	"replay":            {"dynamodb", "sqs", "s3"},
-	"admin-api":         {"dynamodb", "sqs", "s3", "secretsmanager"},
+	"admin-api":         {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
 	"purge-api":         {"dynamodb", "lambda"},
 	"consumer-purge":    {"dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda"},
 	"jobs-worker":       {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},

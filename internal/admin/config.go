@@ -52,6 +52,8 @@ type Deps struct {
 	PurgeChecks []Check
 	// Jobs serves /admin/jobs (nil: those routes answer 404).
 	Jobs Jobs
+	// Breakers serves /admin/topics (nil: those routes answer 404).
+	Breakers Breakers
 	// Console serves /console… (nil: those paths answer 404).
 	Console  Console
 	Topology topology.Topology

@@ -55,6 +55,8 @@ type Call struct {
 	Status         string          `json:"status,omitempty"`
 	Limit          int             `json:"limit,omitempty"`
 	FromScratch    bool            `json:"fromScratch,omitempty"`
+	// The topics.* actions' topic.
+	Topic string `json:"topic,omitempty"`
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age

@@ -11,6 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
@@ -82,6 +83,8 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 		wire.EnvEventsTable:    s.Resources.EventsTable,
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
 		wire.EnvBucket:         s.Resources.Bucket,
+		// breaker transitions are applied at once
+		consumerfn.EnvHealthFunction: healthfn.Name,
 	}
 	if tp.Consumer == topology.ConsumerHTTP {
 		res[httpconsumerfn.EnvSubscriberURL] = s.SubscriberURL(tp.Name)

@@ -42,6 +42,8 @@ func (s *Stack) PurgeResources(tp topology.Topic) map[string]string {
 		consumerfn.EnvDLQURL:   q.DLQURL,
 		wire.EnvEventsTable:    s.Resources.EventsTable,
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
+		// breaker transitions are applied at once
+		consumerfn.EnvHealthFunction: FunctionHealth,
 	}
 	if s.Settings.String(purgeconsumerfn.EnvZones, "") == "" {
 		res[purgeconsumerfn.EnvZones] = fmt.Sprintf(`{"default":%q}`, LocalZone)

@@ -57,7 +57,7 @@ func (s *Triggers) poll(ctx context.Context, m *mapping, i int) {
 			}
 			continue
 		}
-		msgs, err := s.receiveBatch(ctx, src)
+		msgs, err := s.receiveBatch(ctx, src, func() bool { ok, _ := m.allows(i); return ok })
 		if err != nil {
 			if ctx.Err() == nil {
 				log.WarnContext(ctx, "lambdalocal: receive failed", "error", err)
@@ -78,13 +78,14 @@ func (s *Triggers) poll(ctx context.Context, m *mapping, i int) {
 }
 
 // receiveBatch long-polls until it has BatchSize messages, the batch window
-// has passed since the first message, or the queue is empty.
-func (s *Triggers) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.Message, error) {
+// has passed since the first message, the queue is empty, or the mapping
+// no longer lets this poller receive (allowed).
+func (s *Triggers) receiveBatch(ctx context.Context, src QueueSource, allowed func() bool) ([]sqstypes.Message, error) {
 	var (
 		batch    []sqstypes.Message
 		deadline time.Time
 	)
-	for len(batch) < src.BatchSize {
+	for len(batch) < src.BatchSize && allowed() {
 		wait := int32(pollWait)
 		if len(batch) > 0 {
 			left := time.Until(deadline)

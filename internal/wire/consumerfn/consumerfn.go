@@ -46,12 +46,9 @@ const (
 	// EnvConcurrency bounds the messages (FIFO: message groups) one
 	// invocation works on at once.
 	EnvConcurrency = "CONSUMER_CONCURRENCY"
-	// EnvHealthFunction is the subscriber-health function's ARN (a name
-	// works too, as in the local stack): a consumer that trips or closes
-	// the topic's breaker tells it at once (an asynchronous invoke), so the
-	// event source mapping follows within seconds rather than at the
-	// function's next scheduled run. Unset: the schedule alone applies it.
-	EnvHealthFunction = "HEALTH_FUNCTION"
+	// EnvHealthFunction names the subscriber-health function a consumer
+	// tells of its breaker's trips and closes (wire.EnvHealthFunction).
+	EnvHealthFunction = wire.EnvHealthFunction
 )
 
 // FunctionName is the function name of a topic's consumer,

@@ -225,7 +225,7 @@ func Admin(tb testing.TB, env *awslocaltest.Env, key string, o Opts) *admin.API 
 	o.Settings = s
 	cfg, err := adminfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: env.Data()}, o.runtime())
+	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: env.Data(), Lambda: env.Lambda}, o.runtime())
 	check(tb, err)
 	return v
 }
