@@ -109,7 +109,7 @@ func (m *Monitor) Handle(ctx context.Context, raw json.RawMessage) (Report, erro
 			m.d.Log.WarnContext(ctx, "health: notice for a topic the monitor does not watch", "topic", n.Topic)
 			return Report{}, nil
 		}
-		return m.run(ctx, []string{n.Topic})
+		return m.runFor(ctx, []string{n.Topic}, true)
 	}
 	return m.Run(ctx)
 }
@@ -125,6 +125,10 @@ func (m *Monitor) Run(ctx context.Context) (Report, error) {
 }
 
 func (m *Monitor) run(ctx context.Context, names []string) (Report, error) {
+	return m.runFor(ctx, names, false)
+}
+
+func (m *Monitor) runFor(ctx context.Context, names []string, notice bool) (Report, error) {
 	horizon := m.d.Now().Add(m.cfg.Period)
 	if dl, ok := ctx.Deadline(); ok {
 		horizon = minTime(horizon, dl.Add(-runMargin))
@@ -136,7 +140,7 @@ func (m *Monitor) run(ctx context.Context, names []string) (Report, error) {
 	for len(names) > 0 {
 		dues := map[string]time.Time{}
 		for _, name := range names {
-			tr, h, err := m.tick(ctx, name)
+			tr, h, err := m.tick(ctx, name, notice)
 			rep.Topics = append(rep.Topics, tr)
 			if err != nil {
 				errs = append(errs, err)
@@ -212,11 +216,14 @@ func minTime(a, b time.Time) time.Time {
 // Tick advances one topic's breaker, sends the alerts its transitions
 // call for, and applies its state to the event source mapping.
 func (m *Monitor) Tick(ctx context.Context, topic string) (TopicReport, error) {
-	tr, _, err := m.tick(ctx, topic)
+	tr, _, err := m.tick(ctx, topic, true)
 	return tr, err
 }
 
-func (m *Monitor) tick(ctx context.Context, topic string) (TopicReport, Health, error) {
+// tick is Tick; a scheduled tick of a settled healthy topic leaves its
+// mapping alone (no Lambda API call on the happy path: it is as deployed,
+// or as the last tick of its outage set it), a notice always checks it.
+func (m *Monitor) tick(ctx context.Context, topic string, notice bool) (TopicReport, Health, error) {
 	tp, ok := m.topics[topic]
 	if !ok {
 		return TopicReport{Topic: topic}, Health{}, fmt.Errorf("%w: %s", ErrUnknownTopic, topic)
@@ -237,6 +244,9 @@ func (m *Monitor) tick(ctx context.Context, topic string) (TopicReport, Health, 
 			m.d.Log.ErrorContext(ctx, "health: could not send an alert", "topic", topic, "kind", a.Kind, "error", err)
 			m.d.Metrics.Emit(map[string]string{DimensionTopic: topic}, metric.Metric{Name: "AlertsFailed", Unit: metric.Count, Value: 1})
 		}
+	}
+	if !notice && settled(h) && len(alerts) == 0 {
+		return tr, h, nil
 	}
 	applied, err := m.apply(ctx, tp, h)
 	if errors.Is(err, ErrMappingBusy) {
@@ -366,6 +376,11 @@ func alertOf(kind string, h Health, now time.Time) Alert {
 		a.Outage = now.Sub(h.OutageSince).Round(time.Second).String()
 	}
 	return a
+}
+
+// settled: closed at full concurrency with no outage to finish.
+func settled(h Health) bool {
+	return h.State == Closed && h.Concurrency == 0 && h.OutageSince.IsZero()
 }
 
 // apply sets the topic's event source mapping to what its state asks for,

@@ -34,7 +34,7 @@ const (
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
 	return []string{RoleIngest, RoleWebhookStripe, RoleConsumerHTTP, RoleConsumerArchive,
-		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger}
+		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger, RoleSubscriberHealth}
 }
 
 // fnSpec describes one Lambda function.
