@@ -5,12 +5,15 @@
 package functions_test
 
 import (
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 const (
@@ -28,23 +31,43 @@ var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsma
 var forbidden = []string{module + "/internal/local", module + "/internal/kit/testkit", "testing", "net/http/httptest"}
 
 // linked are the AWS services each function calls, and so links. The
-// consumers call Lambda to tell the subscriber-health function their
-// topic's breaker changed (an asynchronous invoke, only on a transition).
+// consumer kinds' rows come from their descriptors (internal/wire/
+// consumerkinds): every consumer calls DynamoDB, SQS and S3, and Lambda to
+// tell the subscriber-health function its topic's breaker changed (an
+// asynchronous invoke, only on a transition), plus its kind's Services.
 var linked = map[string][]string{
-	"ingest":            {"dynamodb", "sqs", "s3"},
-	"webhook-stripe":    {"lambda", "secretsmanager", "ssm"},
-	"consumer-http":     {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
-	"consumer-archive":  {"dynamodb", "sqs", "s3", "lambda"},
-	"sweeper":           {"dynamodb", "sqs", "s3"},
-	"dlq-archiver":      {"dynamodb", "s3", "sns"},
-	"replay":            {"dynamodb", "sqs", "s3"},
-	"admin-api":         {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
-	"purge-api":         {"dynamodb", "lambda"},
-	"consumer-purge":    {"dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda"},
-	"jobs-worker":       {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
-	"jobs-sweep":        {"dynamodb", "sqs", "s3"},
-	"import-trigger":    {"dynamodb", "sqs", "s3"},
+	"ingest":         {"dynamodb", "sqs", "s3"},
+	"webhook-stripe": {"lambda", "secretsmanager", "ssm"},
+	"sweeper":        {"dynamodb", "sqs", "s3"},
+	"dlq-archiver":   {"dynamodb", "s3", "sns"},
+	"replay":         {"dynamodb", "sqs", "s3"},
+	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
+	"purge-api":      {"dynamodb", "lambda"},
+	"jobs-worker":    {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
+	"jobs-sweep":     {"dynamodb", "sqs", "s3"},
+	"import-trigger": {"dynamodb", "sqs", "s3"},
+	// subscriber-health: the records, queue depths, the consumers' event
+	// source mappings, alerts.
 	"subscriber-health": {"dynamodb", "sqs", "lambda", "sns"},
+}
+
+func init() {
+	for _, k := range consumerkinds.All() {
+		linked[k.Role] = append([]string{"dynamodb", "sqs", "s3", "lambda"}, k.Services...)
+	}
+}
+
+// Every function under functions/ has its row: a new binary (a consumer
+// kind's included) cannot skip the check.
+func TestEveryFunctionHasItsRow(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...").Output()
+	require.NoError(t, err)
+	var fns []string
+	for _, p := range strings.Fields(string(out)) {
+		fns = append(fns, strings.TrimPrefix(p, module+"/functions/"))
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(linked)), fns)
 }
 
 func TestFunctionsLinkOnlyWhatTheyCall(t *testing.T) {

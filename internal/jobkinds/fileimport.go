@@ -17,13 +17,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/truncate"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // KindFileImport is the file import's kind name (spec 003 file-drop-run).
 const KindFileImport = "file-import"
 
 // ImportPrefix is where tenants' import files go: imports/<tenant>/….
-const ImportPrefix = "imports/"
+const ImportPrefix = topology.ImportsPrefix
 
 // ErrorReportSuffix names a file's error report: the file's key plus it,
 // next to the file. Keys ending in it are never imported.

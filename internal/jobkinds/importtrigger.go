@@ -11,23 +11,24 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// The import notifications queue (one per stage, with a redrive DLQ): the
-// bucket's S3 event notifications for ImportPrefix go to it and the
-// import-trigger function consumes it (its visibility is six times the
-// function's timeout).
+// The import notifications queue (one per stage, with a redrive DLQ),
+// defined with the topology's queues (topology.ImportsQueue): the bucket's
+// S3 event notifications for ImportPrefix go to it and the import-trigger
+// function consumes it (its visibility is six times the function's
+// timeout).
 const (
-	ImportQueueName            = "imports"
-	ImportTriggerTimeout       = 30 * time.Second
+	ImportQueueName            = topology.ImportsQueueName
+	ImportTriggerTimeout       = topology.ImportTriggerTimeout
 	ImportQueueVisibility      = 6 * ImportTriggerTimeout
-	ImportQueueMaxReceiveCount = 5
+	ImportQueueMaxReceiveCount = topology.ImportsQueueMaxReceiveCount
 )
 
 // Starter starts jobs (*jobs.Engine).

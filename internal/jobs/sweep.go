@@ -25,7 +25,10 @@ type SweepReport struct {
 	Drained bool
 }
 
-// HandleSweep is the sweep Lambda's handler (an EventBridge schedule).
+// HandleSweep is the jobs-sweep Lambda's handler (an EventBridge
+// schedule): the job engine's sweep, which finds due jobs. The outbox's
+// sweeper, which resends stranded dispatch rows, is another function
+// (sweeper, internal/outboxsweep).
 func (e *Engine) HandleSweep(ctx context.Context, _ events.EventBridgeEvent) (SweepReport, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {

@@ -33,7 +33,12 @@ type stream struct {
 	err    error
 }
 
-func (s *stream) name() string { return fmt.Sprintf("%s#%d", s.status, s.shard) }
+func (s *stream) name() string {
+	if s.status == "" {
+		return fmt.Sprintf("due#%d", s.shard)
+	}
+	return fmt.Sprintf("%s#%d", s.status, s.shard)
+}
 
 // newMerger reads every shard of the given statuses due at now.
 func newMerger(rows Rows, statuses []outbox.Status, now time.Time, page int) *merger {

@@ -9,7 +9,11 @@ import (
 	"time"
 )
 
-// ConsumerKind names the consumer binary that serves a topic.
+// ConsumerKind names the consumer binary that serves a topic,
+// functions/consumer-<kind>. The kinds a deployment can run are registered
+// in internal/wire/consumerkinds (which the CDK app and the local stack
+// check a topology against); these are the built-in ones, named here so
+// the default topology can use them.
 type ConsumerKind string
 
 const (
@@ -193,9 +197,10 @@ func Match(pattern, eventType string) bool {
 }
 
 var (
-	topicName   = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
-	sourceName  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
+	consumerKind = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	topicName    = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
+	sourceName   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+	typePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
 )
 
 // Validate checks the topology is internally consistent. Both the runtime (at
@@ -211,10 +216,8 @@ func (t Topology) Validate() error {
 			errs = append(errs, fmt.Errorf("topic %q declared twice", tp.Name))
 		}
 		seen[tp.Name] = true
-		switch tp.Consumer {
-		case ConsumerHTTP, ConsumerArchive, ConsumerPurge:
-		default:
-			errs = append(errs, fmt.Errorf("topic %q: unknown consumer kind %q", tp.Name, tp.Consumer))
+		if !consumerKind.MatchString(string(tp.Consumer)) {
+			errs = append(errs, fmt.Errorf("topic %q: consumer kind %q must be lowercase letters, digits and hyphens (it names the binary consumer-<kind>)", tp.Name, tp.Consumer))
 		}
 		if tp.BatchSize < 1 || tp.BatchSize > 10000 || (tp.FIFO && tp.BatchSize > 10) {
 			errs = append(errs, fmt.Errorf("topic %q: batch size %d out of range (1..10000, FIFO 1..10)", tp.Name, tp.BatchSize))
@@ -299,6 +302,26 @@ const (
 // JobsQueue().QueueName(prefix) and DLQName(prefix).
 func JobsQueue() Topic {
 	return Topic{Name: JobsQueueName, VisibilityTimeout: JobsQueueVisibilityTimeout, MaxReceiveCount: JobsQueueMaxReceiveCount}
+}
+
+// The file imports' notification queue (spec 003 file-drop-run), one per
+// stage with its redrive DLQ: the platform bucket sends its object
+// creations under ImportsPrefix to it and the import-trigger function
+// consumes it. Like the jobs queue it is no topic, but the CDK app and the
+// local stack provision it alike, so its definition lives here; the
+// visibility is Lambda's guidance for the trigger's timeout.
+const (
+	ImportsQueueName            = "imports"
+	ImportsPrefix               = "imports/"
+	ImportTriggerTimeout        = 30 * time.Second
+	ImportsQueueMaxReceiveCount = 5
+)
+
+// ImportsQueue is the imports queue as a queue definition: its names are
+// ImportsQueue().QueueName(prefix) and DLQName(prefix).
+func ImportsQueue() Topic {
+	return Topic{Name: ImportsQueueName, ConsumerTimeout: ImportTriggerTimeout,
+		VisibilityTimeout: EventSourceVisibility(ImportTriggerTimeout, 0), MaxReceiveCount: ImportsQueueMaxReceiveCount}
 }
 
 // QueueName is the SQS queue name of a topic under a resource prefix such as

@@ -92,7 +92,8 @@ func TestValidateRejects(t *testing.T) {
 	cases := map[string]func(top *topology.Topology){
 		"unknown route topic":    func(top *topology.Topology) { top.Routes[0].Topics = []string{"nope"} },
 		"duplicate topic":        func(top *topology.Topology) { top.Topics = append(top.Topics, top.Topics[0]) },
-		"bad consumer":           func(top *topology.Topology) { top.Topics[0].Consumer = "ftp" },
+		"bad consumer":           func(top *topology.Topology) { top.Topics[0].Consumer = "FTP!" },
+		"no consumer":            func(top *topology.Topology) { top.Topics[0].Consumer = "" },
 		"visibility too short":   func(top *topology.Topology) { top.Topics[0].VisibilityTimeout = time.Second },
 		"fifo batch too big":     func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchSize = 11 },
 		"big batch no window":    func(top *topology.Topology) { top.Topics[0].BatchSize = 50; top.Topics[0].BatchWindow = 0 },

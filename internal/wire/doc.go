@@ -13,5 +13,7 @@
 // handler). The Lambda mains (functions/*), the local stack and the CDK
 // app's tests call the same Load and New, so what runs locally is the graph
 // that runs in AWS and what the CDK app sets is what the function reads.
+// Consumer kinds also declare a descriptor (consumerfn.Kind), registered
+// in consumerkinds, which no function links.
 // This package imports no AWS service client.
 package wire

@@ -10,53 +10,61 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
-	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
-// consumerRole is the binary serving each consumer kind.
-var consumerRole = map[topology.ConsumerKind]string{
-	topology.ConsumerHTTP:    RoleConsumerHTTP,
-	topology.ConsumerArchive: RoleConsumerArchive,
-	topology.ConsumerPurge:   RoleConsumerPurge,
-}
-
-// newConsumers creates one consumer function per topic, fed by an SQS event
-// source with the topology's batch size, window and maximum concurrency and
+// newConsumers creates one consumer function per topic, of its kind's
+// binary (internal/wire/consumerkinds), fed by an SQS event source with the
+// topology's batch size, window and maximum concurrency and
 // ReportBatchItemFailures. Each consumer's role reaches its own queue and
-// DLQ only.
+// DLQ only, plus what its kind's descriptor asks for. A topic whose stage
+// lacks what its consumer needs (a subscriber URL, purge zones) gets no
+// consumer; its queue is alarmed as unconsumed.
 func (p *Platform) newConsumers() {
 	for _, tp := range p.Topology.Topics {
-		binary, ok := consumerRole[tp.Consumer]
+		k, ok := consumerkinds.Of(tp.Consumer)
 		if !ok {
 			p.Unconsumed = append(p.Unconsumed, tp.Name)
 			continue
 		}
-		if tp.Consumer == topology.ConsumerHTTP && p.Stage.Subscribers[tp.Name] == "" {
+		hook := kindHooks[k.Kind]
+		switch {
+		case k.Subscriber != "" && p.Stage.Subscribers[tp.Name] == "":
 			// Validate refuses this for production stages.
 			awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String("evp:no-subscriber:"+tp.Name), jsii.String(fmt.Sprintf(
 				"topic %s has no subscriber URL in stage %s (evp:stages.%s.subscribers): its consumer is not deployed and its queue is alarmed as unconsumed",
 				tp.Name, p.Stage.Name, p.Stage.Name)), nil)
 			p.Unconsumed = append(p.Unconsumed, tp.Name)
 			continue
+		case hook.missing != nil:
+			if id, why := hook.missing(p, tp); why != "" {
+				// Validate refuses this for production stages.
+				awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String(id), jsii.String(why), nil)
+				p.Unconsumed = append(p.Unconsumed, tp.Name)
+				continue
+			}
 		}
-		if tp.Consumer == topology.ConsumerPurge && !p.Stage.HasPurgeZones() {
-			// Validate refuses this for production stages.
-			awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String("evp:no-purge-zones:"+tp.Name), jsii.String(fmt.Sprintf(
-				"topic %s: stage %s names no Cloudflare zone (evp:stages.%s.purgeZones or purgeDefaultZone): its consumer is not deployed and its queue is alarmed as unconsumed",
-				tp.Name, p.Stage.Name, p.Stage.Name)), nil)
-			p.Unconsumed = append(p.Unconsumed, tp.Name)
-			continue
-		}
-		p.newConsumer(tp, binary)
+		p.newConsumer(tp, k)
 	}
 }
 
-func (p *Platform) newConsumer(tp topology.Topic, binary string) {
+// kindHook is what the CDK app adds for a kind whose consumer uses stage
+// resources of its own, beyond its descriptor (purge.go: the purge table,
+// the Cloudflare token and the zones, shared with purge-api).
+type kindHook struct {
+	// missing names what the stage lacks for the kind's consumer (an
+	// annotation id and message), or "".
+	missing func(p *Platform, tp topology.Topic) (id, why string)
+	// add sets the kind's environment and returns its grants.
+	add func(p *Platform, env map[string]*string) func(*Function)
+}
+
+var kindHooks = map[topology.ConsumerKind]kindHook{topology.ConsumerPurge: purgeHook}
+
+func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	qs := p.Queues[tp.Name]
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	env := map[string]*string{
@@ -69,27 +77,30 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 		wire.EnvRetention:      p.retention(),
 	}
 	var secret awssecretsmanager.Secret
-	var extra func(*Function)
-	switch tp.Consumer {
-	case topology.ConsumerHTTP:
-		secret = awssecretsmanager.NewSecret(p.Stack, jsii.String(logicalName(tp.Name)+"SubscriberSecret"), &awssecretsmanager.SecretProps{
-			Description: p.secretDescription("Standard Webhooks signing secrets of the " + tp.Name + ` subscriber, a JSON list: ["whsec_<base64>"]. ` +
-				"Set it after the first deploy and share it with the subscriber; list two during a rotation."),
-			// A random placeholder: deliveries fail (and are retried) until
-			// an operator sets the real list.
+	if sec := k.Secret; sec != nil {
+		secret = awssecretsmanager.NewSecret(p.Stack, jsii.String(logicalName(tp.Name)+sec.ID), &awssecretsmanager.SecretProps{
+			Description: p.secretDescription(sec.Description(tp.Name)),
+			// A random placeholder: the consumer fails (and its messages
+			// are retried) until an operator sets the real list.
 			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{ExcludePunctuation: jsii.Bool(true)},
 			RemovalPolicy:        awscdk.RemovalPolicy_DESTROY,
 		})
-		suppress(secret, "AwsSolutions-SMG4",
-			"A signing secret shared with an external subscriber: rotating it needs the subscriber to accept the new one, so operators roll it with an overlap window (docs/deploy.md#rotation); the consumer re-reads the list every few minutes.")
+		suppress(secret, "AwsSolutions-SMG4", sec.WhyNoRotation)
 		p.Secrets.Subscribers[tp.Name] = secret
-		env[httpconsumerfn.EnvSubscriberURL] = jsii.String(p.Stage.Subscribers[tp.Name])
-		env[httpconsumerfn.EnvSecretARN] = secret.SecretArn()
-	case topology.ConsumerArchive:
-		env[wire.EnvBucket] = p.Bucket.BucketName()
-		env[archiveconsumerfn.EnvPrefix] = jsii.String(topicarchive.DefaultPrefix)
-	case topology.ConsumerPurge:
-		extra = p.purgeConsumer(env)
+		env[sec.EnvARN] = secret.SecretArn()
+	}
+	if k.Subscriber != "" {
+		env[k.Subscriber] = jsii.String(p.Stage.Subscribers[tp.Name])
+	}
+	if o := k.Objects; o != nil {
+		env[o.EnvBucket] = p.Bucket.BucketName()
+		if o.EnvRoot != "" {
+			env[o.EnvRoot] = jsii.String(o.Root)
+		}
+	}
+	var extra func(*Function)
+	if add := kindHooks[k.Kind].add; add != nil {
+		extra = add(p, env)
 	}
 	name := "consumer-" + slug(tp.Name)
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
@@ -102,7 +113,7 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 	}
 	f := p.newFunction(fnSpec{
 		ID:          "Consumer" + logicalName(tp.Name),
-		Binary:      binary,
+		Binary:      k.Role,
 		Name:        name,
 		Description: fmt.Sprintf("Consumer of %s (%s)", tp.Name, tp.Consumer),
 		Timeout:     tp.ConsumerTimeout,
@@ -119,15 +130,21 @@ func (p *Platform) newConsumer(tp topology.Topic, binary string) {
 	// own DLQ.
 	allow(f.Role, []string{"sqs:ChangeMessageVisibility"}, qs.Queue.QueueArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, qs.DLQ.QueueArn())
+	if !tp.FIFO {
+		// A completion the events table would not take within the
+		// invocation travels on in a copy of the message, sent to its own
+		// queue (consume: carry.go); FIFO topics never send one.
+		allow(f.Role, []string{"sqs:SendMessage"}, qs.Queue.QueueArn())
+	}
 	// Claim-checked payloads are rehydrated.
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixPayloads))
 	wildcards := `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`
-	switch tp.Consumer {
-	case topology.ConsumerHTTP:
+	if secret != nil {
 		allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
-	case topology.ConsumerArchive:
-		prefix := topicarchive.DefaultPrefix + "/" + tp.Name + "/"
-		allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(prefix))
+	}
+	if o := k.Objects; o != nil {
+		prefix := o.Prefix(tp.Name)
+		allow(f.Role, o.Actions, p.objectsArn(prefix))
 		wildcards = `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(payloads|` + regexp.QuoteMeta(prefix[:len(prefix)-1]) + `)/\*$`
 	}
 	if extra != nil {

@@ -11,30 +11,34 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 // Function roles: the directories under functions/ (and bin/ after
-// `make build`). One binary serves every function of its role.
+// `make build`). One binary serves every function of its role; the
+// consumer kinds' roles are their descriptors' (consumerfn.Kind.Role).
 const (
-	RoleIngest          = "ingest"
-	RoleWebhookStripe   = "webhook-stripe"
-	RoleConsumerHTTP    = "consumer-http"
-	RoleConsumerArchive = "consumer-archive"
-	RoleSweeper         = "sweeper"
-	RoleDLQArchiver     = "dlq-archiver"
-	RoleReplay          = "replay"
-	RoleAdminAPI        = "admin-api"
-	RolePurgeAPI        = "purge-api"
-	RoleConsumerPurge   = "consumer-purge"
-	RoleJobsWorker      = "jobs-worker"
-	RoleJobsSweep       = "jobs-sweep"
-	RoleImportTrigger   = "import-trigger"
+	RoleIngest        = "ingest"
+	RoleWebhookStripe = "webhook-stripe"
+	RoleSweeper       = "sweeper"
+	RoleDLQArchiver   = "dlq-archiver"
+	RoleReplay        = "replay"
+	RoleAdminAPI      = "admin-api"
+	RolePurgeAPI      = "purge-api"
+	RoleJobsWorker    = "jobs-worker"
+	RoleJobsSweep     = "jobs-sweep"
+	RoleImportTrigger = "import-trigger"
 )
 
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
-	return []string{RoleIngest, RoleWebhookStripe, RoleConsumerHTTP, RoleConsumerArchive,
-		RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI, RolePurgeAPI, RoleConsumerPurge, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger, RoleSubscriberHealth}
+	roles := []string{RoleIngest, RoleWebhookStripe, RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI,
+		RolePurgeAPI, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger, RoleSubscriberHealth}
+	for _, k := range consumerkinds.All() {
+		roles = append(roles, k.Role)
+	}
+	return roles
 }
 
 // fnSpec describes one Lambda function.

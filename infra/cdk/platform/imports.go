@@ -21,7 +21,7 @@ import (
 // PrefixImports is where tenants (or operators for them) drop files to
 // import: imports/<tenant>/…; each file's error report is written next to
 // it (<key>.errors.ndjson).
-const PrefixImports = jobkinds.ImportPrefix
+const PrefixImports = topology.ImportsPrefix
 
 // ImportsQueues are the queue the bucket's notifications for imports/ go
 // to, and its DLQ.
@@ -38,20 +38,20 @@ type ImportsQueues struct {
 // the file and writes its report (those objects only).
 func (p *Platform) newImports(worker *Function) {
 	dlq := awssqs.NewQueue(p.Stack, jsii.String("ImportsDLQ"), &awssqs.QueueProps{
-		QueueName:       jsii.String(p.Stage.Prefix() + "-imports-dlq"),
+		QueueName:       jsii.String(topology.ImportsQueue().DLQName(p.Stage.Prefix())),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: duration(dlqRetention),
 		RemovalPolicy:   awscdk.RemovalPolicy_DESTROY,
 	})
 	q := awssqs.NewQueue(p.Stack, jsii.String("ImportsQueue"), &awssqs.QueueProps{
-		QueueName: jsii.String(p.Stage.Prefix() + "-imports"),
+		QueueName: jsii.String(topology.ImportsQueue().QueueName(p.Stage.Prefix())),
 		// SSE-SQS: S3 can send to it without a KMS key policy.
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
-		VisibilityTimeout: duration(topology.EventSourceVisibility(importtriggerfn.Timeout, 0)),
+		VisibilityTimeout: duration(topology.ImportsQueue().VisibilityTimeout),
 		RetentionPeriod:   duration(queueRetention),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(jobkinds.ImportQueueMaxReceiveCount)},
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(topology.ImportsQueueMaxReceiveCount)},
 		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
 	})
 	p.Imports = &ImportsQueues{Queue: q, DLQ: dlq}

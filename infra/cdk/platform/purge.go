@@ -11,6 +11,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
@@ -62,7 +63,22 @@ func (p *Platform) newCloudflareToken() awssecretsmanager.Secret {
 	return s
 }
 
-// purgeConsumerEnv is consumer-purge's own environment and grants.
+// purgeHook is the purge consumer's stage resources: it is deployed only
+// when the stage names Cloudflare zones, with the table, token and zones it
+// shares with purge-api.
+var purgeHook = kindHook{
+	missing: func(p *Platform, tp topology.Topic) (string, string) {
+		if p.Stage.HasPurgeZones() {
+			return "", ""
+		}
+		return "evp:no-purge-zones:" + tp.Name, fmt.Sprintf(
+			"topic %s: stage %s names no Cloudflare zone (evp:stages.%s.purgeZones or purgeDefaultZone): its consumer is not deployed and its queue is alarmed as unconsumed",
+			tp.Name, p.Stage.Name, p.Stage.Name)
+	},
+	add: (*Platform).purgeConsumer,
+}
+
+// purgeConsumer is consumer-purge's own environment and grants.
 func (p *Platform) purgeConsumer(env map[string]*string) func(f *Function) {
 	// The default zone travels in the environment, the per-tenant zones
 	// in SSM (config.go).

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 // Props configure one stage's stack.
@@ -93,7 +95,7 @@ type Platform struct {
 
 // NewPlatform builds the stage's stack.
 func NewPlatform(scope constructs.Construct, props Props) *Platform {
-	if err := props.Topology.Validate(); err != nil {
+	if err := errors.Join(props.Topology.Validate(), consumerkinds.Check(props.Topology)); err != nil {
 		panic("topology: " + err.Error())
 	}
 	if err := props.Stage.CheckTopology(props.Topology); err != nil {

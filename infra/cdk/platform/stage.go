@@ -12,6 +12,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 // Context keys the app reads (cdk.json "context" or `-c key=value`).
@@ -518,6 +519,13 @@ func decodeStrict(v any, dst any) error {
 	return dec.Decode(dst)
 }
 
+// deliversToSubscriber reports whether a topic's consumer kind delivers to
+// a subscriber URL the stage sets (consumerfn.Kind.Subscriber: HTTP).
+func deliversToSubscriber(tp topology.Topic) bool {
+	k, _ := consumerkinds.Of(tp.Consumer)
+	return k.Subscriber != ""
+}
+
 // CheckTopology validates the stage against the topology it deploys:
 // subscriber URLs name HTTP topics, and a production stage configures every
 // HTTP topic's subscriber (elsewhere a topic without one is deployed
@@ -526,7 +534,7 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 	var errs []error
 	for _, topic := range sortedKeys(s.Subscribers) {
 		tp, ok := top.Topic(topic)
-		if !ok || tp.Consumer != topology.ConsumerHTTP {
+		if !ok || !deliversToSubscriber(tp) {
 			errs = append(errs, fmt.Errorf("stage %s: subscriber for %q, which is not an HTTP topic of the topology", s.Name, topic))
 		}
 	}
@@ -535,7 +543,7 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 			if tp.Consumer == topology.ConsumerPurge && !s.HasPurgeZones() {
 				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in)", s.Name, ExampleStageFile, s.Name))
 			}
-			if tp.Consumer == topology.ConsumerHTTP && s.Subscribers[tp.Name] == "" {
+			if deliversToSubscriber(tp) && s.Subscribers[tp.Name] == "" {
 				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 		}

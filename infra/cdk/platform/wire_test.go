@@ -11,16 +11,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
-	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
-	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
-	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -42,12 +40,10 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			}
 			return err
 		},
-		RoleConsumerHTTP:    func(r *envconf.Reader) error { _, err := httpconsumerfn.Load(r, top); return err },
-		RoleConsumerArchive: func(r *envconf.Reader) error { _, err := archiveconsumerfn.Load(r, top); return err },
-		RoleSweeper:         func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err },
-		RoleDLQArchiver:     func(r *envconf.Reader) error { _, err := dlqarchiverfn.Load(r, top); return err },
-		RoleReplay:          func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
-		RoleAdminAPI:        func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
+		RoleSweeper:     func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err },
+		RoleDLQArchiver: func(r *envconf.Reader) error { _, err := dlqarchiverfn.Load(r, top); return err },
+		RoleReplay:      func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
+		RoleAdminAPI:    func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
 		RolePurgeAPI: func(r *envconf.Reader) error {
 			c, err := purgeapifn.Load(r)
 			if err == nil && !strings.HasPrefix(c.IngestFunction, "arn:") {
@@ -55,7 +51,6 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			}
 			return err
 		},
-		RoleConsumerPurge: func(r *envconf.Reader) error { _, err := purgeconsumerfn.Load(r, top); return err },
 		RoleJobsWorker:    loadJobs(top),
 		RoleJobsSweep:     func(r *envconf.Reader) error { _, err := jobsfn.LoadSweep(r); return err },
 		RoleImportTrigger: func(r *envconf.Reader) error { _, err := importtriggerfn.Load(r); return err },
@@ -66,6 +61,9 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			}
 			return err
 		},
+	}
+	for _, k := range consumerkinds.All() {
+		load[k.Role] = func(r *envconf.Reader) error { return k.Load(r, top) }
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}

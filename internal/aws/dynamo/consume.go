@@ -18,8 +18,9 @@ import (
 )
 
 // The consumer side of the outbox rows: processing → completed, or back to
-// enqueued with lastError. Every write is conditional; a row whose status
-// the sweeper does not read leaves its index (sweepSet).
+// enqueued with lastError. Every write is conditional. The claim keeps the
+// row's due index entry (or puts it back), the outcome takes it out:
+// on the happy path the consumer's only index write is the completion's.
 
 var _ consume.Rows = (*Events)(nil)
 
@@ -28,8 +29,13 @@ var _ consume.Rows = (*Events)(nil)
 const claimAttempts = 3
 
 // BeginProcessing claims the outbox row for a consumer (status processing,
-// lease to the owner until p.Until, sweeper index moved to the processing
-// partition with nextRetryAt = lease expiry). It is allowed from any status
+// lease to the owner until p.Until). The row stays in the sweeper's due
+// index as it is, so the claim writes nothing to it: ingest put it there
+// with nextRetryAt at the dispatch lease's end, and if the consumer has not
+// recorded an outcome by then the sweeper reads the row and waits for the
+// lease to end (a lost outcome is settled SettleAfter later). A row the
+// sweeper took out of the index (enqueued, a message waiting on its queue)
+// is put back. It is allowed from any status
 // except completed and a processing row under a live lease. A missing row
 // is created only together with a check that the event's ledger item
 // exists, with the ledger item's expiry, so a row never outlives it (a
@@ -82,15 +88,16 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int
 	out, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(e.Table),
 		Key:              rowKey(p.Row),
-		UpdateExpression: aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one"),
-		// processing is a status the sweeper reads (outbox.Swept): the
-		// settle pass finds a lease that ended without an outcome.
+		UpdateExpression: aws.String(keepDue("SET #s = :processing, duePk = if_not_exists(duePk, :dp), leaseOwner = :o, leaseUntil = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one")),
+		// processing is a status the sweeper acts on (outbox.Swept): it
+		// settles a lease that ended without an outcome. duePk is set only
+		// when missing, so a row in the index keeps its keys.
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":processing": str(string(outbox.StatusProcessing)),
 			":completed":  str(string(outbox.StatusCompleted)),
-			":sp":         str(sweepPartition(outbox.StatusProcessing, p.Row)),
+			":dp":         str(table.DuePartition(p.Row.Key, p.Row.Topic)),
 			":o":          str(p.Owner),
 			":lu":         num(until),
 			":now":        str(FormatTime(p.Now)),
@@ -183,8 +190,8 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 }
 
 // MarkCompleted records the lease owner's success: status completed (the
-// row leaves the sweeper index; nextRetryAt = completion time), lease
-// cleared, completedAt set.
+// row leaves the due index; nextRetryAt = completion time), lease cleared,
+// completedAt set.
 func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: c.Row, To: outbox.StatusCompleted, Owner: c.Owner, NextRetryAt: c.Now, Completed: true, Now: c.Now,
@@ -201,7 +208,8 @@ func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error 
 // MarkRetry hands the owner's row back after a failure: status enqueued
 // (the message is still on, or back on, its queue), lease cleared,
 // lastError recorded for the operator and the DLQ archiver, nextRetryAt =
-// when the message is expected back (0 when it went to the DLQ).
+// when the message is expected back (0 when it went to the DLQ). The row
+// stays in the due index: the sweeper looks at it then.
 func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: r.Row, To: outbox.StatusEnqueued, Owner: r.Owner, NextRetryAt: r.RetryAt, LastError: r.LastError, Now: r.Now,
@@ -263,5 +271,10 @@ func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) err
 		cond += " AND leaseUntil = :lu"
 		values[":lu"] = num(millis(r.LeaseUntil))
 	}
-	return e.update(ctx, r.Row, sweepSet(expr, r.To, r.Row, values), cond, values)
+	if r.To.Settled() {
+		expr = leaveDue(expr)
+	} else {
+		expr = keepDue(expr)
+	}
+	return e.update(ctx, r.Row, expr, cond, values)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/health/healthtest"
 	"github.com/siteswarm/eventplatform/internal/incident/incidenttest"
 	"github.com/siteswarm/eventplatform/internal/ingest/ingesttest"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/jobs/jobstest"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep/outboxsweeptest"
 	"github.com/siteswarm/eventplatform/internal/purge/purgetest"
@@ -85,6 +87,16 @@ func TestBreakerStoreContract(t *testing.T) {
 		healthtest.Exercise(t, func(t *testing.T) health.Store {
 			env := newEnv(t)
 			return &dynamo.Breakers{Client: env.DynamoDB, Table: env.Resources.EventsTable}
+		})
+	})
+}
+
+func TestJobStoreContract(t *testing.T) {
+	t.Parallel()
+	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
+		jobstest.Exercise(t, func(t *testing.T) jobs.Store {
+			env := newEnv(t)
+			return &dynamo.Jobs{Client: env.DynamoDB, Table: env.Resources.JobsTable}
 		})
 	})
 }

@@ -64,12 +64,16 @@ const (
 	AttrSK        = "sk"
 	AttrExpiresAt = "expiresAt"
 
-	// Events table: the sweeper index partitions outbox rows by
-	// "<status>#<shard>" and sorts them by nextRetryAt (epoch millis), the
-	// spec's idx_dispatches_sweeper(status, next_retry_at). Index membership
-	// is changed by overwriting sweepPk, never by removing it.
-	AttrSweepPK     = "sweepPk"
+	// Events table: the due index partitions outbox rows by
+	// "due#<shard>" and sorts them by nextRetryAt (epoch millis), when the
+	// sweeper next looks at the row: the spec's
+	// idx_dispatches_sweeper(status, next_retry_at), with the status read
+	// from the row. A row carries duePk from its creation until its
+	// outcome (IndexDue). AttrDuePK is shared with the jobs table.
 	AttrNextRetryAt = "nextRetryAt"
+	// AttrSweepPK is the legacy sweeper index's partition,
+	// "<status>#<shard>" (IndexSweep): rows written before the due index.
+	AttrSweepPK = "sweepPk"
 	// Events table: the tenant index holds ledger items only (outbox rows do
 	// not carry tenantSk), sorted by "<createdAt>#<eventId>".
 	AttrTenantID = "tenantId"
@@ -84,6 +88,16 @@ const (
 
 // Index names.
 const (
+	// IndexDue is the sweeper's index since issue 25 (lever 2): KEYS_ONLY,
+	// so a row's transitions that keep its keys (enqueued, processing, a
+	// consumer's retry) write nothing to it, and a row enters it once (its
+	// creation) and leaves it once (its outcome).
+	IndexDue = "due"
+	// IndexSweep is the earlier sweeper index (status partitions, ALL
+	// projection). New rows never enter it; the sweeper still reads it for
+	// rows written before the due index, which leave it on their next
+	// transition. Drop it once a stage has run the due index for the
+	// events' retention (docs/operations.md).
 	IndexSweep          = "sweep"
 	IndexTenant         = "tenant"
 	IndexIncidentStatus = "status-lastFailedAt"
@@ -95,10 +109,17 @@ const (
 // partition. The sweeper queries every shard.
 const SweepShards = 8
 
-// SweepPartition is the sweeper index partition value of an outbox row.
+// SweepPartition is the legacy sweeper index partition value of an outbox
+// row (IndexSweep).
 func SweepPartition(status, eventID, topic string) string {
 	return fmt.Sprintf("%s#%d", status, Shard(eventID, topic))
 }
+
+// DuePartition is the due index partition value of an outbox row.
+func DuePartition(eventID, topic string) string { return DuePartitionOf(Shard(eventID, topic)) }
+
+// DuePartitionOf is the due index partition of a shard.
+func DuePartitionOf(shard int) string { return fmt.Sprintf("due#%d", shard) }
 
 // Shard is the stable sweeper shard of an (event, topic) dispatch.
 func Shard(eventID, topic string) int {
@@ -116,6 +137,12 @@ var Events = Def{
 	PK:   Key{AttrPK, String},
 	SK:   &Key{AttrSK, String},
 	Indexes: []Index{
+		{
+			Name:       IndexDue,
+			PK:         Key{AttrDuePK, String},
+			SK:         &Key{AttrNextRetryAt, Number},
+			Projection: ProjectKeysOnly,
+		},
 		{
 			Name:       IndexSweep,
 			PK:         Key{AttrSweepPK, String},

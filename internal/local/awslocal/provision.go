@@ -26,7 +26,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
 )
@@ -144,9 +143,7 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 		return res, err
 	}
 	res.JobsQueue = jq
-	iq, err := provisionQueues(ctx, c.SQS, prefix, topology.Topic{
-		Name: jobkinds.ImportQueueName, VisibilityTimeout: jobkinds.ImportQueueVisibility, MaxReceiveCount: jobkinds.ImportQueueMaxReceiveCount,
-	})
+	iq, err := provisionQueues(ctx, c.SQS, prefix, topology.ImportsQueue())
 	if err != nil {
 		return res, err
 	}
@@ -324,7 +321,7 @@ func provisionImportNotifications(ctx context.Context, c Clients, bucket string,
 		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: []s3types.QueueConfiguration{{
 			Id: aws.String("imports"), QueueArn: aws.String(q.ARN), Events: []s3types.Event{"s3:ObjectCreated:*"},
 			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: []s3types.FilterRule{
-				{Name: s3types.FilterRuleNamePrefix, Value: aws.String(jobkinds.ImportPrefix)},
+				{Name: s3types.FilterRuleNamePrefix, Value: aws.String(topology.ImportsPrefix)},
 			}}},
 		}}},
 	})

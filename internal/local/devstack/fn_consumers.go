@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
@@ -34,9 +33,8 @@ const (
 )
 
 // DefaultSubscriberSecret signs local deliveries unless SUBSCRIBER_SECRET
-// says otherwise: base64 of "evp-local-dev-subscriber-signing-key", a
-// clearly-local value that can never be mistaken for a real secret.
-const DefaultSubscriberSecret = "whsec_ZXZwLWxvY2FsLWRldi1zdWJzY3JpYmVyLXNpZ25pbmcta2V5"
+// says otherwise (httpconsumerfn.LocalSecret).
+const DefaultSubscriberSecret = httpconsumerfn.LocalSecret
 
 // TopicKey is a topic's suffix in per-topic setting names: upper case,
 // dots and hyphens as underscores ("billing.events" → "BILLING_EVENTS").
@@ -60,20 +58,26 @@ func (s *Stack) SubscriberURL(topic string) string {
 // SubscriberSecrets are the signing secrets of an HTTP topic's local
 // deliveries, newest first.
 func (s *Stack) SubscriberSecrets(topic string) []string {
-	if v := s.Settings.List(SettingSubscriberSecretPrefix + TopicKey(topic)); len(v) > 0 {
+	return s.topicSecret(*httpconsumerfn.Kind.Secret, topic)
+}
+
+// topicSecret is a kind's per-topic secret locally: <Env>_<TOPIC>, else
+// <Env>, else the kind's local value.
+func (s *Stack) topicSecret(sec consumerfn.Secret, topic string) []string {
+	if v := s.Settings.List(sec.Env + "_" + TopicKey(topic)); len(v) > 0 {
 		return v
 	}
-	if v := s.Settings.List(httpconsumerfn.EnvSecret); len(v) > 0 {
+	if v := s.Settings.List(sec.Env); len(v) > 0 {
 		return v
 	}
-	return []string{DefaultSubscriberSecret}
+	return []string{sec.LocalValue}
 }
 
 // ConsumerResources are a topic consumer's settings the local stack
-// decides: its queue and tables, and for an HTTP topic its delivery target
-// and signing secrets (per topic, see SubscriberURL and
-// SubscriberSecrets). Tunables are read from the stack's settings under
-// the names the Lambda reads.
+// decides: its queue and tables, and what its kind's descriptor asks for
+// (an HTTP topic's delivery target and signing secrets, per topic, see
+// SubscriberURL and SubscriberSecrets). Tunables are read from the stack's
+// settings under the names the Lambda reads.
 func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 	q := s.Resources.Queues[tp.Name]
 	res := map[string]string{
@@ -86,44 +90,36 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 		// breaker transitions are applied at once
 		consumerfn.EnvHealthFunction: healthfn.Name,
 	}
-	if tp.Consumer == topology.ConsumerHTTP {
-		res[httpconsumerfn.EnvSubscriberURL] = s.SubscriberURL(tp.Name)
-		res[httpconsumerfn.EnvSecret] = strings.Join(s.SubscriberSecrets(tp.Name), ",")
+	k, _ := consumerkinds.Of(tp.Consumer)
+	if k.Subscriber != "" {
+		res[k.Subscriber] = s.SubscriberURL(tp.Name)
+	}
+	if k.Secret != nil {
+		res[k.Secret.Env] = strings.Join(s.topicSecret(*k.Secret, tp.Name), ",")
+	}
+	if k.Objects != nil {
+		res[k.Objects.EnvBucket] = s.Resources.Bucket
 	}
 	return res
 }
 
-// consumerFunctions registers one consumer per HTTP and archive topic,
-// each fed by an SQS event source shaped by the topology (batch size,
-// window, max concurrency). Purge topics get theirs in fn_purge.go.
+// consumerFunctions registers one consumer per topic of every kind with
+// local wiring (consumerfn.Kind.Local), each fed by an SQS event source
+// shaped by the topology (batch size, window, max concurrency). Purge
+// topics get theirs in fn_purge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
-	cl := s.consumerClients()
 	for _, tp := range s.Topology.Topics {
+		k, ok := consumerkinds.Of(tp.Consumer)
+		if !ok || k.Local == nil {
+			continue
+		}
 		env := s.env(s.ConsumerResources(tp))
 		if err := s.Settings.Err(); err != nil {
 			return nil, err
 		}
 		name := consumerfn.FunctionName(tp)
-		rt := s.runtime(name)
-		var (
-			c   *consume.Consumer
-			err error
-		)
-		switch tp.Consumer {
-		case topology.ConsumerHTTP:
-			var cfg httpconsumerfn.Config
-			if cfg, err = httpconsumerfn.Load(env, s.Topology); err == nil {
-				c, err = httpconsumerfn.New(ctx, cfg, httpconsumerfn.Clients{Clients: cl}, rt)
-			}
-		case topology.ConsumerArchive:
-			var cfg archiveconsumerfn.Config
-			if cfg, err = archiveconsumerfn.Load(env, s.Topology); err == nil {
-				c, err = archiveconsumerfn.New(cfg, cl, rt)
-			}
-		default:
-			continue
-		}
+		c, err := k.Local(ctx, env, s.Topology, s.consumerClients(), s.runtime(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

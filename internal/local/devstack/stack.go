@@ -24,6 +24,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
 // DefaultAddr is where `make dev` serves.
@@ -119,7 +120,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if o.Env == nil {
 		o.Env = envconf.New()
 	}
-	if err := o.Topology.Validate(); err != nil {
+	if err := errors.Join(o.Topology.Validate(), consumerkinds.Check(o.Topology)); err != nil {
 		return nil, fmt.Errorf("devstack: topology: %w", err)
 	}
 

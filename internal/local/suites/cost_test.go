@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,9 +39,11 @@ var updateCost = flag.Bool("update-cost", false, "write docs/cost-figures.json a
 const (
 	costFigures = "../../../docs/cost-figures.json"
 	costDoc     = "../../../docs/cost.md"
-	// platformLogBytes is what Lambda itself logs per invocation (the
-	// platform start and report records, JSON format): an estimate.
-	platformLogBytes = 400
+	// platformLogBytes is what Lambda itself logs per invocation: nothing,
+	// since every function's system log level is WARN (infra/cdk
+	// TestFunctionsRuntimeLoggingTracing), which leaves out the INFO-level
+	// platform start, end and report records (about 400 bytes in JSON).
+	platformLogBytes = 0
 	// sampledShare is the share of new traces X-Ray records under its
 	// default rule at volume (1 per second, then 5%).
 	sampledShare = 0.05
@@ -65,12 +69,127 @@ type costKit struct {
 	logs   *countingWriter
 	lambda *lambda.Client
 	invs   atomic.Int64
+	// durations are the invocations' durations by role since the last
+	// measure began (compute is priced at each role's median).
+	mu        sync.Mutex
+	durations map[string][]time.Duration
+	gate      receiveGate
 }
 
+// receiveGate holds the stack's SQS receives while closed, so a burst of
+// events is all queued when the consumers' pollers next receive; for a
+// while after it opens, receives on one queue go one at a time, so the
+// first takes the whole batch (two pollers would split it), as at volume
+// on a stage, where every poll finds a full batch. Held calls are neither
+// failed nor metered twice.
+type receiveGate struct {
+	mu          sync.Mutex
+	closed      chan struct{}
+	serialUntil time.Time
+	queues      map[string]*sync.Mutex
+	inFlight    int
+}
+
+// hold closes the gate and waits until no receive that passed it is still
+// in flight (a long poll would take part of the burst); the returned func
+// opens it.
+func (g *receiveGate) hold() func() {
+	g.mu.Lock()
+	ch := make(chan struct{})
+	g.closed = ch
+	g.mu.Unlock()
+	for {
+		g.mu.Lock()
+		n := g.inFlight
+		g.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.serialUntil = time.Now().Add(5 * time.Second)
+		close(ch)
+		g.closed = nil
+	}
+}
+
+// enter waits for the gate and returns what to call when the receive is
+// done.
+func (g *receiveGate) enter(ctx context.Context, queue string) (func(), error) {
+	g.mu.Lock()
+	ch := g.closed
+	g.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	g.mu.Lock()
+	g.inFlight++
+	left := func() {
+		g.mu.Lock()
+		g.inFlight--
+		g.mu.Unlock()
+	}
+	if time.Now().After(g.serialUntil) {
+		g.mu.Unlock()
+		return left, nil
+	}
+	if g.queues == nil {
+		g.queues = map[string]*sync.Mutex{}
+	}
+	q := g.queues[queue]
+	if q == nil {
+		q = &sync.Mutex{}
+		g.queues[queue] = q
+	}
+	g.mu.Unlock()
+	q.Lock()
+	return func() { q.Unlock(); left() }, nil
+}
+
+func (g *receiveGate) APIOption(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("receiveGate", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok {
+			done, err := g.enter(ctx, aws.ToString(r.QueueUrl))
+			if err != nil {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, err
+			}
+			defer done()
+		}
+		return next.HandleInitialize(ctx, in)
+	}), middleware.Before)
+}
+
+// computeGBSeconds prices the recorded invocations at their role's median
+// duration: the emulators share a 2-core machine with other work, so one
+// invocation caught behind a busy neighbour would otherwise decide a
+// path's compute.
+func (k *costKit) computeGBSeconds() float64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	total := 0.0
+	for role, ds := range k.durations {
+		sorted := slices.Clone(ds)
+		slices.Sort(sorted)
+		median := sorted[len(sorted)/2]
+		total += float64(len(ds)) * costmodel.LambdaGBSeconds(costmodel.MemoryMB[role], float64(median)/float64(time.Millisecond))
+	}
+	return total
+}
+
+// startCostStack starts the local stack under the meter. Each consumer
+// takes one event per invocation (no batch window) unless a path holds its
+// receives (receiveGate) until a burst is queued.
 func startCostStack(t *testing.T) *costKit {
 	t.Helper()
 	prefix := awslocal.NewPrefix()
-	k := &costKit{t: t, meter: costmodel.NewMeter(nil, prefix), faults: awslocal.NewFaults(), logs: &countingWriter{}}
+	k := &costKit{t: t, meter: costmodel.NewMeter(nil, prefix), faults: awslocal.NewFaults(), logs: &countingWriter{}, durations: map[string][]time.Duration{}}
 	top := topology.Default().Clone()
 	for i := range top.Topics {
 		if top.Topics[i].BatchSize <= 10 {
@@ -85,10 +204,14 @@ func startCostStack(t *testing.T) *costKit {
 			devstack.SettingSweepEvery: "1h", devstack.SettingJobsSweepEvery: "1h",
 			"CONSUMER_BACKOFF_BASE": "1s", "CONSUMER_BACKOFF_CAP": "1s", "DISPATCH_RETRY_DELAY": "1s",
 		},
-		APIOptions: []func(*middleware.Stack) error{k.meter.APIOption, k.faults.APIOption},
+		APIOptions: []func(*middleware.Stack) error{k.gate.APIOption, k.meter.APIOption, k.faults.APIOption},
 		Invoked: func(fn string, d time.Duration) {
 			k.invs.Add(1)
-			k.meter.Invocation(costmodel.MemoryMB[costmodel.RoleOf(fn)], d)
+			role := costmodel.RoleOf(fn)
+			k.meter.Invocation(costmodel.MemoryMB[role], d)
+			k.mu.Lock()
+			k.durations[role] = append(k.durations[role], d)
+			k.mu.Unlock()
 		},
 	})
 	require.NoError(t, err)
@@ -99,12 +222,17 @@ func startCostStack(t *testing.T) *costKit {
 	return k
 }
 
+// quietFor is how long quiesce waits without a call: a consumer's
+// completion write and delete follow its delivery by more than 400 ms
+// when the shared machine is busy.
+const quietFor = 1200 * time.Millisecond
+
 // quiesce waits until no AWS call or invocation happened for a while:
 // the path's consumers, archivers and retries are done.
 func (k *costKit) quiesce() {
 	k.t.Helper()
 	last, lastInv, still := -1, int64(-1), time.Now()
-	for time.Since(still) < 400*time.Millisecond {
+	for time.Since(still) < quietFor {
 		_, calls := k.meter.Snapshot()
 		n := 0
 		for _, c := range calls {
@@ -122,16 +250,57 @@ func (k *costKit) quiesce() {
 // traces started.
 func (k *costKit) measure(name, what string, n int, run func(i int), perEvent costmodel.Units) costmodel.Path {
 	k.t.Helper()
+	return k.measureAll(name, what, n, func() {
+		for i := range n {
+			run(i)
+		}
+	}, perEvent)
+}
+
+// warmUp runs one Stripe and one internal event through the stack
+// unmeasured: what a warm stage's first event of a path costs, not its
+// functions' first start.
+func (k *costKit) warmUp(run string) {
+	k.t.Helper()
+	id := "evt_warm_" + run
+	k.postStripe(k.stripeEvent(id))
+	inq := "inq_warm_" + run
+	k.invoke("ingest", inquiry(inq))
+	k.waitFor("warmed up", func() bool {
+		return k.delivered(topology.Billing, id) && k.delivered(topology.Notifications, inq) && k.delivered(topology.CRM, inq)
+	})
+}
+
+// burst runs run(i) for i in 0..n-1 at once and waits for all of them.
+func burst(t *testing.T, n int, run func(i int) error) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = run(i) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// measureAll runs a path's n events (run publishes them all) from a quiet
+// stack and returns its figures per event.
+func (k *costKit) measureAll(name, what string, n int, run func(), perEvent costmodel.Units) costmodel.Path {
+	k.t.Helper()
 	k.quiesce()
 	k.meter.Reset()
+	k.mu.Lock()
+	k.durations = map[string][]time.Duration{}
+	k.mu.Unlock()
 	logs0, inv0 := k.logs.n.Load(), k.invs.Load()
-	for i := range n {
-		run(i)
-	}
+	run()
 	k.quiesce()
 	u, calls := k.meter.Snapshot()
 	invs := k.invs.Load() - inv0
 	u.LogBytes = float64(k.logs.n.Load()-logs0) + float64(invs)*platformLogBytes
+	u.LambdaGBSeconds = k.computeGBSeconds()
 	u.Add(perEvent.Scale(float64(n)))
 	p := costmodel.Path{Name: name, What: what, Events: n, Requests: map[string]float64{}, Units: u.Per(n)}
 	for op, c := range calls {
@@ -162,13 +331,38 @@ func (k *costKit) stripeEvent(id string) []byte {
 
 func (k *costKit) postStripe(body []byte) {
 	k.t.Helper()
+	require.NoError(k.t, k.tryPostStripe(body))
+}
+
+// tryPostStripe posts a signed Stripe webhook (safe from any goroutine).
+func (k *costKit) tryPostStripe(body []byte) error {
 	req, err := http.NewRequest(http.MethodPost, k.st.URL()+devstack.StripeWebhookPath, bytes.NewReader(body))
-	require.NoError(k.t, err)
+	if err != nil {
+		return err
+	}
 	req.Header.Set(stripe.SignatureHeader, stripe.Sign(body, time.Now(), devstack.DefaultStripeSecret))
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(k.t, err)
+	if err != nil {
+		return err
+	}
 	resp.Body.Close()
-	require.Equal(k.t, http.StatusOK, resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("webhook answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// tryInvoke invokes a function and fails on a function error (safe from
+// any goroutine).
+func (k *costKit) tryInvoke(fn string, payload []byte) error {
+	out, err := k.lambda.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(fn), Payload: payload})
+	if err != nil {
+		return err
+	}
+	if out.FunctionError != nil {
+		return fmt.Errorf("%s: %s", aws.ToString(out.FunctionError), out.Payload)
+	}
+	return nil
 }
 
 func (k *costKit) invoke(fn string, payload any) []byte {
@@ -243,6 +437,7 @@ func TestCostPerPath(t *testing.T) {
 	}
 	var paths []costmodel.Path
 	sample := k.stripeEvent("evt_sample")
+	k.warmUp(run)
 
 	paths = append(paths, k.measure("stripe-webhook", "a 5 KiB Stripe invoice.paid through API Gateway, webhook, ingest (1 topic), billing consumer, delivered", 5, func(i int) {
 		id := fmt.Sprintf("evt_cost_%s_%d", run, i)
@@ -351,12 +546,19 @@ func TestCostPerPath(t *testing.T) {
 	}
 	paths = append(paths, jobPath)
 
+	paths = append(paths, batchedPaths(t, k, run)...)
+
 	got := costmodel.Report{Paths: paths, Mixes: []costmodel.Mix{
 		{Name: "Stripe reference", What: "every event a 5 KiB Stripe event to one topic, delivered", Parts: map[string]float64{"stripe-webhook": 1}},
 		{Name: "Internal reference", What: "every event a 1 KiB internal event to two topics", Parts: map[string]float64{"internal-publish": 1}},
 		{Name: "Stripe with failures", What: "Stripe events with 5% retried once, 2% redelivered by Stripe, 0.5% dead-lettered and replayed",
 			Parts: map[string]float64{"stripe-webhook": 0.925, "consumer-retry": 0.05, "duplicate": 0.02, "dlq-to-incident": 0.005, "replay": 0.005}},
+		{Name: "Stripe reference, batched", What: "the Stripe reference at volume: the billing consumer takes its deployed batch of 5",
+			Parts: map[string]float64{"stripe-webhook-batched": 1}},
+		{Name: "Internal reference, batched", What: "the internal reference at volume: both consumers take their deployed batch of 10",
+			Parts: map[string]float64{"internal-publish-batched": 1}},
 	}}
+	got.Peers = peers(got, len(sample), len(inquiry("inq_size")))
 	if *updateCost {
 		require.NoError(t, costmodel.WriteReport(costFigures, got))
 		f, err := os.Create(costDoc)
@@ -368,6 +570,81 @@ func TestCostPerPath(t *testing.T) {
 	committed, err := costmodel.ReadReport(costFigures)
 	require.NoError(t, err, "committed figures (make bench writes them)")
 	require.Empty(t, costmodel.Growth(committed, got), "a path costs more than the committed figures: if it must, run `make bench` and commit docs/cost-figures.json with the reason")
+}
+
+// batchedPaths measures the reference paths at the deployed batch sizes
+// (lever 5): one batch's events published at once while the consumers'
+// receives are held, so each consumer takes them in one receive, one
+// invocation and one delete, as on a busy stage.
+func batchedPaths(t *testing.T, k *costKit, run string) []costmodel.Path {
+	sample := k.stripeEvent("evt_sample")
+	billing, _ := topology.Default().Topic(topology.Billing)
+	notifications, _ := topology.Default().Topic(topology.Notifications)
+	var paths []costmodel.Path
+	n := billing.BatchSize
+	paths = append(paths, k.measureAll("stripe-webhook-batched",
+		fmt.Sprintf("the stripe-webhook path at volume: %d events at once, the billing consumer taking its deployed batch of %d", n, n), n, func() {
+			open := k.gate.hold()
+			burst(t, n, func(i int) error { return k.tryPostStripe(k.stripeEvent(fmt.Sprintf("evt_batch_%s_%d", run, i))) })
+			open()
+			k.waitFor("delivered", func() bool {
+				for i := range n {
+					if !k.delivered(topology.Billing, fmt.Sprintf("evt_batch_%s_%d", run, i)) {
+						return false
+					}
+				}
+				return true
+			})
+		}, costmodel.Units{APIRequests: costmodel.APIRequestUnits(len(sample)), Traces: sampledShare}))
+	n = notifications.BatchSize
+	paths = append(paths, k.measureAll("internal-publish-batched",
+		fmt.Sprintf("the internal-publish path at volume: %d events at once, both consumers taking their deployed batch of %d", n, n), n, func() {
+			open := k.gate.hold()
+			burst(t, n, func(i int) error { return k.tryInvoke("ingest", inquiry(fmt.Sprintf("inq_batch_%s_%d", run, i))) })
+			open()
+			k.waitFor("delivered", func() bool {
+				for i := range n {
+					id := fmt.Sprintf("inq_batch_%s_%d", run, i)
+					if !k.delivered(topology.Notifications, id) || !k.delivered(topology.CRM, id) {
+						return false
+					}
+				}
+				return true
+			})
+		}, costmodel.Units{Traces: sampledShare}))
+	return paths
+}
+
+// peers prices the architecture a team would build instead (costmodel.Peer)
+// for the reference mixes, with the compute and log bytes measured here for
+// the same events.
+func peers(r costmodel.Report, stripeBytes, internalBytes int) []costmodel.Peer {
+	billing, _ := topology.Default().Topic(topology.Billing)
+	notifications, _ := topology.Default().Topic(topology.Notifications)
+	var out []costmodel.Peer
+	for _, c := range []struct {
+		path, name, what   string
+		subs, bytes, batch int
+		api                bool
+	}{
+		{"stripe-webhook", "Stripe reference", "API Gateway → Lambda → EventBridge → 1 SQS queue → consumer with an idempotency table, one event per consumer invocation", 1, stripeBytes, 1, true},
+		{"stripe-webhook-batched", "Stripe reference, batched", "the same at the billing consumer's batch of " + fmt.Sprint(billing.BatchSize), 1, stripeBytes, billing.BatchSize, true},
+		{"internal-publish", "Internal reference", "Lambda invoke → EventBridge → 2 SQS queues → consumers with idempotency tables, one event per invocation", 2, internalBytes, 1, false},
+		{"internal-publish-batched", "Internal reference, batched", "the same at the consumers' batch of " + fmt.Sprint(notifications.BatchSize), 2, internalBytes, notifications.BatchSize, false},
+	} {
+		p, ok := r.Path(c.path)
+		if !ok {
+			continue
+		}
+		out = append(out, costmodel.Peer{
+			Name: c.name, What: c.what, Subscribers: c.subs, EventBytes: c.bytes, ViaAPI: c.api, BatchSize: c.batch,
+			// Key (a hash of the event), status, expiry, in-progress
+			// expiry and a small stored response: under 1 KB.
+			IdempotencyItemBytes: 300,
+			GBSeconds:            p.Units.LambdaGBSeconds, LogBytes: p.Units.LogBytes, TraceShare: p.Units.Traces,
+		})
+	}
+	return out
 }
 
 const costHeader = `# What an event costs
@@ -384,12 +661,13 @@ every path runs through the real functions and the real AWS SDK calls against th
   hour (about 3 polls a minute per queue and poller, $0.05 a month per queue), not per event, and left out.
 - **S3** tier-1 (PUT, LIST) and tier-2 (GET, HEAD) requests; **SNS** and **Secrets Manager** requests.
 - **Lambda** invocations and GB-seconds at each function's configured memory (the CDK app's; a test keeps
-  them equal) × the duration measured here. Durations are **emulator time** on a 2-core machine: read
-  GB-seconds as an upper bound. Consumers run one event per invocation here; batches of 10 divide their
+  them equal) × the duration measured here, each invocation at its function's median on the path (one
+  invocation stuck behind other work on the shared machine would otherwise decide it). Durations are
+  **emulator time** on a 2-core machine: read GB-seconds as an upper bound. Consumers run one event per invocation here; batches of 10 divide their
   invocations and most of their compute by up to 10.
 - **API Gateway** HTTP API requests per 512 KiB; **CloudWatch Logs** bytes as the functions logged them at
-  INFO, plus an estimated 400 bytes of Lambda platform records per invocation; **X-Ray** traces at the
-  default sampling (5% of new traces at volume).
+  INFO (a deployed stage's application log level; Lambda drops DEBUG lines), and no Lambda platform
+  records (system log level WARN); **X-Ray** traces at the default sampling (5% of new traces at volume).
 
 ` + "`TestCostPerPath`" + ` (in ` + "`make test`" + `) fails when a path's requests or units grow past the
 committed figures (` + "`docs/cost-figures.json`" + `).
@@ -403,12 +681,24 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Price the Stripe body as Stripe sends it (its key order, two-space indentation: ingest stores the provider's exact bytes) instead of the sample re-encoded sorted and compact | — | — | measurement fix (the same 16.2 WRU with gzip either way) |
 | Payload bytes (issue 25 lever 3): zstd with a dictionary trained on Stripe events (` + "`internal/kit/zdict`" + `, ` + "`stripe-1`" + `, its version in ` + "`payloadZ`" + `; gzip items still read) above 512 B, and the ledger item leaves out what it can derive (eventId, createdAt, status received) | 16.2 WRU/event (transaction 8: ledger item 1,913 B, payload 1,522 B gzip), $14.12 per million | 13.8 WRU/event (transaction 6: ledger item 855 B, payload 534 B: one write unit), $12.88 per million | yes: −2 WRU on the transaction (the rest is the refused-enqueued race, 7.8–8.6); 19 of 20 fresh invoice.paid variants fit 1 KB (` + "`TestStripeLedgerItemFitsOneWriteUnit`" + `), 25 Stripe types in docs/payload-compression.md; internal 1 KiB events: no change (plain zstd, transaction 9) |
 | Sparse sweeper index (issue 25 lever 1): a row is in the index only while the sweeper reads its status (pending, failed: to send; processing: to settle); enqueued, completed and dead-lettered rows leave it (REMOVE sweepPk), so each transition is one index write (leave or enter) instead of a delete and a put | 13.8 WRU/event (index 6.8), $12.88 per million; internal 25.4 WRU (index 13.4), $19.95 | 12 WRU/event (index 5), $11.73 per million; internal 21.4 WRU (index 9.4), $17.44 | yes: −1.8 WRU on the Stripe path (not −3: on 2 of 5 events the consumer's claim wins the race with ingest's enqueued mark, which is then refused before it moves anything), −4 WRU on the 2-topic path; the embedded emulator now applies a top-level REMOVE (minidyn ignored it) and resumes a query from its start key's position when that item left the index (the sweeper pages through rows it moves out), both checked on DynamoDB Local too |
+| Batching (issue 25 lever 5): ` + "`stripe-webhook-batched`" + ` and ` + "`internal-publish-batched`" + ` publish one deployed batch of events at once (billing 5, notifications and CRM 10) with the consumers' receives held until all are queued, so each consumer takes them in one receive, one invocation and one delete, as every poll does on a busy stage | one event per consumer invocation: Stripe 1 receive + 1 delete + 1 consumer invocation per event (3 SQS requests, 3 invocations); internal 2 + 2 + 2 | Stripe at batch 5: 0.2 receive + 0.2 delete + 0.2 invocation per event (1.4 SQS requests, 2.2 invocations); internal at batch 10: 0.1 + 0.1 + 0.1 per topic (2.4 SQS requests, 1.2 invocations) | measured, both rows in the table: −$0.64 per million on SQS and −$0.16 on Lambda requests for Stripe, −$1.44 and −$0.36 for the internal path; the consumer's compute is shared by its batch. The unbatched rows stay the worst case (a quiet stage: one event per poll) |
+| Compute measurement: each invocation priced at its function's median duration on the path, after one unmeasured warm-up event; quiesce waits 1.2 s without a call (was 400 ms: a busy machine finished consumers after the snapshot) | mean of emulator durations, cold first event | median, warm | measurement fix: Lambda GB-s are emulator time on a shared 2-core machine (load average 15–27 during these runs): read them as an upper bound that varies run to run |
+| Logs (issue 25 lever 4): every function already logs JSON at the stage's application level with system level WARN (Lambda's advanced logging controls, ` + "`infra/cdk/platform/function.go`" + `), so the 400 bytes of START/REPORT records per invocation the model added are not sent (now asserted by the CDK test); the consumer logs one INFO summary line per invocation (` + "`consume: batch`" + `: records, completed, duplicates, retried, deadLettered, durationMs), each event's detail at DEBUG, failures always (` + "`TestOneInfoLinePerInvocation`" + `); ingest and webhook already log one INFO line per invocation (one event each) | 1,656 log bytes/event (3 × 400 platform + 456 of ingest and webhook lines; the consumer logged nothing at INFO), $0.83 per million | 727 log bytes/event unbatched (456 ingest and webhook, about 270 the consumer's summary), 512 at batch 5: $0.36 and $0.26 per million | yes: −$0.47 per million on the Stripe path (−$0.57 batched); the consumer's summary line is shared by its batch |
+| Consumer-side state (issue 25 lever 2): the sweeper reads a new index, ` + "`due`" + ` (keys only, partition ` + "`due#<shard>`" + `, sort nextRetryAt, the status read from the row): a row enters it when created and leaves it with its outcome; ingest's enqueued mark, the consumer's claim and a consumer's retry keep its keys, so they write nothing to it. The sweeper acts on due rows by status: sends pending/failed, settles a processing row whose lease ended SettleAfter ago (or looks again then), takes an enqueued row out (a consumer lagging past the dispatch lease; its claim puts it back) | 12 WRU/event (index 5: put, enqueued leaves, processing enters, completed leaves); internal 21.4 WRU (index 9.4) | 10 WRU/event (index 3: put, completed leaves, and the refused enqueued race no longer moves a key); internal 17 WRU (index 5) | yes: −2 WRU on the Stripe path, −4.4 on the 2-topic path; the exactly-once claim is unchanged and the settle pass still finds every lost outcome (` + "`TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost`" + `, ` + "`TestSweeperSettlesALaggingConsumersLostOutcome`" + `). Paid off the happy path only: a consumer lagging past the 60 s dispatch lease costs its row an index delete and a put (2 WRU) and the sweeper a row read; the legacy ` + "`sweep`" + ` index is still read (16 more empty queries a run, sweeper-resend RRU 13.5 → 19.5) until it is dropped after one retention period |
 
-Not reached yet: the issue's targets (≤ 11 WRU and ≤ $10 per million on the Stripe path, ≤ 18 WRU on the
-internal 2-topic path). What stands between, by measurement: the ingest transaction (6 WRU: ledger item and
-row written twice, the tenant and sweeper index entries), the three outbox row transitions (enqueued,
-processing, completed: 3 WRU on the table, and 2 index writes since the row re-enters the index while a
-consumer holds it), and the refused enqueued mark on 2 of 5 events. Dropping ingest's "enqueued" mark
-(−2.7 WRU) was rejected: while a consumer lags past the dispatch lease, the sweeper would resend every
-backlogged row. At 12 WRU the DynamoDB writes alone are $7.50 per million.
+Where the targets stand (issue 25, round 2): **≤ 11 WRU on the Stripe path: reached (10)**; **≤ 18 WRU on
+the internal 2-topic path: reached (17)**; **≤ $10.00 per million on the Stripe reference: not shown by these
+runs**. Without compute the Stripe reference costs $9.64 per million unbatched and $8.74 at the billing
+consumer's batch of 5 (DynamoDB $6.25, API Gateway $1.00, SQS $0.56, Lambda requests $0.44, logs $0.26,
+X-Ray $0.25); compute is measured in emulator time on a shared 2-core machine (load average 15–27 during these
+runs) and added from $0.25 to $3.82 per million across runs of the same code (the batched burst runs its
+ingests concurrently on the 2 cores), against about $0.40 when the machine was quiet (0.03 GB-s per event in the
+figures of 2026-12-03): with that, the reference is about $10.05 unbatched and $9.15 at batch 5. The table below
+is one run; rerun ` + "`make bench`" + ` on a quiet machine before reading its compute. What stands between without giving up a guarantee is that compute figure. Each write
+left on the path buys a guarantee, at $0.625 per million per WRU: ingest's enqueued mark (1 WRU; without it a
+consumer lagging past the 60 s dispatch lease gets every backlogged event sent again: guarantee 3), the
+consumer's claim (1 WRU; without it concurrent or redelivered messages run the side effect twice: guarantee 4),
+the tenant index entry (1 WRU; tenant listings, exports and replay by tenant), the row written in the
+transaction (2 WRU; the outbox itself: guarantee 2). The peer architecture below ($6.10–$8.36 per million for the same
+Stripe events across these runs, with the same compute) keeps none of them but the consumer's claim.
 `

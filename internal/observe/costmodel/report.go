@@ -36,6 +36,9 @@ type Mix struct {
 type Report struct {
 	Paths []Path `json:"paths"`
 	Mixes []Mix  `json:"mixes"`
+	// Peers are the architecture a team would build instead, priced
+	// beside the mixes.
+	Peers []Peer `json:"peers,omitempty"`
 }
 
 // Path returns the named path.
@@ -151,9 +154,21 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 		}
 		fmt.Fprintf(w, "| **%s** — %s | **%s** | %s |\n", m.Name, m.What, usd(p.Total(u)*1e6), strings.Join(top, ", "))
 	}
+	for _, pe := range r.Peers {
+		u := pe.Units()
+		var top []string
+		for _, l := range p.Dollars(u)[:3] {
+			top = append(top, fmt.Sprintf("%s %s", l.Item, usd(l.Dollars*1e6)))
+		}
+		fmt.Fprintf(w, "| *Peer: %s* — %s | %s | %s |\n", pe.Name, pe.What, usd(p.Total(u)*1e6), strings.Join(top, ", "))
+	}
 	fmt.Fprintf(w, "| *Amazon EventBridge*, custom events alone (no dedupe, outbox, incidents, replay; targets extra) | %s | events put |\n", usd(p.EventBridgeEvent*1e6))
 	fmt.Fprintf(w, "| *SNS → SQS fan-out, 1 topic*: publish, then receive + delete per subscriber queue (consumer Lambda extra) | %s | SNS %s, SQS %s |\n",
 		usd((p.SNSRequest+2*p.SQSRequest)*1e6), usd(p.SNSRequest*1e6), usd(2*p.SQSRequest*1e6))
+
+	if len(r.Peers) > 0 {
+		fmt.Fprint(w, peerNote)
+	}
 
 	fmt.Fprintln(w, "\n## Per path, per event")
 	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
@@ -188,3 +203,22 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 		fmt.Fprintln(w)
 	}
 }
+
+// peerNote says what the peer architecture lacks, guarantee by guarantee
+// (see Peer).
+const peerNote = `
+The peer rows price the architecture a platform team would build instead (` + "`costmodel.Peer`" + `): API Gateway →
+a Lambda that verifies and calls EventBridge ` + "`PutEvents`" + ` → a rule per subscriber targeting its SQS queue (with a
+DLQ) → the consumer Lambda with a Powertools-style idempotency table (conditional put of ` + "`INPROGRESS`" + `, update
+to ` + "`COMPLETED`" + `, records under 1 KB); no ledger, no outbox. Its compute and log bytes are taken from this
+platform's measured path for the same events (an upper bound: its front function does less than webhook and
+ingest together), so the difference is in the billed requests. What it does not give, per guarantee:
+
+| guarantee | here | peer |
+|---|---|---|
+| dedupe at ingest | one ledger item per event id, a repeat is acknowledged and sends nothing | every repeat (Stripe's redeliveries, concurrent retries) is put and fanned out again; each consumer deduplicates only while its idempotency record lives (an hour by default) |
+| transactional fan-out | the ledger item and every topic's outbox row in one transaction | ` + "`PutEvents`" + ` can fail some entries; nothing records that an event was accepted, so only the caller's retry recovers it |
+| sweeper | stranded dispatches found and resent, lost consumer outcomes settled | none: a put the caller did not retry is gone; EventBridge retries a failing target for 24 h, then its DLQ |
+| incidents | every dead letter an incident with its payload, triage states, alerts | dead letters wait in an SQS DLQ for at most 14 days; no store, no archive, no triage |
+| replay | one incident or a filtered set, to its topic, attested when it succeeds | EventBridge archive and replay re-sends a time range to every rule (archive storage and replayed events extra); no per-incident replay, no attestation |
+`

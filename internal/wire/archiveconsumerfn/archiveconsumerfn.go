@@ -3,6 +3,8 @@
 package archiveconsumerfn
 
 import (
+	"context"
+
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,4 +58,24 @@ func NewClients(cfg aws.Config) Clients { return consumerfn.NewClients(cfg) }
 // New builds the consumer-archive handler.
 func New(c Config, cl Clients, rt wire.Runtime) (*consume.Consumer, error) {
 	return consumerfn.New(c.Config, cl, rt, nil, &topicarchive.Archiver{Store: &s3blob.S3{Client: cl.S3}, Bucket: c.Bucket, Prefix: c.Prefix})
+}
+
+// Kind is consumer-archive as the CDK app, the local stack and the link
+// test see it (consumerfn.Kind): it writes under archive/<topic>/ in the
+// platform bucket.
+var Kind = consumerfn.Kind{
+	Kind: topology.ConsumerArchive,
+	Role: Name,
+	Objects: &consumerfn.Objects{
+		EnvBucket: wire.EnvBucket, EnvRoot: EnvPrefix, Root: topicarchive.DefaultPrefix,
+		Actions: []string{"s3:PutObject"},
+	},
+	Load: func(r *envconf.Reader, top topology.Topology) error { _, err := Load(r, top); return err },
+	Local: func(_ context.Context, r *envconf.Reader, top topology.Topology, cl consumerfn.Clients, rt wire.Runtime) (*consume.Consumer, error) {
+		cfg, err := Load(r, top)
+		if err != nil {
+			return nil, err
+		}
+		return New(cfg, cl, rt)
+	},
 }

@@ -1,7 +1,9 @@
 // Package consumerfn is what every consumer function's wiring shares (one
 // Lambda per topic, chosen by CONSUMER_TOPIC): its environment, its
 // DynamoDB, SQS and S3 clients and the consume runtime around the topic's
-// handler. httpconsumerfn and archiveconsumerfn add their handlers.
+// handler, and the descriptor of a consumer kind (Kind). httpconsumerfn,
+// archiveconsumerfn and purgeconsumerfn add their handlers and
+// descriptors.
 package consumerfn
 
 import (

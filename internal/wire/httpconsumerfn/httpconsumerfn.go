@@ -111,3 +111,37 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*consume.C
 		Log:     rt.Log.With("topic", c.Consume.Topic.Name),
 	}, nil)
 }
+
+// Kind is consumer-http as the CDK app, the local stack and the link test
+// see it (consumerfn.Kind): a subscriber URL and a signing-secret list per
+// topic, read from Secrets Manager.
+var Kind = consumerfn.Kind{
+	Kind:       topology.ConsumerHTTP,
+	Role:       Name,
+	Services:   []string{"secretsmanager"},
+	Subscriber: EnvSubscriberURL,
+	Secret: &consumerfn.Secret{
+		ID:         "SubscriberSecret",
+		EnvARN:     EnvSecretARN,
+		Env:        EnvSecret,
+		LocalValue: LocalSecret,
+		Description: func(topic string) string {
+			return "Standard Webhooks signing secrets of the " + topic + ` subscriber, a JSON list: ["whsec_<base64>"]. ` +
+				"Set it after the first deploy and share it with the subscriber; list two during a rotation."
+		},
+		WhyNoRotation: "A signing secret shared with an external subscriber: rotating it needs the subscriber to accept the new one, so operators roll it with an overlap window (docs/deploy.md#rotation); the consumer re-reads the list every few minutes.",
+	},
+	Load: func(r *envconf.Reader, top topology.Topology) error { _, err := Load(r, top); return err },
+	Local: func(ctx context.Context, r *envconf.Reader, top topology.Topology, cl consumerfn.Clients, rt wire.Runtime) (*consume.Consumer, error) {
+		cfg, err := Load(r, top)
+		if err != nil {
+			return nil, err
+		}
+		return New(ctx, cfg, Clients{Clients: cl}, rt)
+	},
+}
+
+// LocalSecret signs local deliveries unless SUBSCRIBER_SECRET says
+// otherwise: base64 of "evp-local-dev-subscriber-signing-key", a
+// clearly-local value that can never be mistaken for a real secret.
+const LocalSecret = "whsec_ZXZwLWxvY2FsLWRldi1zdWJzY3JpYmVyLXNpZ25pbmcta2V5"

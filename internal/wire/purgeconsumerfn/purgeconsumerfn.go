@@ -188,3 +188,15 @@ func NewWithAPI(c Config, cl Clients, rt wire.Runtime, api purge.API) (*consume.
 	}
 	return consumerfn.New(c.Config, cl.Clients, rt, nil, h)
 }
+
+// Kind is consumer-purge as the CDK app, the local stack and the link test
+// see it (consumerfn.Kind). Its table, API token and zones are the cache
+// purge service's, shared with purge-api: the CDK app deploys them in
+// infra/cdk/platform/purge.go and the local stack runs the consumer in
+// fn_purge.go (local purge API, zones in the local SSM).
+var Kind = consumerfn.Kind{
+	Kind:     topology.ConsumerPurge,
+	Role:     Name,
+	Services: []string{"secretsmanager", "ssm"},
+	Load:     func(r *envconf.Reader, top topology.Topology) error { _, err := Load(r, top); return err },
+}

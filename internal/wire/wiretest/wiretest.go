@@ -27,10 +27,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
-	"github.com/siteswarm/eventplatform/internal/wire/archiveconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
-	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
@@ -134,24 +133,30 @@ func StripeWebhook(tb testing.TB, env *awslocaltest.Env, o Opts) *webhook.Handle
 	return v
 }
 
+// Consumer builds a topic's consumer as its kind's local wiring does
+// (consumerfn.Kind.Local): any registered kind that has one.
+func Consumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
+	tb.Helper()
+	tp, _ := env.Topology.Topic(topic)
+	k, ok := consumerkinds.Of(tp.Consumer)
+	if !ok || k.Local == nil {
+		tb.Fatalf("wiretest: topic %q: kind %q has no local wiring", topic, tp.Consumer)
+	}
+	v, err := k.Local(context.Background(), envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology, consumerClients(env), o.runtime())
+	check(tb, err)
+	return v
+}
+
 // HTTPConsumer builds a topic's consumer-http handler.
 func HTTPConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
-	cfg, err := httpconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
-	check(tb, err)
-	v, err := httpconsumerfn.New(context.Background(), cfg, httpconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
-	check(tb, err)
-	return v
+	return Consumer(tb, env, topic, o)
 }
 
 // ArchiveConsumer builds a topic's consumer-archive handler.
 func ArchiveConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
-	cfg, err := archiveconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
-	check(tb, err)
-	v, err := archiveconsumerfn.New(cfg, consumerClients(env), o.runtime())
-	check(tb, err)
-	return v
+	return Consumer(tb, env, topic, o)
 }
 
 // consumerClients are a consumer's clients on env: the data path's, and
