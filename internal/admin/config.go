@@ -54,6 +54,8 @@ type Deps struct {
 	Jobs Jobs
 	// Retention serves /admin/tenants/{t}/retention (nil: 404).
 	Retention Retention
+	// Breakers serves /admin/topics (nil: those routes answer 404).
+	Breakers Breakers
 	// Console serves /console… (nil: those paths answer 404).
 	Console  Console
 	Topology topology.Topology

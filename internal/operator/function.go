@@ -61,6 +61,8 @@ type Call struct {
 	ArchivesDays  int  `json:"archivesDays,omitempty"`
 	ExportsDays   int  `json:"exportsDays,omitempty"`
 	IfVersion     *int `json:"ifVersion,omitempty"`
+	// The topics.* actions' topic.
+	Topic string `json:"topic,omitempty"`
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age

@@ -106,6 +106,11 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
 		panic(fmt.Sprintf("topic %s: function name %s-%s is %d characters; Lambda allows 64 (shorten the topic or the stage name)", tp.Name, p.Stage.Prefix(), name, n))
 	}
+	if !tp.Breaker.Off {
+		// Breaker transitions are applied at once (an asynchronous invoke
+		// of the subscriber-health function).
+		p.allowNotifyHealthEnv(env)
+	}
 	f := p.newFunction(fnSpec{
 		ID:          "Consumer" + logicalName(tp.Name),
 		Binary:      k.Role,
@@ -145,6 +150,9 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	if extra != nil {
 		extra(f)
 	}
+	if !tp.Breaker.Off {
+		allow(f.Role, []string{"lambda:InvokeFunction"}, p.healthFunctionArn())
+	}
 	suppressWildcard(f.Role, wildcards,
 		"Object keys are per event (payloads/<tenant>/<event>/…) or per batch (archive/<topic>/<date>/…): the grant is that prefix of the archive bucket and nothing else.")
 
@@ -164,7 +172,9 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	// Grants the event source's ReceiveMessage, DeleteMessage,
 	// ChangeMessageVisibility, GetQueueAttributes and GetQueueUrl on this
 	// queue only.
-	f.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(qs.Queue, src))
+	es := awslambdaeventsources.NewSqsEventSource(qs.Queue, src)
+	f.Fn.AddEventSource(es)
+	p.consumerSources[tp.Name] = es
 	p.Consumers[tp.Name] = f
 }
 

@@ -84,9 +84,12 @@ type Deps struct {
 	Jobs admin.Jobs
 	// Retention serves the retention page (nil: "not configured").
 	Retention admin.Retention
-	Topology  topology.Topology
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Breakers are the topics' subscriber health: the overview's state
+	// column and pause/resume (nil: not shown).
+	Breakers admin.Breakers
+	Topology topology.Topology
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -256,6 +259,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.incidentAction(w, r, p, segs[1], segs[2])
 	case len(segs) >= 1 && segs[0] == "events" && r.Method == http.MethodGet:
 		c.events(w, r, p, segs[1:])
+	case len(segs) == 3 && segs[0] == "topics" && r.Method == http.MethodPost:
+		c.topicAction(w, r, p, segs[1], segs[2])
 	case len(segs) == 1 && segs[0] == "purge" && r.Method == http.MethodGet:
 		c.purge(w, r, p)
 	case len(segs) >= 1 && segs[0] == "jobs":

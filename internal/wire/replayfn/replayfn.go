@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
@@ -177,7 +178,12 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	if s.Jobs != nil {
 		j = s.Jobs
 	}
-	f := operator.NewFunction(s.Replay, s.Views, j)
+	// The topics' health for `evp topics`: a pause or resume takes effect
+	// when the subscriber-health function next runs (evp notifies it at
+	// once; see cmd/evp topics).
+	rt = rt.WithDefaults()
+	topics := &health.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable}, Topology: c.Topology, Log: rt.Log, Now: rt.Now}
+	f := operator.NewFunction(s.Replay, s.Views, j).WithTopics(topics)
 	if s.Retention != nil {
 		f.WithRetention(s.Retention)
 	}
