@@ -113,7 +113,7 @@ func setupPlatform(t testing.TB) *platform {
 			return nil
 		}),
 		Rows:      p.events,
-		Queue:     &sqsqueue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL},
+		Queue:     &sqsqueue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL, FIFO: billing.FIFO},
 		Payloads:  p.blobs,
 		Incidents: p.incidents,
 		Metrics:   metric.Discard(),
