@@ -180,6 +180,8 @@ type reliabilityStack struct {
 	ledger *accounts
 	// sent counts successful SendMessage calls per queue and event id.
 	sent sync.Map
+	// onSend, when set, sees every successful SendMessage (in order).
+	onSend atomic.Pointer[func(*sqs.SendMessageInput)]
 	// incidents reads without faults or counting.
 	incidents *dynamo.Incidents
 }
@@ -195,6 +197,9 @@ func (r *reliabilityStack) countSends(stack *middleware.Stack) error {
 			_ = json.Unmarshal([]byte(aws.ToString(m.MessageBody)), &ev)
 			v, _ := r.sent.LoadOrStore(aws.ToString(m.QueueUrl)+"|"+ev.ID, new(atomic.Int64))
 			v.(*atomic.Int64).Add(1)
+			if f := r.onSend.Load(); f != nil {
+				(*f)(m)
+			}
 		}
 		return out, md, err
 	}), middleware.After)
