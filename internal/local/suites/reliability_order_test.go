@@ -72,10 +72,10 @@ func (r *reliabilityStack) postStripe(id string, body []byte) {
 // in parallel, the failing customer's spread over its outage. make test:
 // 20 customers of 4 events, an 8 s outage, a 1–4 s backoff (shown to fail
 // with billing.events a standard queue: the failing customer's later
-// events arrive first); make reliability: 200 customers of 5 events, a
-// 2-minute outage,
-// a 2 s backoff doubling to 30 s (billing's 8 attempts then take 2 minutes
-// per event before a dead letter; the deployed 5 s to 15 min would take
+// events arrive first); make reliability: 200 customers of 5 events, an
+// 80 s outage, a 2 s backoff doubling to 30 s (billing's 8 attempts then
+// take about 2 minutes per event before a dead letter, so the outage ends
+// inside the first event's attempts; the deployed 5 s to 15 min would take
 // 10.6 minutes).
 func TestReliabilityFailingCustomer(t *testing.T) {
 	settings := map[string]string{"CONSUMER_BACKOFF_CAP": "4s"}
@@ -85,7 +85,7 @@ func TestReliabilityFailingCustomer(t *testing.T) {
 	r := startReliabilityStack(t, settings)
 	billing := topology.Billing
 	customers, perCustomer := size(20, 200), size(4, 5)
-	outage := time.Duration(size(8, 120)) * time.Second
+	outage := time.Duration(size(8, 80)) * time.Second
 	run := ids("rel15", 1)[0]
 	down, dead := run+"_cus_down", run+"_cus_dead"
 
