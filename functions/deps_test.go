@@ -32,24 +32,28 @@ var forbidden = []string{module + "/internal/local", module + "/internal/kit/tes
 
 // linked are the AWS services each function calls, and so links. The
 // consumer kinds' rows come from their descriptors (internal/wire/
-// consumerkinds): every consumer calls DynamoDB, SQS and S3, plus its kind's
-// Services.
+// consumerkinds): every consumer calls DynamoDB, SQS and S3, and Lambda to
+// tell the subscriber-health function its topic's breaker changed (an
+// asynchronous invoke, only on a transition), plus its kind's Services.
 var linked = map[string][]string{
 	"ingest":         {"dynamodb", "sqs", "s3"},
 	"webhook-stripe": {"lambda", "secretsmanager", "ssm"},
 	"sweeper":        {"dynamodb", "sqs", "s3"},
 	"dlq-archiver":   {"dynamodb", "s3", "sns"},
 	"replay":         {"dynamodb", "sqs", "s3"},
-	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager"},
+	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
 	"purge-api":      {"dynamodb", "lambda"},
 	"jobs-worker":    {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
 	"jobs-sweep":     {"dynamodb", "sqs", "s3"},
 	"import-trigger": {"dynamodb", "sqs", "s3"},
+	// subscriber-health: the records, queue depths, the consumers' event
+	// source mappings, alerts.
+	"subscriber-health": {"dynamodb", "sqs", "lambda", "sns"},
 }
 
 func init() {
 	for _, k := range consumerkinds.All() {
-		linked[k.Role] = append([]string{"dynamodb", "sqs", "s3"}, k.Services...)
+		linked[k.Role] = append([]string{"dynamodb", "sqs", "s3", "lambda"}, k.Services...)
 	}
 }
 

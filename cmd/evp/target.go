@@ -30,6 +30,7 @@ import (
 const (
 	paramReplayFunction     = "/evp/%s/replay-function"
 	paramReplayStateMachine = "/evp/%s/replay-state-machine"
+	paramHealthFunction     = "/evp/%s/health-function"
 )
 
 // target is where the operator commands act: the local `make dev` stack by
@@ -61,6 +62,9 @@ type actions interface {
 	bulk(ctx context.Context, r replay.Request, progress func(done int)) (replay.Summary, error)
 	// describe names the target for messages.
 	describe() string
+	// notifyHealth tells the subscriber-health function a topic changed
+	// (an asynchronous invoke), so a pause or resume applies at once.
+	notifyHealth(ctx context.Context, topic string) error
 }
 
 func (t *target) actions(ctx context.Context) (actions, error) {
@@ -79,6 +83,7 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 			invoker: invoker{client: devapi.LambdaClient(cfg, t.url), function: fn, where: t.url},
 			sfn:     devapi.SFNClient(cfg, t.url+devapi.StepFunctionsPath),
 			machine: func(context.Context) (string, error) { return devapi.ReplayStateMachineARN, nil },
+			health:  func(context.Context) (string, error) { return devapi.HealthFunction, nil },
 		}, nil
 	}
 	var opts []func(*config.LoadOptions) error
@@ -104,6 +109,9 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 		sfn:     sfn.NewFromConfig(cfg),
 		machine: func(ctx context.Context) (string, error) {
 			return parameter(ctx, params, fmt.Sprintf(paramReplayStateMachine, t.stage))
+		},
+		health: func(ctx context.Context) (string, error) {
+			return parameter(ctx, params, fmt.Sprintf(paramHealthFunction, t.stage))
 		},
 	}, nil
 }
@@ -171,6 +179,20 @@ type stageOperator struct {
 	invoker
 	sfn     *sfn.Client
 	machine func(context.Context) (string, error)
+	health  func(context.Context) (string, error)
+}
+
+func (s *stageOperator) notifyHealth(ctx context.Context, topic string) error {
+	fn, err := s.health(ctx)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(map[string]string{"topic": topic})
+	if err != nil {
+		return err
+	}
+	_, err = s.client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(fn), Payload: payload, InvocationType: lambdatypes.InvocationTypeEvent})
+	return err
 }
 
 // pollEvery is how often a bulk replay's execution is polled.

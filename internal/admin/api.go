@@ -84,8 +84,12 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 	switch {
 	case len(segs) >= 1 && segs[0] == "jobs":
 		return a.jobRoutes(ctx, method, segs[1:], q, body)
+	case len(segs) >= 1 && segs[0] == "topics":
+		return a.topicRoutes(ctx, method, segs[1:], body)
 	case len(segs) >= 1 && segs[0] == "purge":
 		return a.purgeRoutes(ctx, method, segs[1:], q)
+	case len(segs) == 3 && segs[0] == "tenants" && segs[2] == "retention":
+		return a.retentionRoute(ctx, method, segs[1], body, DefaultActor)
 	case len(segs) == 1 && segs[0] == "health":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.health(ctx) })
 	case len(segs) == 1 && segs[0] == "queues":

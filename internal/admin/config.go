@@ -52,6 +52,10 @@ type Deps struct {
 	PurgeChecks []Check
 	// Jobs serves /admin/jobs (nil: those routes answer 404).
 	Jobs Jobs
+	// Retention serves /admin/tenants/{t}/retention (nil: 404).
+	Retention Retention
+	// Breakers serves /admin/topics (nil: those routes answer 404).
+	Breakers Breakers
 	// Console serves /console… (nil: those paths answer 404).
 	Console  Console
 	Topology topology.Topology

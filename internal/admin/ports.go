@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
@@ -68,4 +69,13 @@ type QueueDepth struct {
 type Check struct {
 	Name  string
 	Probe func(ctx context.Context) error
+}
+
+// Breakers are the topics' subscriber health (implemented by
+// *health.Operator): GET /admin/topics, POST /admin/topics/{topic}/pause
+// and /resume, the console's overview.
+type Breakers interface {
+	List(ctx context.Context) ([]health.TopicView, error)
+	Pause(ctx context.Context, topic, who, why string) (health.Health, error)
+	Resume(ctx context.Context, topic, who string) (health.Health, error)
 }

@@ -37,6 +37,13 @@ func Key(tenantID, eventID, sha256hex string) string {
 	return fmt.Sprintf("payloads/%s/%s/%s.json", tenantID, url.PathEscape(eventID), sha256hex)
 }
 
+// Prefix is where every claim-checked payload of an event is stored (the
+// erasure deletes under it: a payload outlives its ledger item until the
+// bucket's lifecycle expires it).
+func Prefix(tenantID, eventID string) string {
+	return fmt.Sprintf("payloads/%s/%s/", tenantID, url.PathEscape(eventID))
+}
+
 // Put stores the payload and returns its reference.
 func (c Checker) Put(ctx context.Context, tenantID, eventID string, payload []byte) (*envelope.PayloadRef, error) {
 	sum := envelope.SHA256Hex(payload)

@@ -30,6 +30,8 @@ const (
 	retried           // reported as a batch item failure
 	poisoned          // in the DLQ: acknowledge
 	requeued          // held by the breaker, sent back as a fresh copy: acknowledge
+	carried           // handler succeeded, its completion sent on in a copy: acknowledge
+	copyDone          // a copy carrying a completion, done with: acknowledge
 )
 
 // item is one record's progress through the runtime.
@@ -52,6 +54,8 @@ type item struct {
 	deadline time.Time
 	// held: the breaker kept this failed message from the DLQ.
 	held bool
+	// carried: the item's completion was sent on in a copy (carry).
+	carried bool
 	// verdict is what the handler's run said about the subscriber, and
 	// subscriberErr its transient failure.
 	verdict       verdict
@@ -101,6 +105,7 @@ func (c *Consumer) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: it.rec.MessageId})
 		}
 	}
+	c.summarize(ctx, items, start)
 	if fatal != nil {
 		return events.SQSEventResponse{}, fatal
 	}

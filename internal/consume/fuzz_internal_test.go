@@ -45,3 +45,26 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompletionMark: a copy's completionOf mark is read strictly: what
+// is accepted is exactly the mark of its hop and owner (so a copy names
+// one lease owner, hop 1..maxCompletionHops, never a malformed id), and
+// what is refused is an error, never a panic.
+func FuzzCompletionMark(f *testing.F) {
+	for _, s := range []string{"1/0f1e2d3c-aaaa-bbbb-cccc-000000000000", "8/m", "9/m", "0/m", "01/m", "+1/m", "1/", "/m", "1/a/b", "1/a b",
+		"1/\x00", "1/é", "99999999999999999999/m", "-1/m", "1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		owner, hop, err := parseCompletionMark(v)
+		if err != nil {
+			return
+		}
+		if hop < 1 || hop > maxCompletionHops || owner == "" {
+			t.Fatalf("%q accepted as hop %d owner %q", v, hop, owner)
+		}
+		if completionMark(hop, owner) != v {
+			t.Fatalf("%q is not the mark of hop %d owner %q", v, hop, owner)
+		}
+	})
+}

@@ -24,6 +24,10 @@ const (
 	// MetricHeld counts failed messages the topic's breaker held instead
 	// of dead-lettering them (delayed, or re-queued as a fresh copy).
 	MetricHeld = "MessagesHeld"
+	// MetricCompletionsCarried counts completions that could not be
+	// written within an invocation and were sent on in a copy of the
+	// message (each hop counts).
+	MetricCompletionsCarried = "CompletionsCarried"
 	// MetricHandlerDuration is the handler's run time (ms).
 	MetricHandlerDuration = "HandlerDuration"
 	// MetricLag is now minus the envelope timestamp when a message
@@ -43,7 +47,7 @@ func (c *Consumer) record(it *item) {
 	one := func(name string) metric.Metric { return metric.Metric{Name: name, Unit: metric.Count, Value: 1} }
 	var ms []metric.Metric
 	switch it.outcome {
-	case completed:
+	case completed, carried:
 		ms = append(ms, one(MetricProcessed))
 		if ts := it.msg.Event.Timestamp; !ts.IsZero() {
 			ms = append(ms, metric.Metric{Name: MetricLag, Unit: metric.Milliseconds, Value: millis(c.d.Now().Sub(ts))})
@@ -56,6 +60,9 @@ func (c *Consumer) record(it *item) {
 		ms = append(ms, one(MetricPoisoned))
 	case requeued:
 		ms = append(ms, one(MetricHeld))
+	}
+	if it.carried {
+		ms = append(ms, one(MetricCompletionsCarried))
 	}
 	if it.held && it.outcome == retried {
 		ms = append(ms, one(MetricHeld))

@@ -97,6 +97,10 @@ const (
 	// effect, so the message goes to the DLQ, where replaying its incident
 	// restores the event.
 	LedgerMissing
+	// Erased: the event's subject was erased (the row carries the
+	// erasure marker): the message holds data that must not be delivered
+	// or dead-lettered; acknowledge it without running the handler.
+	Erased
 )
 
 // Claim is BeginProcessing's answer.

@@ -44,6 +44,10 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		c.poison(it, f)
 		return false
 	}
+	if mark, ok := attrOK(it.rec, outbox.AttrCompletionOf); ok {
+		c.land(it, mark) // a copy carrying a completion (carry.go)
+		return false
+	}
 	if c.cfg.Topic.FIFO {
 		// Unknown until the claim counts it: a FIFO message's receive
 		// count says nothing about its attempts.
@@ -62,6 +66,13 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 	case LedgerMissing:
 		c.poison(it, poison(CodeLedgerMissing, "event %s has no ledger item (past its retention, or never accepted): replay its incident to restore it", msg.Key))
 		return false
+	case Erased:
+		// Still in flight when the subject was erased (a retry, a
+		// redelivery, a replay sent before): the body holds the erased
+		// payload, so it is neither delivered nor dead-lettered.
+		it.outcome = duplicate
+		c.d.Log.InfoContext(it.ctx, "consume: the event's subject was erased; acknowledged without delivering", "receiveCount", msg.ReceiveCount)
+		return false
 	case AlreadyCompleted:
 		// A redelivery (or an SQS duplicate) of a message whose side effect
 		// happened: acknowledge without running the handler. A replay still
@@ -75,8 +86,16 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 		return false
 	case Busy:
 		// Another delivery is running the handler. Come back when its lease
-		// ends: by then it completed (we ack) or died (we take over).
-		d := min(max(claim.LeaseUntil.Sub(now)+time.Second, time.Second), c.cfg.Backoff.limit())
+		// ends: by then it completed (we ack) or died (we take over). On a
+		// standard topic also after a copy carrying its completion
+		// (carry.go), sent before the lease ended and invisible for up to
+		// the first backoff, had time to land: a message back before it
+		// would take over the lapsed lease and run the side effect again.
+		wait := time.Second
+		if !c.cfg.Topic.FIFO {
+			wait += c.cfg.Backoff.base() + copyLanding
+		}
+		d := min(max(claim.LeaseUntil.Sub(now)+wait, time.Second), c.cfg.Backoff.limit())
 		it.outcome, it.delay = retried, d
 		it.fail = transient("another delivery holds the row until %s", claim.LeaseUntil.UTC().Format(time.RFC3339))
 		it.fail.benign = true
@@ -118,16 +137,20 @@ func (c *Consumer) finish(it *item, err error) {
 		c.fail(it, failureOf(err))
 		return
 	}
-	err = c.completeDurably(it)
-	if err != nil {
-		// The side effect happened: acknowledging is the lesser evil, a
-		// retry would repeat it once the lease expires. The row stays
+	err = c.completeDurably(it, it.rec.MessageId)
+	switch {
+	case err == nil:
+	case isLeaseLost(err):
+		c.d.Log.WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
+	case c.carry(it, it.rec.MessageId, 1, err):
+		// The side effect happened and a copy carries its completion
+		// (carry.go); the copy attests a replay once it lands.
+		it.claimed, it.outcome = false, carried
+		return
+	default:
+		// No copy either: acknowledging is the lesser evil, a retry would
+		// repeat the side effect once the lease expires. The row stays
 		// processing until the sweeper settles it.
-		if isLeaseLost(err) {
-			c.d.Log.WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
-		} else {
-			c.d.Log.ErrorContext(it.ctx, "consume: handled, but the row could not be marked completed; acknowledging so the side effect is not repeated (the sweeper settles the row)", "error", err)
-		}
 	}
 	it.claimed = false
 	if err := c.attest(it); err != nil {
@@ -239,13 +262,13 @@ const writeAttempts = 3
 // lost completion is what lets the row's lease lapse and a sweep or
 // redelivery run it again (reliability scenario 4's duplicate), so it is
 // worth the rest of the invocation, not three short tries.
-func (c *Consumer) completeDurably(it *item) error {
+func (c *Consumer) completeDurably(it *item, owner string) error {
 	reserve := min(completionReserve, time.Until(it.deadline)/10)
 	budget, cancel := context.WithDeadline(it.ctx, it.deadline.Add(-max(reserve, 0)))
 	defer cancel()
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now()})
+		err = c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: owner, Now: c.d.Now()})
 		if err == nil || isLeaseLost(err) {
 			return err
 		}

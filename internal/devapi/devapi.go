@@ -25,6 +25,10 @@ const (
 	StripeWebhookPath = "/webhook/stripe"
 )
 
+// HealthFunction is the subscriber-health function's name in the local
+// stack (`evp topics pause|resume` tell it of the change).
+const HealthFunction = "subscriber-health"
+
 // ReplayStateMachineARN is the replay state machine's ARN locally: the one
 // the dev stage's synthesized definition continues itself under (devstack
 // checks its embedded definition names this one).

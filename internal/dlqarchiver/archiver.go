@@ -2,17 +2,21 @@ package dlqarchiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // Rows is the Events table as the archiver uses it.
@@ -61,6 +65,11 @@ func (a *Archiver) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEv
 func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
 	now := a.d.Now()
 	dl, err := a.deadLetter(ctx, msg, now)
+	if errors.Is(err, errErased) {
+		// Acknowledged: nothing of it is kept.
+		a.d.Log.InfoContext(ctx, "archiver: dead letter of an erased event dropped", "eventId", dl.EventID, "tenantId", dl.TenantID, "topic", dl.Topic, "messageId", msg.MessageId)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -96,6 +105,10 @@ func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
 	}
 	return nil
 }
+
+// errErased: the dead letter's event was erased (its row carries the
+// erasure marker).
+var errErased = errors.New("archiver: the event's subject was erased")
 
 // MetricIncidentsOpened counts incidents opened or reopened, per Topic.
 const MetricIncidentsOpened = "IncidentsOpened"
@@ -157,6 +170,8 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	}
 
 	dl.EventID, dl.TenantID, dl.Type, dl.Source = ev.ID, ev.TenantID, ev.Type, ev.Source
+	names := a.names(ctx, ev)
+	dl.Subject, dl.Owner = names.Subject, names.Owner
 	dl.EventKey = ev.ID // sent before keys existed (ledger.LegacyKey)
 	switch key := attr(outbox.AttrEventKey); {
 	case ledger.Names(key, ev.TenantID, ev.ID):
@@ -167,11 +182,21 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	if id := attr(outbox.AttrEventID); id != "" && id != ev.ID {
 		details = append(details, fmt.Sprintf("message attribute eventId %q disagrees with the body's id", id))
 	}
+	// The dispatch row carries the erasure marker once the event's
+	// subject was erased: a dead letter still in flight then holds the
+	// erased payload, and opens no incident.
+	row, found, err := a.d.Rows.Row(ctx, outbox.RowRef{Key: dl.EventKey, Topic: dl.Topic})
+	if err != nil {
+		return dl, fmt.Errorf("archiver: read the dispatch row: %w", err)
+	}
+	if found && !row.ErasedAt.IsZero() {
+		return dl, errErased
+	}
 	if dl.ErrorCode == "" {
 		dl.ErrorCode = incident.CodeMaxReceives
 		dl.ErrorMessage = "message exceeded the queue's maxReceiveCount"
-		if last := a.lastError(ctx, outbox.RowRef{Key: dl.EventKey, Topic: dl.Topic}); last != "" {
-			dl.ErrorMessage = last
+		if found && row.LastError != "" {
+			dl.ErrorMessage = row.LastError
 		}
 	}
 	if dl.ErrorMessage == "" {
@@ -191,18 +216,21 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	return dl, nil
 }
 
-// lastError reads the dispatch row's last recorded error; redrive carries
-// no error of its own.
-func (a *Archiver) lastError(ctx context.Context, ref outbox.RowRef) string {
-	row, found, err := a.d.Rows.Row(ctx, ref)
+// names are the subject identifiers of a dead letter's event, so an
+// erasure finds its incident after the ledger item expired. A Stripe
+// event's customer is in its payload: a claim-checked one is read (dead
+// letters only; without it the envelope subject alone is recorded).
+func (a *Archiver) names(ctx context.Context, ev envelope.Event) subject.Names {
+	if ev.PayloadRef == nil || ev.Source != topology.ProviderStripe || a.d.Bodies.Store == nil {
+		return subject.Of(ev)
+	}
+	data, err := claimcheck.Load(ctx, a.d.Bodies.Store, *ev.PayloadRef)
 	if err != nil {
-		a.d.Log.WarnContext(ctx, "archiver: cannot read the dispatch row's lastError", "eventKey", ref.Key, "topic", ref.Topic, "error", err)
-		return ""
+		a.d.Log.WarnContext(ctx, "archiver: claim-checked payload unreadable; the incident names the envelope subject only", "eventId", ev.ID, "error", err)
+		return subject.Of(ev)
 	}
-	if !found {
-		return ""
-	}
-	return row.LastError
+	ev.Payload, ev.PayloadRef = data, nil
+	return subject.Of(ev)
 }
 
 func joinDetails(ds []string) string {

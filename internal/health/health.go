@@ -55,6 +55,8 @@ type Health struct {
 	// Concurrency is the mapping concurrency of a draining (closed) topic;
 	// 0 when it runs at the topic's own.
 	Concurrency int
+	// RampedAt is when the drain's concurrency last doubled.
+	RampedAt time.Time
 	// Backlog is how many messages waited in the queue when the outage
 	// ended (reported by subscriber_recovered).
 	Backlog int
@@ -78,3 +80,7 @@ var ErrConflict = errors.New("health: the record changed meanwhile")
 
 // ErrUnknownTopic: no topic of that name.
 var ErrUnknownTopic = errors.New("health: unknown topic")
+
+// ErrMappingBusy: the topic's event source mapping is in a transition
+// (creating, updating); the monitor applies the state on its next run.
+var ErrMappingBusy = errors.New("health: the event source mapping is busy")

@@ -64,3 +64,10 @@ type Backlogs interface {
 type Alerter interface {
 	Alert(ctx context.Context, a Alert) error
 }
+
+// Notice is the subscriber-health function's input when a consumer or an
+// operator changed a topic's state ({"topic":"billing.events"}); its
+// scheduled runs get an EventBridge event instead.
+type Notice struct {
+	Topic string `json:"topic"`
+}

@@ -17,7 +17,7 @@ func trip(h Health, p topology.Breaker, now time.Time) (Health, bool) {
 		return h, false
 	}
 	if h.OutageSince.IsZero() {
-		h.OutageSince, h.Level, h.Announced, h.Escalated = now, 0, false, false
+		h.OutageSince, h.Level, h.Announced, h.Escalated, h.Backlog = now, 0, false, false, 0
 	} else {
 		// A relapse within the quiet period: the same outage, probed
 		// later than the last time.
@@ -54,23 +54,25 @@ func probe(h Health, now time.Time) (Health, bool) {
 }
 
 // recover closes a half-open topic: its drain starts at the probe
-// concurrency. backlog is the queue depth then (-1: unknown).
+// concurrency. backlog is the queue depth then (-1: unknown); the record
+// keeps the most it saw.
 func recoverTopic(h Health, p topology.Breaker, now time.Time, why string, backlog int) (Health, bool) {
 	if h.State != HalfOpen {
 		return h, false
 	}
 	h.State, h.Since, h.Reason = Closed, now, why
-	h.Streak, h.Concurrency, h.RecoveredAt = 0, p.ProbeConcurrency, now
-	h.Backlog = max(backlog, 0)
+	h.Streak, h.Concurrency, h.RecoveredAt, h.RampedAt = 0, p.ProbeConcurrency, now, now
+	h.Backlog = max(h.Backlog, backlog, 0)
 	return h, true
 }
 
-// ramp doubles a draining topic's concurrency; at the topic's own it
-// stops (0).
-func ramp(h Health, normal int) (Health, bool) {
-	if h.State != Closed || h.Concurrency == 0 {
+// ramp doubles a draining topic's concurrency once RampEvery has passed
+// since the last step; at the topic's own it stops (0).
+func ramp(h Health, p topology.Breaker, normal int, now time.Time) (Health, bool) {
+	if h.State != Closed || h.Concurrency == 0 || now.Sub(h.RampedAt) < p.RampEvery {
 		return h, false
 	}
+	h.RampedAt = now
 	h.Concurrency *= 2
 	if h.Concurrency >= normal {
 		h.Concurrency = 0
@@ -110,7 +112,7 @@ func resume(h Health, p topology.Breaker, now time.Time, who string) (Health, bo
 		return h, false
 	}
 	h.State, h.Since, h.Reason = Closed, now, "resumed by "+who
-	h.Streak, h.Concurrency = 0, p.ProbeConcurrency
+	h.Streak, h.Concurrency, h.RampedAt = 0, p.ProbeConcurrency, now
 	return h, true
 }
 

@@ -46,13 +46,17 @@ func TestBreakerLifecycle(t *testing.T) {
 	require.Equal(t, 40, h.Backlog)
 	require.True(t, h.Holding(), "a recovered topic holds through its quiet period")
 
-	// Ramp 2 → 4 → 8 → the topic's own (10): 0.
+	// Ramp 2 → 4 → 8 → the topic's own (10): 0, a step per RampEvery.
+	at := h.Since
+	_, changed = ramp(h, p, 10, at.Add(p.RampEvery-time.Second))
+	require.False(t, changed, "too soon after the recovery")
 	for _, want := range []int{4, 8, 0} {
-		h, changed = ramp(h, 10)
+		at = at.Add(p.RampEvery)
+		h, changed = ramp(h, p, 10, at)
 		require.True(t, changed)
 		require.Equal(t, want, h.Concurrency)
 	}
-	_, changed = ramp(h, 10)
+	_, changed = ramp(h, p, 10, at.Add(time.Hour))
 	require.False(t, changed)
 
 	_, changed = settle(h, p, h.Since.Add(p.Quiet-time.Second))
@@ -113,5 +117,7 @@ func TestProbeDelayDoublesToItsCap(t *testing.T) {
 	for level := range 7 {
 		got = append(got, p.ProbeDelay(level))
 	}
-	require.Equal(t, []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 15 * time.Minute, 15 * time.Minute}, got)
+	require.Equal(t, []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 2 * time.Minute, 2 * time.Minute, 2 * time.Minute, 2 * time.Minute}, got)
+	p.ProbeMax = 15 * time.Minute
+	require.Equal(t, 15*time.Minute, p.ProbeDelay(6))
 }

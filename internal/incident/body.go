@@ -93,6 +93,12 @@ func (b *Bodies) Load(ctx context.Context, body Body) ([]byte, error) {
 	return data, nil
 }
 
+// ObjectPrefix is where every object of an incident is stored: its
+// bodies (one per body it has had) and payload copies.
+func ObjectPrefix(tenantID, incidentID string) string {
+	return fmt.Sprintf("incidents/%s/%s/", url.PathEscape(tenantID), incidentID)
+}
+
 // PayloadKey is the object key of an incident's copy of a claim-checked
 // payload (content-addressed, like BodyKey).
 func PayloadKey(tenantID, incidentID, sha256hex string) string {

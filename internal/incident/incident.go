@@ -70,6 +70,12 @@ type Incident struct {
 	// Type and Source of the event (empty for an unparseable body).
 	Type   string `json:"type,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Subject and Owner are the subject identifiers of the event
+	// (subject.Names: the envelope subject, and the entity a provider's
+	// payload names when that is another, such as a Stripe customer); an
+	// erasure finds the incident by either.
+	Subject string `json:"subject,omitempty"`
+	Owner   string `json:"owner,omitempty"`
 	// SourceQueue is the dead-letter queue the message was drained from
 	// (its ARN), or SourceOutbox.
 	SourceQueue  string `json:"sourceQueue"`

@@ -96,6 +96,11 @@ type DeadLetter struct {
 	Topic    string
 	Type     string
 	Source   string
+	// Subject and Owner are the subject identifiers the event names
+	// (subject.Names): an erasure finds the incident by them, also after
+	// the event's ledger item expired.
+	Subject string
+	Owner   string
 	// SourceQueue is the DLQ's ARN, or SourceOutbox.
 	SourceQueue string
 	// MessageID is the SQS message id of the dead letter ("" for the
@@ -174,6 +179,9 @@ func Record(existing *Incident, dl DeadLetter, now time.Time) (inc Incident, cha
 	}
 	inc.RetryCount++
 	inc.Type, inc.Source, inc.SourceQueue = dl.Type, dl.Source, dl.SourceQueue
+	if dl.Subject != "" || dl.Owner != "" {
+		inc.Subject, inc.Owner = dl.Subject, dl.Owner
+	}
 	inc.ErrorCode = dl.ErrorCode
 	inc.ErrorMessage = truncate.String(dl.ErrorMessage, MaxErrorMessageLen)
 	inc.ErrorSummary = truncate.String(dl.ErrorSummary, MaxErrorMessageLen)

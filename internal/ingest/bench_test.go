@@ -90,7 +90,7 @@ func (bd *bundle) bareOps(b *testing.B, i int, topics []string) time.Duration {
 	id := fmt.Sprintf("bare_%d", i)
 	items := []ddbtypes.TransactWriteItem{put(bd.cfg.EventsTable, map[string]any{"pk": dynamo.EventPK(id), "sk": dynamo.LedgerSK, "payload": `{"name":"Ada"}`, "tenantId": "acme"})}
 	for _, tp := range topics {
-		items = append(items, put(bd.cfg.EventsTable, map[string]any{"pk": dynamo.EventPK(id), "sk": dynamo.DispatchSK(tp), "status": "pending", "sweepPk": "pending#0", "nextRetryAt": 1}))
+		items = append(items, put(bd.cfg.EventsTable, map[string]any{"pk": dynamo.EventPK(id), "sk": dynamo.DispatchSK(tp), "status": "pending", "duePk": "due#0", "nextRetryAt": 1}))
 	}
 	start := time.Now()
 	if _, err := ddb.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {

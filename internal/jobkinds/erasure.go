@@ -8,14 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
 )
 
 // KindErasure is the subject erasure's kind name.
@@ -29,14 +32,20 @@ var ErasedMarker = json.RawMessage(ledger.ErasedPayload)
 // the step's lease (fenced): a step whose lease was taken over changes
 // nothing.
 type ErasureStore interface {
-	// ListTenant pages a tenant's events, newest first (the index's
-	// projection: subject, no payloads).
-	ListTenant(ctx context.Context, q operator.TenantQuery) ([]ledger.Record, string, error)
+	// SubjectEvents pages the keys of a tenant's events naming a subject
+	// identifier (subject.Names), through an index: never a read of the
+	// whole tenant.
+	SubjectEvents(ctx context.Context, q subject.Query) ([]string, string, error)
+	// SubjectIncidents pages the ids of a tenant's incidents naming a
+	// subject identifier, also those whose event's ledger item expired.
+	SubjectIncidents(ctx context.Context, q subject.Query) ([]string, string, error)
 	// Load reads one whole event: its ledger item and its outbox rows.
 	Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error)
 	// EraseEvent replaces the event's payload (and claim-check reference)
-	// with ErasedMarker, fenced by lease.
-	EraseEvent(ctx context.Context, lease jobs.Lease, key string, at time.Time) error
+	// with ErasedMarker and puts the erasure marker on its outbox rows
+	// (their lastError redacted), fenced by lease: a message still in
+	// flight is then never delivered, dead-lettered or replayed.
+	EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.EraseParams) error
 	// RedactDispatch replaces an outbox row's lastError (which may quote
 	// a subscriber's answer about the subject) with incident.ErasedText,
 	// fenced by lease; a row gone meanwhile is no error.
@@ -61,7 +70,35 @@ type Deleter interface {
 	Put(ctx context.Context, bucket, key string, body []byte) error
 }
 
-// ErasureArgs name the subject (the envelope subject) to erase.
+// ErasureObjects are the object stores an erasure deletes from (the
+// versioned bucket: every version, by id).
+type ErasureObjects interface {
+	Deleter
+	// EraseUnder deletes up to limit versions under prefix; more is true
+	// when some may be left.
+	EraseUnder(ctx context.Context, bucket, prefix string, limit int) ([]ObjectVersion, bool, error)
+}
+
+// ErasureDeps are the erasure's ports.
+type ErasureDeps struct {
+	Store   ErasureStore
+	Objects ErasureObjects
+	// Bucket holds the evidence (and the stores' objects).
+	Bucket string
+	// Now is the erasure's clock, which leases are compared with (default
+	// the wall clock).
+	Now func() time.Time
+	// Rewrites rewrite shared objects (the audit archive, export parts);
+	// ArchivePrefixes are the archive topics' prefixes
+	// ("archive/<topic>/"); Jobs lists the tenant's exports. Without them
+	// those stores are not reached (functions that only start jobs).
+	Rewrites        Rewrites
+	ArchivePrefixes []string
+	Jobs            JobLister
+}
+
+// ErasureArgs name the subject identifier to erase: an envelope subject,
+// or an identifier a provider's payload names (a Stripe customer cus_…).
 type ErasureArgs struct {
 	Subject string `json:"subject"`
 }
@@ -78,32 +115,75 @@ type Deletion struct {
 // ErasureResult is the job's result; EvidenceKey is the object listing
 // every deletion.
 type ErasureResult struct {
-	Erased         int        `json:"erased"`
-	ObjectsDeleted int        `json:"objectsDeleted"`
-	Incidents      int        `json:"incidentsRedacted"`
-	Dispatches     int        `json:"dispatchesRedacted"`
-	EvidenceKey    string     `json:"evidenceKey"`
-	Deletions      []Deletion `json:"deletions,omitempty"`
+	Erased         int `json:"erased"`
+	ObjectsDeleted int `json:"objectsDeleted"`
+	Incidents      int `json:"incidentsRedacted"`
+	Dispatches     int `json:"dispatchesRedacted"`
+	// Stores counts what was erased in each store (StoreLedger, …):
+	// items redacted, objects deleted or rewritten.
+	Stores map[string]int `json:"stores"`
+	// VersionsDeleted are the object versions deleted in all stores;
+	// RecordsRemoved the subject's records taken out of shared objects
+	// (archive, exports).
+	VersionsDeleted int        `json:"versionsDeleted"`
+	RecordsRemoved  int        `json:"recordsRemoved"`
+	EvidenceKey     string     `json:"evidenceKey"`
+	Deletions       []Deletion `json:"deletions,omitempty"`
 }
 
+// Phases of an erasure, in order.
+const (
+	erasePhaseEvents    = "events"
+	erasePhaseIncidents = "incidents"
+	// erasePhaseInFlight waits out the deliveries that held a row when
+	// its event was erased, then redacts what they wrote.
+	erasePhaseInFlight = "inflight"
+	// The shared copies, once nothing is in flight any more.
+	erasePhaseArchives = "archives"
+	erasePhaseExports  = "exports"
+)
+
+var erasePhases = []string{erasePhaseEvents, erasePhaseIncidents, erasePhaseInFlight, erasePhaseArchives, erasePhaseExports}
+
 type erasureCheckpoint struct {
+	Phase      string     `json:"phase,omitempty"`
 	Cursor     string     `json:"cursor,omitempty"`
 	Erased     int        `json:"erased"`
 	Incidents  int        `json:"incidents"`
 	Dispatches int        `json:"dispatches,omitempty"`
 	Deletions  []Deletion `json:"deletions,omitempty"`
+	// InFlight are the events one of whose rows a consumer held under a
+	// live lease when it was erased; WaitUntil is when the last of those
+	// leases ends.
+	InFlight  []string  `json:"inFlight,omitempty"`
+	WaitUntil time.Time `json:"waitUntil,omitzero"`
+	// Days are the archive day prefixes still to read; Rewrites the
+	// shared objects rewritten.
+	Days     []string  `json:"days,omitempty"`
+	Rewrites []Rewrite `json:"rewrites,omitempty"`
+	// The items erased, by store (the evidence lists their keys).
+	EventKeys   []string `json:"eventKeys,omitempty"`
+	RowKeys     []string `json:"rowKeys,omitempty"`
+	IncidentIDs []string `json:"incidentIds,omitempty"`
 }
 
 // maxInlineEvidence bounds the deletions listed in the result itself.
 const maxInlineEvidence = 50
 
-// Erasure builds the subject-erasure kind: one page of the tenant's events
-// per step; each event of the subject has its payload redacted (fenced),
-// then its claim-checked payload, its incidents' bodies and payload copies
-// deleted and confirmed absent, and its incidents redacted (fenced). A new
-// erasure of the same subject supersedes the running one (a new generation
-// that starts over).
-func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
+// erasePageSize is how many events or incidents a step erases.
+const erasePageSize = 100
+
+// Erasure builds the subject-erasure kind. The subject's events are found
+// through the subject identifier index (the envelope subject, or an
+// identifier a provider's payload names: erasing a Stripe customer finds
+// that customer's invoices), a page per step: each has its payload
+// redacted (fenced), then its claim-checked payload, its incidents' bodies
+// and payload copies deleted and confirmed absent, and its incidents
+// redacted (fenced). Then the subject's incidents are found through the
+// incidents table's subject index, so those whose event's ledger item
+// expired are erased too. A new erasure of the same subject supersedes the
+// running one (a new generation that starts over).
+func Erasure(d ErasureDeps) jobs.Kind {
 	return jobs.Kind{
 		Name:      KindErasure,
 		Supersede: true,
@@ -129,6 +209,9 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 			return nil
 		},
 		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+			if d.Store == nil || d.Objects == nil {
+				return jobs.Outcome{}, jobs.Fail("not_configured", errors.New("the erasure runs in jobs-worker, which has its stores"))
+			}
 			var a ErasureArgs
 			if err := s.Args(&a); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
@@ -137,69 +220,36 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 			if err := s.Resume(&cp); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
-			recs, next, err := store.ListTenant(ctx, operator.TenantQuery{TenantID: s.Job.TenantID, Limit: 100, Cursor: cp.Cursor})
+			if cp.Phase == "" {
+				cp.Phase = erasePhases[0]
+			}
+			e := &eraseStep{d: d, s: s, subject: a.Subject, cp: &cp, now: clock.Or(d.Now)}
+			done, err := e.run(ctx)
 			if err != nil {
 				return jobs.Outcome{}, err
 			}
-			for _, r := range recs {
-				if r.Event.Subject != a.Subject {
-					continue
-				}
-				r, rows, err := store.Load(ctx, r.Key)
-				if errors.Is(err, ledger.ErrNotFound) {
-					continue // expired since the listing
-				}
-				if err != nil {
-					return jobs.Outcome{}, err
-				}
-				// Objects first, then the fenced redaction that drops their
-				// references: a crash in between leaves the references, so
-				// the retry deletes (and confirms) again instead of leaking.
-				if ref := r.Event.PayloadRef; ref != nil {
-					if err := store.Holds(ctx, s.Lease); err != nil {
-						return jobs.Outcome{}, err
-					}
-					d, err := deleteConfirmed(ctx, objects, ref.Bucket, ref.Key)
-					if err != nil {
-						return jobs.Outcome{}, err
-					}
-					cp.Deletions = append(cp.Deletions, d)
-				}
-				if string(r.Event.Payload) != string(ErasedMarker) || r.Event.PayloadRef != nil {
-					if err := store.EraseEvent(ctx, s.Lease, r.Key, time.Now().UTC()); err != nil {
-						return jobs.Outcome{}, err
-					}
-					cp.Erased++
-				}
-				for _, row := range rows {
-					if row.LastError == "" || row.LastError == incident.ErasedText {
-						continue
-					}
-					if err := store.RedactDispatch(ctx, s.Lease, outbox.RowRef{Key: r.Key, Topic: row.Topic}); err != nil {
-						return jobs.Outcome{}, err
-					}
-					cp.Dispatches++
-				}
-				for _, topic := range r.Topics {
-					n, dels, err := eraseIncident(ctx, store, objects, s.Lease, incident.ID(r.Key, topic))
-					if err != nil {
-						return jobs.Outcome{}, err
-					}
-					cp.Incidents += n
-					cp.Deletions = append(cp.Deletions, dels...)
-				}
+			if wait := cp.WaitUntil.Sub(e.now()); !done && cp.Phase == erasePhaseInFlight && wait > 0 {
+				// A delivery that held a row at the erasure may still be
+				// running: its lease bounds it.
+				return jobs.Snooze(wait+time.Second, cp), nil
 			}
-			cp.Cursor = next
-			if next != "" {
+			if !done {
 				return jobs.Continue(cp), nil
 			}
-			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, Dispatches: cp.Dispatches, EvidenceKey: s.Scope + "erasure-evidence.json"}
+			ev := cp.evidence()
+			res := ErasureResult{Erased: cp.Erased, ObjectsDeleted: len(cp.Deletions), Incidents: cp.Incidents, Dispatches: cp.Dispatches,
+				Stores: map[string]int{}, EvidenceKey: s.Scope + "erasure-evidence.json"}
+			for name, st := range ev {
+				res.Stores[name] = st.Count
+				res.VersionsDeleted += st.Versions
+				res.RecordsRemoved += st.Records
+			}
 			evidence, err := json.MarshalIndent(map[string]any{"jobId": s.Job.ID, "tenantId": s.Job.TenantID, "subject": a.Subject, "generation": s.Job.Generation,
-				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "dispatchesRedacted": cp.Dispatches, "deletions": nonNil(cp.Deletions)}, "", "  ")
+				"erased": cp.Erased, "incidentsRedacted": cp.Incidents, "dispatchesRedacted": cp.Dispatches, "stores": ev, "deletions": nonNil(cp.Deletions)}, "", "  ")
 			if err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
-			if err := objects.Put(ctx, bucket, res.EvidenceKey, evidence); err != nil {
+			if err := d.Objects.Put(ctx, d.Bucket, res.EvidenceKey, evidence); err != nil {
 				return jobs.Outcome{}, err
 			}
 			if len(cp.Deletions) <= maxInlineEvidence {
@@ -210,39 +260,271 @@ func Erasure(store ErasureStore, objects Deleter, bucket string) jobs.Kind {
 	}
 }
 
-// eraseIncident deletes an incident's stored body and payload copy
-// (confirmed absent, while the lease holds), then redacts it (body, error
-// text, history notes: incident.Erased), fenced; 0 when there is none or
-// it was redacted already.
-func eraseIncident(ctx context.Context, store ErasureStore, objects Deleter, lease jobs.Lease, id string) (int, []Deletion, error) {
-	inc, err := store.Get(ctx, id)
+// eraseStep is one step of an erasure: one page of the current phase.
+type eraseStep struct {
+	d       ErasureDeps
+	s       jobs.Step
+	subject string
+	cp      *erasureCheckpoint
+	now     func() time.Time
+}
+
+// run does one page of the current phase and moves to the next phase
+// when it is spent; done when the last phase is.
+func (e *eraseStep) run(ctx context.Context) (bool, error) {
+	var (
+		next string
+		err  error
+	)
+	switch e.cp.Phase {
+	case erasePhaseEvents:
+		next, err = e.events(ctx)
+	case erasePhaseIncidents:
+		next, err = e.incidents(ctx)
+	case erasePhaseInFlight:
+		if e.cp.WaitUntil.After(e.now()) {
+			return false, nil
+		}
+		err = e.inFlight(ctx)
+	case erasePhaseArchives:
+		next, err = e.archives(ctx)
+	case erasePhaseExports:
+		if e.cp.Cursor == "" {
+			e.cp.Cursor = "start"
+		}
+		next, err = e.exports(ctx)
+	default:
+		return false, jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown phase %q", e.cp.Phase))
+	}
+	if err != nil {
+		return false, err
+	}
+	e.cp.Cursor = next
+	if next != "" {
+		return false, nil
+	}
+	i := slices.Index(erasePhases, e.cp.Phase)
+	if i+1 == len(erasePhases) {
+		return true, nil
+	}
+	e.cp.Phase = erasePhases[i+1]
+	return false, nil
+}
+
+func (e *eraseStep) query() subject.Query {
+	return subject.Query{TenantID: e.s.Job.TenantID, ID: e.subject, Cursor: e.cp.Cursor, Limit: erasePageSize}
+}
+
+// events erases a page of the subject's events.
+func (e *eraseStep) events(ctx context.Context) (string, error) {
+	store := e.d.Store
+	keys, next, err := store.SubjectEvents(ctx, e.query())
+	if err != nil {
+		return "", err
+	}
+	for _, key := range keys {
+		r, rows, err := store.Load(ctx, key)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue // expired since the listing
+		}
+		if err != nil {
+			return "", err
+		}
+		if r.Event.TenantID != e.s.Job.TenantID {
+			continue // the index is scoped by tenant; a defence all the same
+		}
+		// Objects first, then the fenced redaction that drops their
+		// references: a crash in between leaves the references, so
+		// the retry deletes (and confirms) again instead of leaking.
+		if ref := r.Event.PayloadRef; ref != nil {
+			if err := store.Holds(ctx, e.s.Lease); err != nil {
+				return "", err
+			}
+			d, err := deleteConfirmed(ctx, e.d.Objects, ref.Bucket, ref.Key)
+			if err != nil {
+				return "", err
+			}
+			e.cp.Deletions = append(e.cp.Deletions, d)
+		}
+		payload := string(r.Event.Payload) != string(ErasedMarker) || r.Event.PayloadRef != nil
+		unmarked, redact := 0, 0
+		for _, row := range rows {
+			if row.ErasedAt.IsZero() {
+				unmarked++
+			}
+			if row.LastError != "" && row.LastError != incident.ErasedText {
+				redact++
+			}
+			if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) {
+				// A consumer is delivering it right now: wait its lease
+				// out, then redact what it wrote.
+				e.cp.InFlight = append(e.cp.InFlight, r.Key)
+				if row.LeaseUntil.After(e.cp.WaitUntil) {
+					e.cp.WaitUntil = row.LeaseUntil
+				}
+			}
+		}
+		if payload || unmarked > 0 || redact > 0 {
+			if err := store.EraseEvent(ctx, e.s.Lease, ledger.EraseParams{Key: r.Key, Rows: rows, At: e.now().UTC()}); err != nil {
+				return "", err
+			}
+			if payload {
+				e.cp.Erased++
+				e.cp.EventKeys = append(e.cp.EventKeys, r.Key)
+			}
+			e.cp.Dispatches += redact
+			for _, row := range rows {
+				if row.LastError != "" && row.LastError != incident.ErasedText {
+					e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
+				}
+			}
+		}
+		for _, topic := range r.Topics {
+			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
+				return "", err
+			}
+		}
+	}
+	return next, nil
+}
+
+// incidents erases a page of the subject's incidents (those of events
+// erased above are redacted already and cost a read).
+func (e *eraseStep) incidents(ctx context.Context) (string, error) {
+	ids, next, err := e.d.Store.SubjectIncidents(ctx, e.query())
+	if err != nil {
+		return "", err
+	}
+	for _, id := range ids {
+		if err := e.incident(ctx, id, true); err != nil {
+			return "", err
+		}
+	}
+	return next, nil
+}
+
+// inFlight redacts, once their leases ended, what the deliveries that
+// held a row at the erasure wrote (a subscriber's answer in lastError);
+// their dead letters were dropped (the row's marker) and they could not
+// claim again.
+func (e *eraseStep) inFlight(ctx context.Context) error {
+	for _, key := range slices.Compact(slices.Sorted(slices.Values(e.cp.InFlight))) {
+		r, rows, err := e.d.Store.Load(ctx, key)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			if row.LastError == "" || row.LastError == incident.ErasedText {
+				continue
+			}
+			if err := e.d.Store.RedactDispatch(ctx, e.s.Lease, row.Ref()); err != nil {
+				return err
+			}
+			e.cp.Dispatches++
+			e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
+		}
+		for _, topic := range r.Topics {
+			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
+				return err
+			}
+		}
+	}
+	e.cp.InFlight = nil
+	return nil
+}
+
+func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) error {
+	n, err := e.eraseIncident(ctx, id, payloads)
+	e.cp.Incidents += n
+	return err
+}
+
+// eraseIncident deletes every object stored for an incident — each body
+// it has had and its payload copies, everything under its prefix — and,
+// when its event's ledger item may be gone, the event's claim-checked
+// payloads (they outlive the ledger item until the bucket's lifecycle
+// expires them); all confirmed absent, while the lease holds. Then it
+// redacts the incident (body, error text, history notes: incident.Erased),
+// fenced; 0 when there is none or it was redacted already.
+func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (int, error) {
+	inc, err := e.d.Store.Get(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
-			return 0, nil, nil
+			return 0, nil
 		}
-		return 0, nil, err
+		return 0, err
+	}
+	if inc.TenantID != e.s.Job.TenantID {
+		return 0, nil
+	}
+	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
+		return 0, err
+	}
+	prefixes := []string{incident.ObjectPrefix(inc.TenantID, inc.ID)}
+	if payloads && inc.EventID != "" {
+		prefixes = append(prefixes, claimcheck.Prefix(inc.TenantID, inc.EventID))
+	}
+	for _, p := range prefixes {
+		if err := e.eraseUnder(ctx, p); err != nil {
+			return 0, err
+		}
+	}
+	// An object outside the prefixes (a body stored under another
+	// bucket or layout) is erased by its own key.
+	for _, key := range []string{inc.Body.Key, inc.Body.PayloadKey} {
+		if key == "" || strings.HasPrefix(key, prefixes[0]) && inc.Body.Bucket == e.d.Bucket {
+			continue
+		}
+		d, err := deleteConfirmed(ctx, e.d.Objects, inc.Body.Bucket, key)
+		if err != nil {
+			return 0, err
+		}
+		if len(d.VersionIDs) > 0 {
+			e.cp.Deletions = append(e.cp.Deletions, d)
+		}
 	}
 	if inc.IsErased(ErasedMarker) {
-		return 0, nil, nil
+		return 0, nil
 	}
-	keys := slices.DeleteFunc([]string{inc.Body.Key, inc.Body.PayloadKey}, func(k string) bool { return k == "" })
-	if len(keys) > 0 {
-		if err := store.Holds(ctx, lease); err != nil {
-			return 0, nil, err
-		}
+	if err := e.d.Store.SaveFenced(ctx, e.s.Lease, inc.Erased(ErasedMarker)); err != nil {
+		return 0, err
 	}
-	var dels []Deletion
-	for _, key := range keys {
-		d, err := deleteConfirmed(ctx, objects, inc.Body.Bucket, key)
+	e.cp.IncidentIDs = append(e.cp.IncidentIDs, inc.ID)
+	return 1, nil
+}
+
+// eraseUnder deletes every version under prefix until a listing finds
+// none (the proof of absence) and records a Deletion per object.
+func (e *eraseStep) eraseUnder(ctx context.Context, prefix string) error {
+	byKey := map[string]*Deletion{}
+	var order []string
+	for range 1000 {
+		vs, _, err := e.d.Objects.EraseUnder(ctx, e.d.Bucket, prefix, purgeVersionsPerStep)
 		if err != nil {
-			return 0, nil, err
+			return err
 		}
-		dels = append(dels, d)
+		if len(vs) == 0 {
+			now := time.Now().UTC()
+			for _, k := range order {
+				byKey[k].ConfirmedAbsent = now
+				e.cp.Deletions = append(e.cp.Deletions, *byKey[k])
+			}
+			return nil
+		}
+		for _, v := range vs {
+			d, ok := byKey[v.Key]
+			if !ok {
+				d = &Deletion{Bucket: e.d.Bucket, Key: v.Key}
+				byKey[v.Key] = d
+				order = append(order, v.Key)
+			}
+			d.VersionIDs = append(d.VersionIDs, v.VersionID)
+		}
 	}
-	if err := store.SaveFenced(ctx, lease, inc.Erased(ErasedMarker)); err != nil {
-		return 0, nil, err
-	}
-	return 1, dels, nil
+	return fmt.Errorf("s3://%s/%s: versions keep appearing", e.d.Bucket, prefix)
 }
 
 // deleteConfirmed deletes every version of an object and proves that none
@@ -271,3 +553,65 @@ func nonNil[T any](s []T) []T {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, incident.ErrNotFound) }
+
+// Stores an erasure reaches, as the evidence and the result name them.
+const (
+	StoreLedger          = "ledger"
+	StoreDispatches      = "dispatches"
+	StoreIncidents       = "incidents"
+	StorePayloads        = "payloads"
+	StoreIncidentObjects = "incidentObjects"
+	StoreOther           = "objects"
+)
+
+// StoreEvidence is what an erasure did in one store: how many items it
+// redacted or objects it deleted or rewrote (Count), their keys, the
+// object versions deleted (each by id) and, for shared objects, the
+// subject's records removed and the versions written instead.
+type StoreEvidence struct {
+	Count    int        `json:"count"`
+	Keys     []string   `json:"keys"`
+	Versions int        `json:"versionsDeleted,omitempty"`
+	Records  int        `json:"recordsRemoved,omitempty"`
+	Objects  []Deletion `json:"objects,omitempty"`
+	Rewrites []Rewrite  `json:"rewrites,omitempty"`
+}
+
+// evidence groups what the erasure did by store: every store appears,
+// with a count of 0 when it held nothing of the subject.
+func (cp *erasureCheckpoint) evidence() map[string]*StoreEvidence {
+	out := map[string]*StoreEvidence{}
+	for _, name := range []string{StoreLedger, StoreDispatches, StoreIncidents, StorePayloads, StoreIncidentObjects, StoreArchive, StoreExports} {
+		out[name] = &StoreEvidence{Keys: []string{}}
+	}
+	add := func(name string, keys ...string) {
+		st := out[name]
+		st.Keys = append(st.Keys, keys...)
+		st.Count = len(st.Keys)
+	}
+	add(StoreLedger, cp.EventKeys...)
+	add(StoreDispatches, cp.RowKeys...)
+	add(StoreIncidents, cp.IncidentIDs...)
+	for _, d := range cp.Deletions {
+		name := StoreOther
+		switch {
+		case strings.HasPrefix(d.Key, "payloads/"):
+			name = StorePayloads
+		case strings.HasPrefix(d.Key, "incidents/"):
+			name = StoreIncidentObjects
+		}
+		if out[name] == nil {
+			out[name] = &StoreEvidence{Keys: []string{}}
+		}
+		add(name, d.Key)
+		out[name].Versions += len(d.VersionIDs)
+		out[name].Objects = append(out[name].Objects, d)
+	}
+	for _, r := range cp.Rewrites {
+		add(r.Store, r.Key)
+		out[r.Store].Versions += len(r.VersionIDs)
+		out[r.Store].Records += r.Removed
+		out[r.Store].Rewrites = append(out[r.Store].Rewrites, r)
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
@@ -16,6 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/retention"
 )
 
 // KindExport is the tenant export's kind name.
@@ -43,10 +45,22 @@ type Objects interface {
 type ExportArgs struct {
 	Since string `json:"since,omitempty"`
 	Until string `json:"until,omitempty"`
-	// PageSize is how many records one step (one part) holds (1..1000,
-	// default 500).
+	// PageSize is how many records one step reads (1..1000, default
+	// 500).
 	PageSize int `json:"pageSize,omitempty"`
+	// PartBytes is the most NDJSON one part holds before it is written
+	// and the next begins (64 KiB..64 MiB, default ExportPartBytes): a
+	// step holds one part at a time, so its memory is bounded by bytes,
+	// not by how many records a page has or how large they are.
+	PartBytes int `json:"partBytes,omitempty"`
 }
+
+// Part sizes (ExportArgs.PartBytes).
+const (
+	ExportPartBytes    = 8 << 20
+	MinExportPartBytes = 64 << 10
+	MaxExportPartBytes = 64 << 20
+)
 
 // ExportPart is one written part, as the manifest lists it.
 type ExportPart struct {
@@ -68,6 +82,18 @@ type ExportManifest struct {
 	Bytes     int          `json:"bytes"`
 	Parts     []ExportPart `json:"parts"`
 	CreatedAt time.Time    `json:"createdAt"`
+	// ExpiresAt is when the tenant's retention policy (exportsDays)
+	// deletes the export (the daily retention purge); none when kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// Erasures are the subject erasures that rewrote parts of it since
+	// (counts and checksums above are after them).
+	Erasures []ExportErasure `json:"erasures,omitempty"`
+}
+
+// ExportErasure names an erasure that rewrote an export.
+type ExportErasure struct {
+	JobID string    `json:"jobId"`
+	At    time.Time `json:"at"`
 }
 
 // ExportResult is the job's result.
@@ -75,6 +101,10 @@ type ExportResult struct {
 	Events      int    `json:"events"`
 	Incidents   int    `json:"incidents"`
 	ManifestKey string `json:"manifestKey"`
+	// ExpiresAt is when the tenant's retention policy deletes the export
+	// (its exportsDays, applied by the retention purge); none when the
+	// tenant keeps exports.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 type exportCheckpoint struct {
@@ -90,7 +120,11 @@ type exportCheckpoint struct {
 // attempt scope (a part becomes the export's only when the step's
 // checkpoint commits, so a crashed or fenced-out attempt leaves at most an
 // orphan object, never a duplicate record), then the manifest.
-func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string) jobs.Kind {
+//
+// The tenant's retention policy sets how long an export is kept
+// (exportsDays): the manifest and the result say until when, and the
+// retention purge deletes it then (policies nil: not said).
+func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string, policies Policies) jobs.Kind {
 	return jobs.Kind{
 		Name:        KindExport,
 		StepTimeout: 2 * time.Minute,
@@ -108,6 +142,9 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			if a.PageSize < 0 || a.PageSize > 1000 {
 				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "pageSize must be 1..1000"}
 			}
+			if a.PartBytes != 0 && (a.PartBytes < MinExportPartBytes || a.PartBytes > MaxExportPartBytes) {
+				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("partBytes must be %d..%d", MinExportPartBytes, MaxExportPartBytes)}
+			}
 			return nil
 		},
 		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
@@ -124,19 +161,22 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			if err := s.Resume(&cp); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
-			var (
-				lines [][]byte
-				next  string
-				err   error
-			)
+			limit := a.PartBytes
+			if limit == 0 {
+				limit = ExportPartBytes
+			}
+			w := &partWriter{ctx: ctx, objects: objects, bucket: bucket, scope: s.Scope, records: cp.Phase, limit: limit, parts: &cp.Parts}
+			var next string
 			switch cp.Phase {
 			case "events":
-				var recs []ledger.Record
-				recs, next, err = src.ListTenant(ctx, operator.TenantQuery{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: page, Cursor: cp.Cursor})
+				recs, cursor, err := src.ListTenant(ctx, operator.TenantQuery{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: page, Cursor: cp.Cursor})
 				if err != nil {
 					return jobs.Outcome{}, err
 				}
+				next = cursor
 				for _, r := range recs {
+					// One record in memory at a time: read, rehydrate,
+					// encode into the part, let go.
 					if r, err = src.Record(ctx, r.Key); errors.Is(err, ledger.ErrNotFound) {
 						continue // expired since the listing
 					} else if err != nil {
@@ -149,40 +189,31 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 						}
 						ev.PayloadRef = nil
 					}
-					b, err := json.Marshal(ev)
-					if err != nil {
-						return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+					if err := w.add(ev); err != nil {
+						return jobs.Outcome{}, err
 					}
-					lines = append(lines, b)
 				}
 			case "incidents":
-				var res incident.Page
-				res, err = src.List(ctx, incident.Filter{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: min(page, incident.MaxPageSize), Cursor: cp.Cursor})
+				res, err := src.List(ctx, incident.Filter{TenantID: s.Job.TenantID, Since: since, Until: until, Limit: min(page, incident.MaxPageSize), Cursor: cp.Cursor})
 				if err != nil {
 					return jobs.Outcome{}, err
 				}
 				next = res.Cursor
 				for _, inc := range res.Incidents {
-					b, err := json.Marshal(inc)
-					if err != nil {
-						return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
+					if err := w.add(inc); err != nil {
+						return jobs.Outcome{}, err
 					}
-					lines = append(lines, b)
 				}
 			default:
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown export phase %q", cp.Phase))
 			}
-			if len(lines) > 0 {
-				part, err := writePart(ctx, objects, bucket, s.Scope, len(cp.Parts)+1, cp.Phase, lines)
-				if err != nil {
-					return jobs.Outcome{}, err
-				}
-				cp.Parts = append(cp.Parts, part)
-				if cp.Phase == "events" {
-					cp.Events += len(lines)
-				} else {
-					cp.Incidents += len(lines)
-				}
+			if err := w.flush(); err != nil {
+				return jobs.Outcome{}, err
+			}
+			if cp.Phase == "events" {
+				cp.Events += w.total
+			} else {
+				cp.Incidents += w.total
 			}
 			cp.Cursor = next
 			if next != "" {
@@ -194,6 +225,17 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			}
 			m := ExportManifest{JobID: s.Job.ID, TenantID: s.Job.TenantID, Since: a.Since, Until: a.Until,
 				Events: cp.Events, Incidents: cp.Incidents, Parts: cp.Parts, CreatedAt: time.Now().UTC()}
+			if policies != nil {
+				_, periods, err := policies.Effective(ctx, s.Job.TenantID)
+				if err != nil {
+					return jobs.Outcome{}, err
+				}
+				if periods.ExportsDays > 0 {
+					// The purge deletes exports finished before its cutoff
+					// (now − exportsDays), at its next daily run after this.
+					m.ExpiresAt = m.CreatedAt.Add(time.Duration(periods.ExportsDays) * retention.Day)
+				}
+			}
 			if m.Parts == nil {
 				m.Parts = []ExportPart{}
 			}
@@ -208,7 +250,7 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			if err := objects.Put(ctx, bucket, key, body); err != nil {
 				return jobs.Outcome{}, err
 			}
-			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key}), nil
+			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key, ExpiresAt: m.ExpiresAt}), nil
 		}),
 	}
 }
@@ -236,23 +278,75 @@ func (a ExportArgs) bounds() (since, until time.Time, err error) {
 	return
 }
 
-// writePart writes lines as one gzip NDJSON object.
-func writePart(ctx context.Context, objects Objects, bucket, scope string, n int, records string, lines [][]byte) (ExportPart, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	for _, l := range lines {
-		_, _ = zw.Write(l)
-		_, _ = zw.Write([]byte{'\n'})
+// partWriter streams a step's records into gzip NDJSON parts, writing a
+// part (and starting the next) once it holds limit bytes of NDJSON: a
+// step holds one compressed part and one record at a time. Records are
+// encoded without HTML escaping (json.Marshal turns each < > & into a
+// six-byte \u escape: a 1 MiB payload of < grew to 6 MiB).
+type partWriter struct {
+	ctx           context.Context
+	objects       Objects
+	bucket, scope string
+	records       string
+	limit         int
+	parts         *[]ExportPart
+	buf           bytes.Buffer
+	zw            *gzip.Writer
+	enc           *json.Encoder
+	plain         counter
+	count, total  int
+}
+
+// counter counts the bytes written through it.
+type counter struct {
+	w io.Writer
+	n int
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// add encodes one record as a line of the current part.
+func (w *partWriter) add(v any) error {
+	if w.zw == nil {
+		w.buf.Reset()
+		w.zw = gzip.NewWriter(&w.buf)
+		w.plain = counter{w: w.zw}
+		w.enc = json.NewEncoder(&w.plain)
+		w.enc.SetEscapeHTML(false)
 	}
-	if err := zw.Close(); err != nil {
-		return ExportPart{}, err
+	if err := w.enc.Encode(v); err != nil {
+		return jobs.Fail(jobs.CodeHandlerFailed, err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	p := ExportPart{Key: fmt.Sprintf("%spart-%05d-%s.ndjson.gz", scope, n, records), Records: records, Count: len(lines), Bytes: buf.Len(), SHA256: hex.EncodeToString(sum[:])}
-	if err := objects.Put(ctx, bucket, p.Key, buf.Bytes()); err != nil {
-		return ExportPart{}, err
+	w.count++
+	w.total++
+	if w.plain.n >= w.limit {
+		return w.flush()
 	}
-	return p, nil
+	return nil
+}
+
+// flush writes the current part, if it holds any record.
+func (w *partWriter) flush() error {
+	if w.zw == nil || w.count == 0 {
+		return nil
+	}
+	if err := w.zw.Close(); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(w.buf.Bytes())
+	p := ExportPart{Key: fmt.Sprintf("%spart-%05d-%s.ndjson.gz", w.scope, len(*w.parts)+1, w.records), Records: w.records,
+		Count: w.count, Bytes: w.buf.Len(), SHA256: hex.EncodeToString(sum[:])}
+	if err := w.objects.Put(w.ctx, w.bucket, p.Key, w.buf.Bytes()); err != nil {
+		return err
+	}
+	*w.parts = append(*w.parts, p)
+	w.zw, w.enc, w.count = nil, nil, 0
+	w.buf = bytes.Buffer{} // let the part's memory go
+	return nil
 }
 
 // strictArgs decodes args with no unknown members, as an invalid_args

@@ -1,6 +1,8 @@
 package jobkinds
 
 import (
+	"time"
+
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 )
@@ -12,7 +14,7 @@ type Deps struct {
 	Events   ExportSource
 	Erasure  ErasureStore
 	Payloads claimcheck.Store
-	Objects  Deleter
+	Objects  ErasureObjects
 	// Bucket holds exports, erasure evidence and large checkpoints.
 	Bucket string
 	Stripe Canonicalizer
@@ -30,13 +32,20 @@ type Deps struct {
 	ImportTuning ImportOptions
 	// Retention are the retention purge's ports (their Bucket is Bucket).
 	Retention RetentionDeps
+	// Now is the kinds' clock (default the wall clock).
+	Now func() time.Time
+	// Rewrites rewrite shared objects (archive, export parts) for the
+	// erasure, which reaches the archive topics and the exports the
+	// retention purge knows (Retention.ArchivePrefixes, Retention.Jobs).
+	Rewrites Rewrites
 }
 
 // Kinds are the shipped kinds; adding one is its file and a line here.
 func Kinds(d Deps) []jobs.Kind {
 	return []jobs.Kind{
-		Export(d.Events, d.Payloads, d.Objects, d.Bucket),
-		Erasure(d.Erasure, d.Objects, d.Bucket),
+		Export(d.Events, d.Payloads, d.Objects, d.Bucket, d.Retention.Policies),
+		Erasure(ErasureDeps{Store: d.Erasure, Objects: d.Objects, Bucket: d.Bucket, Now: d.Now,
+			Rewrites: d.Rewrites, ArchivePrefixes: d.Retention.ArchivePrefixes, Jobs: d.Retention.Jobs}),
 		Reconcile(d.StripeEvents, d.Stripe, d.Ingest, d.StripeTypes),
 		FileImport(FileImportDeps{Objects: d.Imports, StripeFor: d.StripeFor, Ingest: d.Ingest, Bucket: d.Bucket, Options: d.ImportTuning}),
 		Retention(d.retention()),

@@ -241,3 +241,29 @@ func TestRetentionPurgeAppliesAShortenedPolicyToEveryStore(t *testing.T) {
 	require.NoError(t, json.Unmarshal(again.Result, &res2))
 	require.Zero(t, res2.Events+res2.Incidents+res2.ArchiveObjects+res2.ExportObjects)
 }
+
+// An export says until when it is kept: the tenant's exportsDays, which
+// the retention purge applies; a tenant without a period keeps exports
+// (no expiry said).
+func TestExportsExpireByTheTenantsPolicy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	b.publish(t, "acme", "evt_exp_1", "s-1", 10)
+	kept := b.run(t, jobs.StartParams{Kind: jobkinds.KindExport, TenantID: "acme"})
+	require.Equal(t, jobs.StatusCompleted, kept.Status, kept.Error)
+	require.Zero(t, decode[jobkinds.ExportResult](t, kept.Result).ExpiresAt, "kept: no expiry")
+
+	svc, err := retention.New(retention.Config{MaxEventDays: 14}, retention.Deps{
+		Store: &dynamo.Retention{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}, Now: b.clock.Now})
+	require.NoError(t, err)
+	_, err = svc.Set(ctx, retention.SetParams{TenantID: "acme", ExportsDays: 30, Actor: "test"})
+	require.NoError(t, err)
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindExport, TenantID: "acme", IdempotencyKey: "second"})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+	res := decode[jobkinds.ExportResult](t, j.Result)
+	require.WithinDuration(t, time.Now().Add(30*retention.Day), res.ExpiresAt, time.Hour)
+	raw, err := b.blobs.Get(ctx, b.env.Resources.Bucket, res.ManifestKey)
+	require.NoError(t, err)
+	require.Equal(t, res.ExpiresAt.UTC(), decode[jobkinds.ExportManifest](t, raw).ExpiresAt.UTC(), "the manifest says it too")
+}

@@ -160,7 +160,7 @@ func TestStaleGenerationWakeIsANoOp(t *testing.T) {
 
 // blocker is a kind whose step waits for release, then makes a fenced
 // write (an item in the purge table, conditional on the step's lease) and
-// continues.
+// continues. It has two attempts: a takeover is the second claim.
 type blocker struct {
 	entered chan jobs.Step
 	release chan struct{}
@@ -171,7 +171,7 @@ type blocker struct {
 }
 
 func (k *blocker) kind(timeout time.Duration) jobs.Kind {
-	return jobs.Kind{Name: "blocker", StepTimeout: timeout, MaxAttempts: 1, Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+	return jobs.Kind{Name: "blocker", StepTimeout: timeout, MaxAttempts: 2, Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 		k.entered <- s
 		<-k.release
 		_, err := k.db.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{

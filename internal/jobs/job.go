@@ -36,8 +36,10 @@ type Job struct {
 	Status     Status `json:"status"`
 	Generation int    `json:"generation"`
 	Steps      int    `json:"steps"`
-	// Attempts counts failed tries of the current step (retry outcomes);
-	// a snooze uses none.
+	// Attempts counts the tries of the current step: each claim counts
+	// one (so a step that ends its worker before recording an outcome
+	// uses one too), and a committed step starts the count again (a
+	// snooze uses none).
 	Attempts int `json:"attempts"`
 	// Checkpoint is the handler's state after its last committed step
 	// (inline), or CheckpointRef when it was too large to keep inline.

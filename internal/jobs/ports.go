@@ -19,7 +19,8 @@ type Store interface {
 	Get(ctx context.Context, id string) (Job, bool, error)
 	// Update writes j, conditional on the stored version being
 	// j.Version-1 (ErrConflict otherwise). A terminal job leaves the due
-	// index and expires (with its key) after the retention.
+	// index and expires (with its key) after the retention; a failed job
+	// whose DueAt is set stays due until its incident is confirmed.
 	Update(ctx context.Context, j Job) error
 	// Shards is how many due index partitions there are.
 	Shards() int

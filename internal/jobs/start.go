@@ -217,14 +217,19 @@ type RestartParams struct {
 // from its last checkpoint, or from scratch. Any job may be restarted.
 func (e *Engine) Restart(ctx context.Context, id string, p RestartParams) (Job, error) {
 	return e.transition(ctx, id, func(j *Job, now time.Time) error {
-		j.Revived = j.Status.Terminal()
-		j.Status, j.Generation, j.Attempts, j.Error, j.Result = StatusQueued, j.Generation+1, 0, nil, nil
-		j.DueAt, j.FinishedAt, j.ExpiresAt, j.LeaseOwner, j.LeaseUntil = now, time.Time{}, time.Time{}, "", time.Time{}
-		if p.FromScratch {
-			j.Checkpoint, j.CheckpointRef, j.Steps, j.Progress = nil, "", 0, nil
-		}
+		restart(j, now, p)
 		return nil
 	}, true)
+}
+
+// restart takes j to a new generation, queued.
+func restart(j *Job, now time.Time, p RestartParams) {
+	j.Revived = j.Status.Terminal()
+	j.Status, j.Generation, j.Attempts, j.Error, j.Result = StatusQueued, j.Generation+1, 0, nil, nil
+	j.DueAt, j.FinishedAt, j.ExpiresAt, j.LeaseOwner, j.LeaseUntil = now, time.Time{}, time.Time{}, "", time.Time{}
+	if p.FromScratch {
+		j.Checkpoint, j.CheckpointRef, j.Steps, j.Progress = nil, "", 0, nil
+	}
 }
 
 // Cancel stops a job: it is cancelled under a new generation, so no wake
@@ -284,9 +289,17 @@ func (e *Engine) wake(ctx context.Context, j Job, delay time.Duration) {
 	}
 }
 
-// RestartJob restarts a job from its last checkpoint (replay.JobRestarter:
-// replaying a failed job's incident).
+// RestartJob restarts a failed job from its last checkpoint
+// (replay.JobRestarter: replaying a failed job's incident). Only a failed
+// job is restarted: replaying an incident never revives a job an operator
+// cancelled, nor restarts one that is running or done.
 func (e *Engine) RestartJob(ctx context.Context, id, note string) error {
-	_, err := e.Restart(ctx, id, RestartParams{Note: note})
+	_, err := e.transition(ctx, id, func(j *Job, now time.Time) error {
+		if j.Status != StatusFailed {
+			return badRequest(CodeTransitionNotAllowed, "job %s is %s: replaying its incident restarts only a failed job", j.ID, j.Status)
+		}
+		restart(j, now, RestartParams{Note: note})
+		return nil
+	}, true)
 	return err
 }

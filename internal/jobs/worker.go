@@ -113,6 +113,8 @@ func (e *Engine) RunWake(ctx context.Context, w Wake) error {
 	case j.Generation != w.Payload.Generation:
 		log.InfoContext(ctx, "jobs: stale wake (another generation)", "wakeGeneration", w.Payload.Generation, "generation", j.Generation)
 		return nil
+	case j.Status == StatusFailed && !j.DueAt.IsZero():
+		return e.confirmIncident(ctx, log, j) // its worker could not open the incident
 	case j.Status.Terminal():
 		return nil
 	case j.Status == StatusRunning && j.LeaseUntil.After(now):
@@ -120,8 +122,22 @@ func (e *Engine) RunWake(ctx context.Context, w Wake) error {
 	case j.Status != StatusRunning && j.DueAt.After(now.Add(time.Second)):
 		return nil // early: its delayed wake or the sweep comes back for it
 	}
+	if j.Attempts >= kind.MaxAttempts {
+		// Every attempt was claimed and none recorded an outcome: the step
+		// kills its worker (out of memory, past the Lambda timeout). Claims
+		// count attempts, so such a step is tried MaxAttempts times, then
+		// fails for good with its incident instead of being reclaimed
+		// forever.
+		next := j
+		next.LeaseOwner, next.LeaseUntil, next.UpdatedAt, next.Version = "", time.Time{}, now, j.Version+1
+		return e.commitFailure(ctx, log, kind, j, next, now, &StepError{Permanent: true, Code: CodeAttemptsExhausted,
+			Err: fmt.Errorf("%d attempts at step %d never finished: each ended its worker (out of memory or time?) before recording an outcome", j.Attempts, j.Steps)})
+	}
 	seen := j.Version
 	claimed := j
+	// The claim counts the attempt: a step that never gets to record its
+	// outcome still uses one.
+	claimed.Attempts = j.Attempts + 1
 	claimed.Status, claimed.LeaseOwner = StatusRunning, randomHex(8)
 	claimed.LeaseUntil = now.Add(kind.StepTimeout + e.cfg.LeaseMargin)
 	claimed.DueAt, claimed.UpdatedAt, claimed.Version = claimed.LeaseUntil, now, seen+1
@@ -146,7 +162,7 @@ func (e *Engine) runStep(ctx context.Context, log *slog.Logger, kind Kind, j Job
 	}
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	step := Step{
-		Job: j, Checkpoint: cp, Lease: j.Lease(), Attempt: j.Attempts + 1, Ref: "",
+		Job: j, Checkpoint: cp, Lease: j.Lease(), Attempt: j.Attempts, Ref: "",
 		Scope: fmt.Sprintf("%s%s/g%d/s%d/v%d/", ObjectPrefix, j.ID, j.Generation, j.Steps, j.Version),
 	}
 	start := e.d.Now()
@@ -214,7 +230,7 @@ func (e *Engine) commitFailure(ctx context.Context, log *slog.Logger, kind Kind,
 		se = &StepError{Err: stepErr}
 	}
 	msg := truncate.String(se.Err.Error(), incident.MaxErrorMessageLen)
-	attempts := j.Attempts + 1
+	attempts := j.Attempts // counted by the claim
 	next.Attempts = attempts
 	if !se.Permanent && attempts < kind.MaxAttempts {
 		d := se.RetryAfter
@@ -240,41 +256,72 @@ func (e *Engine) commitFailure(ctx context.Context, log *slog.Logger, kind Kind,
 		code = CodeAttemptsExhausted
 		msg = fmt.Sprintf("%d attempts failed; last: %s", attempts, msg)
 	}
-	next.Status, next.DueAt, next.FinishedAt, next.Error = StatusFailed, time.Time{}, now, &Error{Code: code, Message: msg}
+	next.Status, next.FinishedAt, next.Error = StatusFailed, now, &Error{Code: code, Message: msg}
 	next.ExpiresAt = now.Add(e.keep(kind))
-	// The incident first: it is idempotent, and a failed job must never
-	// be without its incident.
-	incID, err := e.openIncident(ctx, next, now)
-	if err != nil {
-		return fmt.Errorf("jobs: open the incident of failed job %s: %w", j.ID, err)
-	}
-	next.IncidentID = incID
+	// The fenced write first, the incident after it: a step whose claim
+	// no longer stands (the job was cancelled or restarted meanwhile, or
+	// its lease was taken over) must open nothing, or replaying that
+	// incident would revive a job an operator stopped. The failed job
+	// names its incident before it exists and stays due (DueAt) until the
+	// incident is confirmed, so if this worker cannot open it the wake's
+	// retry or the sweep does (confirmIncident): a failed job is never
+	// left without its incident.
+	next.IncidentID = incidentOf(next).IncidentID()
+	next.DueAt = now.Add(e.cfg.LeaseMargin)
 	if err := e.d.Store.Update(ctx, next); errors.Is(err, ErrConflict) {
+		log.WarnContext(ctx, "jobs: lease lost during a failing step; its failure is discarded", "code", code, "error", msg)
 		return nil
 	} else if err != nil {
 		return err
 	}
 	e.count(MetricFailed, 1)
-	log.ErrorContext(ctx, "jobs: failed", "code", code, "error", msg, "incidentId", incID)
+	log.ErrorContext(ctx, "jobs: failed", "code", code, "error", msg, "incidentId", next.IncidentID)
+	return e.confirmIncident(ctx, log, next)
+}
+
+// confirmIncident opens the incident of a job that failed (its fenced
+// write done, DueAt still set), then takes the job out of the due index,
+// conditional on it being as written. An error leaves the job due: the
+// wake's retry or the next sweep tries again (opening is idempotent: one
+// dead letter per job, generation and step).
+func (e *Engine) confirmIncident(ctx context.Context, log *slog.Logger, j Job) error {
+	if _, err := e.openIncident(ctx, j, e.d.Now().UTC()); err != nil {
+		return fmt.Errorf("jobs: open the incident of failed job %s: %w", j.ID, err)
+	}
+	done := j
+	done.DueAt, done.Version = time.Time{}, j.Version+1
+	if err := e.d.Store.Update(ctx, done); err != nil && !errors.Is(err, ErrConflict) {
+		return err // the incident is open; only the due entry is left, and it is harmless
+	}
 	return nil
+}
+
+// incidentOf is the dead letter of a failed job: one per job, generation
+// and step (its message id), so recording it again changes nothing.
+func incidentOf(j Job) incident.DeadLetter {
+	dl := incident.DeadLetter{
+		EventKey: j.ID, EventID: j.ID, TenantID: j.TenantID, Topic: IncidentTopic(j.Kind), Type: "job." + j.Kind,
+		Source: IncidentSource, SourceQueue: IncidentSource, MessageID: fmt.Sprintf("%s:g%d:s%d", j.ID, j.Generation, j.Steps),
+		FailedAt: j.FinishedAt, By: IncidentSource,
+	}
+	if j.Error != nil {
+		dl.ErrorCode, dl.ErrorMessage = j.Error.Code, j.Error.Message
+	}
+	return dl
 }
 
 // openIncident records a failed job in the incident store.
 func (e *Engine) openIncident(ctx context.Context, j Job, now time.Time) (string, error) {
 	snapshot := j
 	snapshot.Checkpoint, snapshot.Args = nil, nil // the incident names the job; it does not copy it
+	snapshot.DueAt = time.Time{}
 	body, err := json.Marshal(snapshot)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(body)
-	dl := incident.DeadLetter{
-		EventKey: j.ID, EventID: j.ID, TenantID: j.TenantID, Topic: IncidentTopic(j.Kind), Type: "job." + j.Kind,
-		Source: IncidentSource, SourceQueue: IncidentSource, MessageID: fmt.Sprintf("%s:g%d:s%d", j.ID, j.Generation, j.Steps),
-		ErrorCode: j.Error.Code, ErrorMessage: j.Error.Message,
-		Body:     incident.Body{Inline: body, Size: len(body), SHA256: hex.EncodeToString(sum[:])},
-		FailedAt: now, By: IncidentSource,
-	}
+	dl := incidentOf(j)
+	dl.Body = incident.Body{Inline: body, Size: len(body), SHA256: hex.EncodeToString(sum[:])}
 	inc, _, err := incident.Upsert(ctx, e.d.Incidents, dl, now)
 	return inc.ID, err
 }

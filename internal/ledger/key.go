@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -63,3 +64,12 @@ func CheckRetention(d time.Duration) error {
 // the record keeps its id and content hash, so a late duplicate of it is
 // still acknowledged as a duplicate and never ingested again.
 var ErasedPayload = []byte(`{"erased":true}`)
+
+// EraseParams name what an erasure rewrites of one event: its ledger item
+// (the payload becomes ErasedPayload) and its outbox rows as loaded (each
+// gets the erasure marker, its lastError redacted when it has one).
+type EraseParams struct {
+	Key  string
+	Rows []outbox.Row
+	At   time.Time
+}

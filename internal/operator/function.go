@@ -55,6 +55,14 @@ type Call struct {
 	Status         string          `json:"status,omitempty"`
 	Limit          int             `json:"limit,omitempty"`
 	FromScratch    bool            `json:"fromScratch,omitempty"`
+	// The retention.* actions' fields (days; 0: the platform default).
+	EventsDays    int  `json:"eventsDays,omitempty"`
+	IncidentsDays int  `json:"incidentsDays,omitempty"`
+	ArchivesDays  int  `json:"archivesDays,omitempty"`
+	ExportsDays   int  `json:"exportsDays,omitempty"`
+	IfVersion     *int `json:"ifVersion,omitempty"`
+	// The topics.* actions' topic.
+	Topic string `json:"topic,omitempty"`
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age

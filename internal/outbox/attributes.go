@@ -12,6 +12,12 @@ const (
 	AttrReplayOf = "replayOf"
 )
 
+// AttrCompletionOf marks a copy a consumer sends when it ran a message's
+// side effect but could not record its completion (consume): "<hop>/<id>",
+// the hop count and the SQS message id that holds the outbox row's lease.
+// The copy's receiver records that completion and never runs the handler.
+const AttrCompletionOf = "completionOf"
+
 // Attributes a consumer adds when it moves a poison message to the topic's
 // DLQ itself (SQS redrive adds none); the DLQ archiver reads them.
 const (

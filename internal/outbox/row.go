@@ -24,15 +24,22 @@ const (
 // queue, so a sender (ingest re-drive, the sweeper) may claim it.
 var Sendable = []Status{StatusPending, StatusFailed}
 
-// Swept statuses are the ones the sweeper reads from its index: sendable
-// rows (to send them) and processing rows (to settle a consumer lease that
-// ended without a recorded outcome). A row in any other status (enqueued,
-// completed, dead-lettered) leaves the index: the sweeper never reads it,
-// and every move inside the index is billed as a delete and a put.
+// Swept statuses are the ones the sweeper acts on: sendable rows (to send
+// them) and processing rows (to settle a consumer lease that ended without
+// a recorded outcome). A row created in one of them is in the sweeper's
+// due index from its creation until its outcome (Settled); the
+// transitions in between keep its index keys, so they cost no index write.
 var Swept = []Status{StatusPending, StatusFailed, StatusProcessing}
 
-// Swept reports whether rows in status s are in the sweeper index.
+// Swept reports whether the sweeper acts on rows in status s.
 func (s Status) Swept() bool { return slices.Contains(Swept, s) }
+
+// Settled statuses are a dispatch's outcomes: a row in one has left the
+// sweeper's due index for good.
+var Settled = []Status{StatusCompleted, StatusDLQ, StatusDLQAbandoned}
+
+// Settled reports whether s is an outcome.
+func (s Status) Settled() bool { return slices.Contains(Settled, s) }
 
 // Row is one outbox row: the dispatch of one event to one topic.
 type Row struct {
@@ -54,6 +61,11 @@ type Row struct {
 	LastError   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// ErasedAt is when the event's subject was erased: the row is the
+	// erasure marker of its dispatch, so a message still in flight is
+	// never delivered (a consumer's claim refuses it), dead-lettered into
+	// an incident, or replayed. Zero for a row of an event not erased.
+	ErasedAt time.Time
 }
 
 // Leased reports whether some sender holds the row at now.

@@ -33,7 +33,12 @@ type stream struct {
 	err    error
 }
 
-func (s *stream) name() string { return fmt.Sprintf("%s#%d", s.status, s.shard) }
+func (s *stream) name() string {
+	if s.status == "" {
+		return fmt.Sprintf("due#%d", s.shard)
+	}
+	return fmt.Sprintf("%s#%d", s.status, s.shard)
+}
 
 // newMerger reads every shard of the given statuses due at now.
 func newMerger(rows Rows, statuses []outbox.Status, now time.Time, page int) *merger {
@@ -61,12 +66,29 @@ func (m *merger) take(ctx context.Context, n int) []outbox.Row {
 			}
 		}
 		if best == nil {
+			if m.reading() {
+				// A page came back empty but its partition goes on:
+				// the due index names rows that are read afterwards, and
+				// rows another sender took between the two are left out.
+				continue
+			}
 			return out
 		}
 		out = append(out, best.buf[0])
 		best.buf = best.buf[1:]
 	}
 	return out
+}
+
+// reading reports whether a stream has nothing buffered but more pages to
+// fetch (each fetch moves its cursor on or ends it).
+func (m *merger) reading() bool {
+	for _, s := range m.streams {
+		if len(s.buf) == 0 && !s.done {
+			return true
+		}
+	}
+	return false
 }
 
 func older(a, b outbox.Row) bool {

@@ -19,6 +19,13 @@ type Rows interface {
 	// due at p.Now, oldest first, after p.Cursor; the next cursor is ""
 	// once the partition is exhausted.
 	DuePage(ctx context.Context, p DueParams) (DuePage, error)
+	// Reschedule moves a due row the sweeper has nothing to send for,
+	// conditional on the row still being as seen (status, lease owner,
+	// updatedAt); false when it moved on. A zero r.At takes it out of the
+	// due index (an enqueued row: its message is on its queue, and the
+	// consumer's claim puts the row back), otherwise the sweeper looks at
+	// it again at r.At (a processing row, once its lease may be settled).
+	Reschedule(ctx context.Context, r Reschedule) (bool, error)
 	// ClaimDue leases a row that is still as seen and still due; false
 	// when another sender holds it or it moved on.
 	ClaimDue(ctx context.Context, c DueClaim) (bool, error)
@@ -36,6 +43,10 @@ type Rows interface {
 
 // DueParams select one page of one sweeper index partition.
 type DueParams struct {
+	// Status is empty for the due index, which holds rows of every status
+	// from their creation to their outcome. A status selects its partition
+	// of the legacy index (rows written before the due index, by status),
+	// which the sweeper reads until it is empty.
 	Status outbox.Status
 	Shard  int
 	// Now: rows whose nextRetryAt is at or before it are due.
@@ -49,6 +60,14 @@ type DuePage struct {
 	Rows []outbox.Row
 	// Cursor continues the partition; "" once it is exhausted.
 	Cursor string
+}
+
+// Reschedule moves a due row without sending it.
+type Reschedule struct {
+	Seen outbox.Row
+	// At is when the sweeper looks at the row next; zero: never (it leaves
+	// the due index).
+	At time.Time
 }
 
 // DueClaim asks for the lease of a row found due.

@@ -33,17 +33,19 @@ func (b *bundle) claim(t *testing.T, id string, at time.Time) {
 // Rows stuck in processing (the consumer acknowledged the message but its
 // completed or hand-back write was lost) are settled by the sweeper once
 // the lease ended long ago: completed, or dlq when the message was
-// dead-lettered after the claim.
+// dead-lettered after the claim. The claim kept the row's due time (the
+// sender's lease end): a row found due before its lease may be settled is
+// looked at again when it may.
 func TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	b.strand(t, "evt_done", t0.Add(time.Hour))
-	b.strand(t, "evt_dead", t0.Add(time.Hour))
-	b.strand(t, "evt_recent", t0.Add(time.Hour))
+	b.strand(t, "evt_done", t0.Add(time.Minute))
+	b.strand(t, "evt_dead", t0.Add(time.Minute))
+	b.strand(t, "evt_recent", t0.Add(time.Minute))
 	b.claim(t, "evt_done", t0)
 	b.claim(t, "evt_dead", t0)
-	b.claim(t, "evt_recent", t0.Add(50*time.Minute))
+	b.claim(t, "evt_recent", t0.Add(10*time.Minute))
 	_, _, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
 		EventKey: "evt_dead", EventID: "evt_dead", TenantID: "acme", Topic: topic, SourceQueue: "dlq", MessageID: "m1",
 		ErrorCode: "subscriber_rejected", ErrorMessage: "410", FailedAt: t0.Add(time.Second), By: incident.ActorArchiver,
@@ -53,14 +55,48 @@ func TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost(t *testing.T) {
 	b.clock.Set(t0.Add(outboxsweep.DefaultSettleAfter + time.Minute))
 	rep := run(t, b.sweeper(0, 0))
 	require.Equal(t, 2, rep.Settled)
+	require.Equal(t, 1, rep.Deferred, "a lease that ended recently may still come back")
+	require.Zero(t, rep.Due, "processing rows are not sends: no outbox lag")
 	done := b.row(t, "evt_done")
 	require.Equal(t, outbox.StatusCompleted, done.Status)
 	require.Contains(t, done.LastError, "settled by the sweeper")
 	require.Equal(t, outbox.StatusDLQ, b.row(t, "evt_dead").Status)
-	require.Equal(t, outbox.StatusProcessing, b.row(t, "evt_recent").Status, "a lease that ended recently may still come back")
+	require.Equal(t, outbox.StatusProcessing, b.row(t, "evt_recent").Status)
 	require.Contains(t, b.metrics.String(), `"`+outboxsweep.MetricSettled+`":2`)
 
-	require.Zero(t, run(t, b.sweeper(0, 0)).Settled, "settling is done once")
+	rep = run(t, b.sweeper(0, 0))
+	require.Zero(t, rep.Settled, "settling is done once")
+	require.Zero(t, rep.Deferred, "a deferred row is not due before its time")
+
+	b.clock.Set(t0.Add(10*time.Minute + 30*time.Second + outboxsweep.DefaultSettleAfter))
+	require.Equal(t, 1, run(t, b.sweeper(0, 0)).Settled, "settled once it may be")
+	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_recent").Status)
+}
+
+// A consumer that lags past the dispatch lease finds its row enqueued and
+// due: the sweeper takes it out of the due index (nothing to send), the
+// consumer's claim puts it back, and an outcome lost after that claim is
+// still settled.
+func TestSweeperSettlesALaggingConsumersLostOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.strand(t, "evt_lag", t0.Add(time.Minute))
+	require.NoError(t, b.events.MarkEnqueued(ctx, outbox.RowRef{Key: "evt_lag", Topic: topic}, "ingest-died", t0))
+
+	b.clock.Set(t0.Add(2 * time.Minute))
+	rep := run(t, b.sweeper(0, 0))
+	require.Equal(t, 1, rep.Unindexed)
+	require.Zero(t, rep.Due+rep.Sent, "an enqueued row is never sent again")
+	require.Zero(t, run(t, b.sweeper(0, 0)).Unindexed, "out of the due index")
+
+	b.claim(t, "evt_lag", t0.Add(3*time.Minute)) // its outcome write is lost
+	b.clock.Set(t0.Add(4 * time.Minute))
+	require.Equal(t, 1, run(t, b.sweeper(0, 0)).Deferred, "back in the due index with the claim")
+	b.clock.Set(t0.Add(3*time.Minute + 30*time.Second + outboxsweep.DefaultSettleAfter))
+	require.Equal(t, 1, run(t, b.sweeper(0, 0)).Settled)
+	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_lag").Status)
+	require.Empty(t, b.received(t), "nothing was sent")
 }
 
 // One sweeper index partition that cannot be read does not stop the run:
@@ -75,7 +111,7 @@ func TestSweeperSweepsTheOtherPartitionsWhenOneFails(t *testing.T) {
 		ids = append(ids, id)
 	}
 	broken := table.Shard(ids[0], topic)
-	partition := "pending#" + string(rune('0'+broken))
+	partition := "due#" + string(rune('0'+broken))
 	b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "Query", Match: func(in any) bool {
 		q, ok := in.(*dynamodb.QueryInput)
 		if !ok {

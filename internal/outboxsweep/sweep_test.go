@@ -63,10 +63,22 @@ func setup(t testing.TB) *bundle {
 // defaults).
 func (b *bundle) sweeper(page, batch int) *outboxsweep.Sweeper {
 	b.tb.Helper()
+	return b.sweeperWith(outboxsweep.Config{PageSize: page, BatchSize: batch}, b.events)
+}
+
+// sweeperOn builds a sweeper with the defaults on rows (a client of its
+// own: test middleware).
+func (b *bundle) sweeperOn(rows *dynamo.Events) *outboxsweep.Sweeper {
+	b.tb.Helper()
+	return b.sweeperWith(outboxsweep.Config{}, rows)
+}
+
+func (b *bundle) sweeperWith(cfg outboxsweep.Config, rows *dynamo.Events) *outboxsweep.Sweeper {
+	b.tb.Helper()
 	store := &s3blob.S3{Client: b.env.S3}
-	s, err := outboxsweep.New(outboxsweep.Config{PageSize: page, BatchSize: batch}, outboxsweep.Deps{
-		Rows:      b.events,
-		Abandoner: &dynamo.Recovery{Events: b.events, Incidents: b.incidents},
+	s, err := outboxsweep.New(cfg, outboxsweep.Deps{
+		Rows:      rows,
+		Abandoner: &dynamo.Recovery{Events: rows, Incidents: b.incidents},
 		Incidents: b.incidents,
 		Sender:    &sqsqueue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs(), FIFO: b.env.Topology.FIFOTopics()},
 		Bodies:    &incident.Bodies{Store: store, Bucket: b.env.Resources.Bucket},

@@ -19,6 +19,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subject"
 )
 
 // Backoff is the wait before the next sweep of a row that has failed
@@ -60,6 +61,12 @@ type Report struct {
 	// Settled are processing rows whose consumer outcome write was lost,
 	// moved to completed or dlq.
 	Settled int `json:"settled"`
+	// Deferred are processing rows found due whose lease may not be
+	// settled yet: looked at again once it may.
+	Deferred int `json:"deferred"`
+	// Unindexed are enqueued rows found due (a consumer has not claimed
+	// their message yet): out of the due index until it does.
+	Unindexed int `json:"unindexed"`
 	// StuckReplays are replays reopened because they were not confirmed
 	// within StuckAfter.
 	StuckReplays int `json:"stuckReplays"`
@@ -78,12 +85,15 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Report
 }
 
 // Run sweeps until no due row is left or the wall clock passes stopAt:
-// due sends first, then processing rows to settle, then stuck replays. A
-// partition that cannot be read is reported and the rest still swept;
-// Run's error is for a run that could do nothing at all.
+// due rows first (sends; processing rows to settle or look at later;
+// enqueued ones out of the due index), then the legacy index's processing
+// rows to settle, then stuck replays. A partition that cannot be read is
+// reported and the rest still swept; Run's error is for a run that could
+// do nothing at all.
 func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	now := s.d.Now()
-	m := newMerger(s.d.Rows, outbox.Sendable, now, s.pageSize())
+	// The due index, and the legacy index's sendable partitions.
+	m := newMerger(s.d.Rows, append([]outbox.Status{""}, outbox.Sendable...), now, s.pageSize())
 	var (
 		rep    Report
 		oldest time.Time
@@ -97,11 +107,23 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 			rep.Drained = true
 			break
 		}
-		if oldest.IsZero() {
-			oldest = batch[0].NextRetryAt // the merge is oldest first
+		var sends, looks []outbox.Row
+		for _, row := range batch {
+			if slices.Contains(outbox.Sendable, row.Status) {
+				sends = append(sends, row)
+				continue
+			}
+			looks = append(looks, row)
 		}
-		rep.Due += len(batch)
-		s.sweep(ctx, batch, &rep)
+		s.lookAll(ctx, looks, now, &rep)
+		if len(sends) == 0 {
+			continue
+		}
+		if oldest.IsZero() {
+			oldest = sends[0].NextRetryAt // the merge is oldest first
+		}
+		rep.Due += len(sends)
+		s.sweep(ctx, sends, &rep)
 	}
 	if !oldest.IsZero() {
 		rep.OldestDueSeconds = now.Sub(oldest).Seconds()
@@ -109,7 +131,7 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	sendFailed := len(m.failed)
 	failed := maps.Clone(m.failed)
 	if s.d.Incidents != nil {
-		maps.Copy(failed, s.settle(ctx, now, stopAt, &rep))
+		maps.Copy(failed, s.settleLegacy(ctx, now, stopAt, &rep))
 		s.reopenStuck(ctx, now, stopAt, &rep)
 	}
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
@@ -119,20 +141,76 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	s.emit(rep, now, oldest)
 	s.d.Log.InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
 		"abandoned", rep.Abandoned, "skipped", rep.Skipped, "errors", rep.Errors, "drained", rep.Drained,
-		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "stuckReplays", rep.StuckReplays,
-		"failedPartitions", len(rep.FailedPartitions))
+		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "deferred", rep.Deferred, "unindexed", rep.Unindexed,
+		"stuckReplays", rep.StuckReplays, "failedPartitions", len(rep.FailedPartitions))
 	if sendFailed == len(m.streams) {
 		return rep, fmt.Errorf("sweep: no partition could be read (%d failed)", sendFailed)
 	}
 	return rep, nil
 }
 
-// settle moves processing rows whose consumer lease ended more than
-// SettleAfter ago to their outcome: the consumer acknowledged the message
-// but could not record it (its write failed, or it died between the two).
-// The message left the queue either after its side effect or into the
-// DLQ; an incident newer than the claim tells the second.
-func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report) map[string]error {
+// look handles a due row that is not sendable. A processing row whose
+// consumer lease ended more than SettleAfter ago is settled; one whose
+// lease has not is looked at again then (the claim keeps the row's due
+// time, which ingest set to its dispatch lease's end). An enqueued row's
+// message is on its queue: it leaves the due index until a consumer claims
+// it. A row with an outcome should not be in the index; it leaves it.
+func (s *Sweeper) look(ctx context.Context, row outbox.Row, now time.Time, rep *Report) {
+	var at time.Time
+	if row.Status == outbox.StatusProcessing {
+		at = row.LeaseUntil.Add(s.settleAfter())
+		if !at.After(now) {
+			if s.d.Incidents != nil {
+				s.settleOne(ctx, row, now, rep)
+				return
+			}
+			at = now.Add(s.settleAfter()) // nothing to settle with
+		}
+	}
+	ok, err := s.d.Rows.Reschedule(ctx, Reschedule{Seen: row, At: at})
+	switch {
+	case err != nil:
+		s.d.Log.WarnContext(ctx, "sweep: reschedule failed", "eventKey", row.Key, "topic", row.Topic, "error", err)
+		rep.Errors++
+	case !ok:
+		rep.Skipped++
+	case at.IsZero():
+		rep.Unindexed++
+	default:
+		rep.Deferred++
+	}
+}
+
+// lookAll looks at due rows that are not sends (look) as the sends go,
+// Concurrency at a time: a consumer lagging past the dispatch lease puts
+// its rows ahead of the stranded sends of every topic (the merge is
+// oldest first), and one write after another a run got through about 100
+// of them a second at in-region latency (BenchmarkSweepLaggingRows).
+func (s *Sweeper) lookAll(ctx context.Context, rows []outbox.Row, now time.Time, rep *Report) {
+	parts := make([]Report, len(rows))
+	sem := make(chan struct{}, s.concurrency())
+	var wg sync.WaitGroup
+	for i, row := range rows {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.look(ctx, row, now, &parts[i])
+		})
+	}
+	wg.Wait()
+	for _, p := range parts {
+		rep.Settled += p.Settled
+		rep.Deferred += p.Deferred
+		rep.Unindexed += p.Unindexed
+		rep.Skipped += p.Skipped
+		rep.Errors += p.Errors
+	}
+}
+
+// settleLegacy settles the legacy index's processing rows whose consumer
+// lease ended more than SettleAfter ago (rows in the due index are settled
+// as they come due, by look).
+func (s *Sweeper) settleLegacy(ctx context.Context, now, stopAt time.Time, rep *Report) map[string]error {
 	m := newMerger(s.d.Rows, []outbox.Status{outbox.StatusProcessing}, now.Add(-s.settleAfter()), s.pageSize())
 	for !time.Now().After(stopAt) && ctx.Err() == nil {
 		batch := m.take(ctx, s.batchSize())
@@ -140,31 +218,40 @@ func (s *Sweeper) settle(ctx context.Context, now, stopAt time.Time, rep *Report
 			break
 		}
 		for _, row := range batch {
-			log := s.d.Log.With("eventKey", row.Key, "tenantId", row.TenantID, "topic", row.Topic)
-			to := outbox.StatusCompleted
-			note := fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome and its message is gone, so it completed", row.LeaseUntil.UTC().Format(time.RFC3339))
-			inc, err := s.d.Incidents.Get(ctx, incident.ID(row.Key, row.Topic))
-			switch {
-			case err == nil && !inc.LastFailedAt.Before(row.UpdatedAt):
-				to = outbox.StatusDLQ
-				note = fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome; the message was dead-lettered (incident %s)", row.LeaseUntil.UTC().Format(time.RFC3339), inc.ID)
-			case err != nil && !errors.Is(err, incident.ErrNotFound):
-				log.WarnContext(ctx, "sweep: cannot settle a processing row yet", "error", err)
-				rep.Errors++
-				continue
-			}
-			ok, err := s.d.Rows.Settle(ctx, Settlement{Seen: row, Status: to, Note: note, Now: now})
-			switch {
-			case err != nil:
-				log.WarnContext(ctx, "sweep: settle failed", "error", err)
-				rep.Errors++
-			case ok:
-				rep.Settled++
-				log.WarnContext(ctx, "sweep: processing row settled", "status", to, "leaseUntil", row.LeaseUntil)
-			}
+			s.settleOne(ctx, row, now, rep)
 		}
 	}
 	return m.failed
+}
+
+// settleOne moves a processing row whose consumer lease ended more than
+// SettleAfter ago to its outcome: the consumer acknowledged the message
+// but could not record it (its write failed, or it died between the two).
+// The message left the queue either after its side effect or into the
+// DLQ; an incident newer than the claim tells the second.
+func (s *Sweeper) settleOne(ctx context.Context, row outbox.Row, now time.Time, rep *Report) {
+	log := s.d.Log.With("eventKey", row.Key, "tenantId", row.TenantID, "topic", row.Topic)
+	to := outbox.StatusCompleted
+	note := fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome and its message is gone, so it completed", row.LeaseUntil.UTC().Format(time.RFC3339))
+	inc, err := s.d.Incidents.Get(ctx, incident.ID(row.Key, row.Topic))
+	switch {
+	case err == nil && !inc.LastFailedAt.Before(row.UpdatedAt):
+		to = outbox.StatusDLQ
+		note = fmt.Sprintf("settled by the sweeper: the consumer's lease ended at %s without a recorded outcome; the message was dead-lettered (incident %s)", row.LeaseUntil.UTC().Format(time.RFC3339), inc.ID)
+	case err != nil && !errors.Is(err, incident.ErrNotFound):
+		log.WarnContext(ctx, "sweep: cannot settle a processing row yet", "error", err)
+		rep.Errors++
+		return
+	}
+	ok, err := s.d.Rows.Settle(ctx, Settlement{Seen: row, Status: to, Note: note, Now: now})
+	switch {
+	case err != nil:
+		log.WarnContext(ctx, "sweep: settle failed", "error", err)
+		rep.Errors++
+	case ok:
+		rep.Settled++
+		log.WarnContext(ctx, "sweep: processing row settled", "status", to, "leaseUntil", row.LeaseUntil)
+	}
 }
 
 // reopenStuck reopens replays that stayed retrying longer than StuckAfter.
@@ -347,6 +434,8 @@ func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failur
 	)
 	if haveLedger {
 		dl.Source = rec.Event.Source
+		names := subject.Names{Subject: rec.Event.Subject, Owner: rec.OrderingKey}.Normal()
+		dl.Subject, dl.Owner = names.Subject, names.Owner
 		msg, err := rec.Message(row.Topic)
 		if err != nil {
 			log.ErrorContext(ctx, "sweep: cannot build the abandoned message; the row is retried later", "error", err)

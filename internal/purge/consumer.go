@@ -227,6 +227,16 @@ func (c *Consumer) item(ctx context.Context, i int, m consume.Message) (*item, e
 	if err != nil {
 		return nil, consume.Retry(fmt.Errorf("purge: read job %s: %w", job.JobID, err))
 	}
+	if stored.TenantID != job.TenantID {
+		// The stored job is trusted for its tags (ingress coalesces into
+		// it), so it must be the message's tenant's: a request from one
+		// tenant naming another's job id would purge the other's tags.
+		// Refused for good; the DLQ's incident keeps the message.
+		c.d.Log.ErrorContext(ctx, "purge: refused a message naming another tenant's job",
+			"jobId", job.JobID, "eventId", ev.ID, "tenantId", ev.TenantID, "jobTenantId", stored.TenantID)
+		return nil, consume.Permanent(consume.CodeTenantMismatch,
+			fmt.Errorf("purge: event %s of tenant %s names job %s, which is another tenant's", ev.ID, ev.TenantID, job.JobID))
+	}
 	if stored.Status == StatusCompleted && m.ReplayOf == "" {
 		return nil, nil // done already (a redelivery): acknowledge
 	}

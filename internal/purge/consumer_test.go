@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -271,4 +272,48 @@ func TestContentEventsBecomeJobs(t *testing.T) {
 	resp = b.handle(t, 2, msgs[:1])
 	require.Empty(t, resp.BatchItemFailures)
 	require.Equal(t, purge.StatusCompleted, b.job(t, id).Status)
+}
+
+// A purge request of one tenant naming another tenant's job id is refused
+// (tenant_mismatch, to the DLQ): the consumer trusted the stored job's
+// tags, so acme's event purged globex's cache (issue 21 #10). globex's
+// own job is untouched and still runs.
+func TestARequestNamingAnotherTenantsJobIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	victim := b.purgeTags(t, "globex", tagsOf("globex", 3, "secret")...)
+	forged := `{"id":"evt_forged","tenantId":"acme","type":"` + purge.TypeRequested + `","source":"purge-api","timestamp":"` +
+		time.Now().UTC().Add(-time.Second).Format(time.RFC3339Nano) + `","payload":` +
+		mustMarshal(t, purge.Request{JobID: victim.JobID, TenantID: "acme", Tags: tagsOf("acme", 1, "x")}) + `}`
+	res, err := b.ingest.Publish(ctx, []byte(forged))
+	require.NoError(t, err)
+	require.Equal(t, "enqueued", string(res.Status), "%+v", res.Error)
+
+	msgs := b.receive(t, 2)
+	var own, bad []sqstypes.Message
+	for _, m := range msgs {
+		if aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue) == "acme" {
+			bad = append(bad, m)
+		} else {
+			own = append(own, m)
+		}
+	}
+	require.Len(t, bad, 1)
+	resp := b.handle(t, 1, bad)
+	require.Empty(t, resp.BatchItemFailures, "refused for good, not retried")
+	require.Empty(t, b.cdn.Calls(), "nothing purged: not globex's tags, not acme's")
+	dead := b.dlqMessages(t)
+	require.Len(t, dead, 1)
+	require.Equal(t, "tenant_mismatch", aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
+	require.Contains(t, aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorMessage].StringValue), "another tenant's")
+	j := b.job(t, victim.JobID)
+	require.Equal(t, purge.StatusQueued, j.Status, "the other tenant's job is untouched")
+	require.Equal(t, "globex", j.TenantID)
+
+	resp = b.handle(t, 1, own)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, b.cdn.Calls(), 1)
+	require.Equal(t, "zone-globex", b.cdn.Calls()[0].Zone)
+	require.Equal(t, purge.StatusCompleted, b.job(t, victim.JobID).Status)
 }

@@ -71,10 +71,10 @@ type platform struct {
 
 func (p *platform) now() time.Time { return time.Now().Add(time.Duration(p.skew.Load())) }
 
-func setupPlatform(t testing.TB) *platform {
+func setupPlatform(t testing.TB, opts ...awslocaltest.EnvOption) *platform {
 	t.Helper()
 	ctx := context.Background()
-	env := awslocaltest.NewEnv(t)
+	env := awslocaltest.NewEnv(t, opts...)
 	p := &platform{env: env, metrics: &testkit.Buffer{}}
 
 	// The alert topic, with a queue subscribed to read what operators get.

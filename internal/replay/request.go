@@ -204,6 +204,9 @@ const (
 	SkipCompleted      = "dispatch_completed"
 	SkipInProgress     = "dispatch_in_progress"
 	SkipUnknownTopic   = "unknown_topic"
+	// SkipErased: the incident's subject was erased; its payload is gone
+	// and replaying it must not restore the event.
+	SkipErased = "subject_erased"
 )
 
 // Outcome of one incident.

@@ -163,6 +163,8 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 		return skip(SkipTopicMismatch, fmt.Sprintf("the incident is on %s, not %s", inc.Topic, r.Topic))
 	case inc.Raw:
 		return skip(SkipUnparseable, "the dead letter's body is not a platform envelope; it cannot be replayed (ignore it once handled)")
+	case inc.IsErased(ledger.ErasedPayload):
+		return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
 	}
 	retried := r.Token != "" && inc.ReplayToken == r.Token
 	if retried && inc.Status != incident.StatusRetrying {
@@ -192,8 +194,19 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 		return fail(err)
 	}
 	switch {
+	case exists && !row.ErasedAt.IsZero():
+		// Erased after the incident was read (or an incident the erasure
+		// has not reached yet): the row's marker decides.
+		return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
 	case exists && row.Status == outbox.StatusProcessing && row.Leased(now):
 		return skip(SkipInProgress, "a consumer is processing this dispatch right now; retry after it finishes")
+	case exists && row.Status == outbox.StatusProcessing && !r.Force:
+		// The lease ended without an outcome: the handler may have run
+		// and its completion still be on its way (carried in a copy of
+		// the message, or settled by the sweeper), or the message comes
+		// back by itself. A re-send now would reset the row under that
+		// completion and run the side effect again.
+		return skip(SkipInProgress, "a consumer ran this dispatch and its outcome is not recorded yet (its completion may be on its way, or the sweeper settles it); retry later, or use force to run it again")
 	case retried && exists && row.Status == outbox.StatusCompleted:
 		// This request's replay was delivered already.
 		out.Result = ResultReplayed

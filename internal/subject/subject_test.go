@@ -84,3 +84,28 @@ func FuzzStripeCustomer(f *testing.F) {
 		}
 	})
 }
+
+// An event's subject identifiers: the envelope subject, and for a Stripe
+// event its customer when that is another entity.
+func TestNamesOfAnEvent(t *testing.T) {
+	t.Parallel()
+	invoice := envelope.Event{Source: "stripe", Subject: "in_1", Payload: []byte(`{"data":{"object":{"id":"in_1","object":"invoice","customer":"cus_A"}}}`)}
+	customer := envelope.Event{Source: "stripe", Subject: "cus_A", Payload: []byte(`{"data":{"object":{"id":"cus_A","object":"customer"}}}`)}
+	internal := envelope.Event{Source: "storefront", Subject: "user-42", Payload: []byte(`{"data":{"object":{"customer":"cus_A"}}}`)}
+	for name, tc := range map[string]struct {
+		ev   envelope.Event
+		want subject.Names
+	}{
+		"stripe invoice":           {invoice, subject.Names{Subject: "in_1", Owner: "cus_A"}},
+		"stripe customer":          {customer, subject.Names{Subject: "cus_A"}},
+		"internal producer":        {internal, subject.Names{Subject: "user-42"}},
+		"claim-checked (no bytes)": {envelope.Event{Source: "stripe", Subject: "in_2"}, subject.Names{Subject: "in_2"}},
+		"no subject":               {envelope.Event{Source: "storefront"}, subject.Names{}},
+	} {
+		got := subject.Of(tc.ev)
+		require.Equal(t, tc.want, got, name)
+		require.Equal(t, tc.want.Subject != "", got.Has(tc.want.Subject), name)
+	}
+	require.True(t, subject.Of(invoice).Has("cus_A"))
+	require.False(t, subject.Of(invoice).Has(""))
+}

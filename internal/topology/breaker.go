@@ -30,6 +30,9 @@ type Breaker struct {
 	// before the health monitor closes it (a consumer that sees a probe
 	// succeed closes it at once).
 	ProbeWindow time.Duration
+	// RampEvery is how often a draining topic's concurrency doubles, from
+	// ProbeConcurrency up to the topic's own.
+	RampEvery time.Duration
 	// Quiet is how long a recovered topic must stay closed before its
 	// outage is over (subscriber_recovered sent, the probe backoff reset):
 	// a subscriber that fails again within it reopens the same outage,
@@ -43,11 +46,15 @@ type Breaker struct {
 
 // Defaults of Breaker.
 const (
-	DefaultTripAfter        = 10
-	DefaultProbeAfter       = 30 * time.Second
-	DefaultProbeMax         = 15 * time.Minute
+	DefaultTripAfter  = 10
+	DefaultProbeAfter = 30 * time.Second
+	// DefaultProbeMax keeps a long outage's probes 2 minutes apart: a
+	// recovered subscriber gets its backlog within about 2 minutes, and a
+	// probe costs one batch of held deliveries (30 an hour).
+	DefaultProbeMax         = 2 * time.Minute
 	DefaultProbeConcurrency = 2
 	DefaultProbeWindow      = 20 * time.Second
+	DefaultRampEvery        = 20 * time.Second
 	DefaultQuiet            = 2 * time.Minute
 	DefaultEscalateAfter    = time.Hour
 )
@@ -74,6 +81,9 @@ func (b Breaker) WithDefaults() Breaker {
 	if b.ProbeWindow == 0 {
 		b.ProbeWindow = DefaultProbeWindow
 	}
+	if b.RampEvery == 0 {
+		b.RampEvery = DefaultRampEvery
+	}
 	if b.Quiet == 0 {
 		b.Quiet = DefaultQuiet
 	}
@@ -98,8 +108,8 @@ func (b Breaker) Validate() error {
 	if b.ProbeConcurrency < 2 || b.ProbeConcurrency > 1000 {
 		errs = append(errs, fmt.Errorf("probe concurrency %d out of range (2..1000, Lambda's event source mapping limits)", b.ProbeConcurrency))
 	}
-	if b.ProbeWindow < time.Second || b.Quiet < 0 {
-		errs = append(errs, errors.New("probe window must be at least 1s and quiet not negative"))
+	if b.ProbeWindow < time.Second || b.RampEvery < time.Second || b.Quiet < 0 {
+		errs = append(errs, errors.New("probe window and ramp step must be at least 1s and quiet not negative"))
 	}
 	if b.EscalateAfter < time.Minute || b.EscalateAfter > QueueRetention/2 {
 		errs = append(errs, fmt.Errorf("escalate after %s out of range (1m..7d: well inside the queue's 14-day retention)", b.EscalateAfter))

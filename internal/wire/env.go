@@ -39,6 +39,12 @@ const (
 	EnvIngestFunction = "INGEST_FUNCTION_ARN"
 	// EnvIngestTimeout bounds one ingest invoke, e.g. "10s".
 	EnvIngestTimeout = "INGEST_TIMEOUT"
+	// EnvHealthFunction is the subscriber-health function's ARN (a name
+	// works too, as in the local stack): the consumers and admin-api tell it
+	// of a breaker's transition (an asynchronous invoke) so the topic's event
+	// source mapping follows at once rather than at its next scheduled run.
+	// Unset: the schedule alone applies it.
+	EnvHealthFunction = "HEALTH_FUNCTION"
 	// EnvIncidentInlineBytes is the largest incident body kept inline
 	// (larger ones go to the bucket).
 	EnvIncidentInlineBytes = "INCIDENT_INLINE_BYTES"

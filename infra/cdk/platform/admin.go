@@ -30,6 +30,9 @@ func (p *Platform) newAdmin() {
 	env[wire.EnvPurgeTable] = p.Tables[table.Purge.Name].TableName()
 	adminTable := p.Tables[table.Admin.Name]
 	env[adminfn.EnvAdminTable] = adminTable.TableName()
+	// Pause and resume are applied at once (an asynchronous invoke of the
+	// subscriber-health function).
+	p.allowNotifyHealthEnv(env)
 	f := p.newFunction(fnSpec{
 		ID:          "AdminApi",
 		Binary:      RoleAdminAPI,
@@ -40,6 +43,7 @@ func (p *Platform) newAdmin() {
 		Env:         env,
 	})
 	p.allowReplay(f)
+	allow(f.Role, []string{"lambda:InvokeFunction"}, p.healthFunctionArn())
 	var queues []*string
 	for _, tp := range p.Topology.Topics {
 		queues = append(queues, p.Queues[tp.Name].Queue.QueueArn(), p.Queues[tp.Name].DLQ.QueueArn())

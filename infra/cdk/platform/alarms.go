@@ -146,22 +146,25 @@ const (
 // newMetricAlarms alarms on the metrics the functions emit as CloudWatch
 // EMF lines (namespace, names and dimensions come from the emitting
 // packages, so they cannot drift apart).
-func (p *Platform) newMetricAlarms() {
-	emf := func(name string, dims map[string]string, stat string) awscloudwatch.Metric {
-		// Deployed functions add the stage to every metric
-		// (metric.ForStage), so this stage's alarms see only its series.
-		dm := map[string]*string{metric.DimensionStage: jsii.String(p.Stage.Prefix())}
-		for k, v := range dims {
-			dm[k] = jsii.String(v)
-		}
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace:     jsii.String(metric.DefaultNamespace),
-			MetricName:    jsii.String(name),
-			DimensionsMap: &dm,
-			Period:        duration(alarmPeriod),
-			Statistic:     jsii.String(stat),
-		})
+// emf is a metric the functions emit as EMF lines. Deployed functions add
+// the stage to every metric (metric.ForStage), so this stage's alarms see
+// only its series.
+func (p *Platform) emf(name string, dims map[string]string, stat string) awscloudwatch.Metric {
+	dm := map[string]*string{metric.DimensionStage: jsii.String(p.Stage.Prefix())}
+	for k, v := range dims {
+		dm[k] = jsii.String(v)
 	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(metric.DefaultNamespace),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &dm,
+		Period:        duration(alarmPeriod),
+		Statistic:     jsii.String(stat),
+	})
+}
+
+func (p *Platform) newMetricAlarms() {
+	emf := p.emf
 	sweeper := map[string]string{"Function": RoleSweeper}
 	p.alarm(alarmSpec{
 		ID: "OutboxLag", Name: "outbox-lag",

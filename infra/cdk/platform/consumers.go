@@ -106,6 +106,11 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
 		panic(fmt.Sprintf("topic %s: function name %s-%s is %d characters; Lambda allows 64 (shorten the topic or the stage name)", tp.Name, p.Stage.Prefix(), name, n))
 	}
+	if !tp.Breaker.Off {
+		// Breaker transitions are applied at once (an asynchronous invoke
+		// of the subscriber-health function).
+		p.allowNotifyHealthEnv(env)
+	}
 	f := p.newFunction(fnSpec{
 		ID:          "Consumer" + logicalName(tp.Name),
 		Binary:      k.Role,
@@ -125,6 +130,12 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	// own DLQ.
 	allow(f.Role, []string{"sqs:ChangeMessageVisibility"}, qs.Queue.QueueArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, qs.DLQ.QueueArn())
+	if !tp.FIFO {
+		// A completion the events table would not take within the
+		// invocation travels on in a copy of the message, sent to its own
+		// queue (consume: carry.go); FIFO topics never send one.
+		allow(f.Role, []string{"sqs:SendMessage"}, qs.Queue.QueueArn())
+	}
 	// Claim-checked payloads are rehydrated.
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixPayloads))
 	wildcards := `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`
@@ -138,6 +149,9 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	}
 	if extra != nil {
 		extra(f)
+	}
+	if !tp.Breaker.Off {
+		allow(f.Role, []string{"lambda:InvokeFunction"}, p.healthFunctionArn())
 	}
 	suppressWildcard(f.Role, wildcards,
 		"Object keys are per event (payloads/<tenant>/<event>/…) or per batch (archive/<topic>/<date>/…): the grant is that prefix of the archive bucket and nothing else.")
@@ -158,7 +172,9 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	// Grants the event source's ReceiveMessage, DeleteMessage,
 	// ChangeMessageVisibility, GetQueueAttributes and GetQueueUrl on this
 	// queue only.
-	f.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(qs.Queue, src))
+	es := awslambdaeventsources.NewSqsEventSource(qs.Queue, src)
+	f.Fn.AddEventSource(es)
+	p.consumerSources[tp.Name] = es
 	p.Consumers[tp.Name] = f
 }
 

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"slices"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -45,9 +46,9 @@ func (p *Platform) newTables() {
 			props.TimeToLiveAttribute = jsii.String(def.TTLAttribute)
 		}
 		t := awsdynamodb.NewTable(p.Stack, jsii.String(logicalName(def.Name)+"Table"), props)
-		indexes := def.Indexes
+		indexes := subjectIndexes(def.Indexes, p.Stage.SubjectIndexStep)
 		if def.Name == table.Incidents.Name {
-			indexes = incidentIndexes(p.Stage.IncidentIndexStep)
+			indexes = incidentIndexes(p.Stage.IncidentIndexStep, p.Stage.SubjectIndexStep)
 		}
 		for _, ix := range indexes {
 			gsi := &awsdynamodb.GlobalSecondaryIndexProps{
@@ -70,7 +71,8 @@ func (p *Platform) newTables() {
 // incidentIndexes are the incident table's indexes at an upgrade step:
 // each step creates or deletes one index, as CloudFormation requires.
 // Listings do not work until step 3 (status) and the final deploy (tenant).
-func incidentIndexes(step int) []table.Index {
+// The subject identifier indexes come after it (subjectIndexes).
+func incidentIndexes(step, subjectStep int) []table.Index {
 	before, now := table.IncidentIndexesBefore, table.Incidents.Indexes
 	switch step {
 	case 1:
@@ -80,7 +82,15 @@ func incidentIndexes(step int) []table.Index {
 	case 3:
 		return now[:1] // status-lastFailedAt created
 	}
-	return now
+	return subjectIndexes(now, subjectStep)
+}
+
+// subjectIndexes are a table's indexes at a subject index upgrade step:
+// 1 without the subject identifier indexes (the layout before them), 2
+// with the subject index only, 0 (done) with both.
+func subjectIndexes(ixs []table.Index, step int) []table.Index {
+	drop := map[int][]string{1: {table.IndexSubject, table.IndexOwner}, 2: {table.IndexOwner}}[step]
+	return slices.DeleteFunc(slices.Clone(ixs), func(ix table.Index) bool { return slices.Contains(drop, ix.Name) })
 }
 
 func attr(k table.Key) *awsdynamodb.Attribute {

@@ -34,7 +34,7 @@ const (
 // Roles lists every role the stack deploys a function for.
 func Roles() []string {
 	roles := []string{RoleIngest, RoleWebhookStripe, RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI,
-		RolePurgeAPI, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger}
+		RolePurgeAPI, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger, RoleSubscriberHealth}
 	for _, k := range consumerkinds.All() {
 		roles = append(roles, k.Role)
 	}

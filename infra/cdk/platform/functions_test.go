@@ -29,6 +29,9 @@ func TestFunctionsRuntimeLoggingTracing(t *testing.T) {
 			require.Equal(t, "Active", dig(props, "TracingConfig", "Mode"), name)
 			require.Equal(t, "JSON", dig(props, "LoggingConfig", "LogFormat"), name)
 			require.Equal(t, s.p.Stage.LogLevel, dig(props, "LoggingConfig", "ApplicationLogLevel"), name)
+			// No START/END/REPORT records (INFO-level system logs): the cost
+			// model (TestCostPerPath) counts no platform log bytes.
+			require.Equal(t, "WARN", dig(props, "LoggingConfig", "SystemLogLevel"), name)
 			logGroup := s.idOf(f.LogGroup)
 			require.Equal(t, logGroup, refID(dig(props, "LoggingConfig", "LogGroup")), name)
 			lg := s.tpl.Resources[logGroup].Properties

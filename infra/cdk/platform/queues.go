@@ -14,10 +14,12 @@ import (
 )
 
 const (
-	// queueRetention is the topic queue's message retention (the spec's
-	// 4-day queue retention). A message keeps its original enqueue time when
-	// it is redriven, so the DLQ must keep messages longer.
-	queueRetention = 4 * 24 * time.Hour
+	// queueRetention is the topic queue's message retention: SQS's maximum
+	// (14 days), so a topic whose subscriber-health breaker holds its events
+	// through a long outage keeps them (the breaker escalates after an
+	// hour; docs/operations.md). A redriven message keeps its original
+	// enqueue time: the DLQ keeps messages as long.
+	queueRetention = topology.QueueRetention
 	// dlqRetention: the archiver drains DLQs at once; 14 days (the SQS
 	// maximum) is the safety net while it is broken.
 	dlqRetention = 14 * 24 * time.Hour

@@ -55,12 +55,13 @@ func (p *Platform) newSweeper() {
 			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 		},
 	})
-	// Due rows through the sweeper index; ledgers by BatchGetItem; claims,
+	// Due rows through the due index (and the legacy sweep index, until it
+	// is dropped), the rows and ledgers by BatchGetItem; claims, reschedules,
 	// outcomes and settlements by conditional UpdateItem; abandonment is
 	// one transaction (row update + incident put) after reading the
 	// incident; stuck replays are listed through the status index and
 	// reopened (read, conditional put).
-	allow(f.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexSweep), indexArn(incidents, table.IndexIncidentStatus))
+	allow(f.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexDue), indexArn(events, table.IndexSweep), indexArn(incidents, table.IndexIncidentStatus))
 	allow(f.Role, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)

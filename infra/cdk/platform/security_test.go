@@ -99,8 +99,9 @@ func TestIngestRoleLeastPrivilege(t *testing.T) {
 	})
 }
 
-// Every function role: no "*" action, and the only "*" resource is X-Ray's
-// (which supports no resource-level permissions).
+// Every function role: no "*" action, and the only "*" resources are
+// X-Ray's and subscriber-health's lambda:ListEventSourceMappings (neither
+// supports resource-level permissions).
 func TestNoWildcardsBeyondXRay(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
@@ -113,7 +114,8 @@ func TestNoWildcardsBeyondXRay(t *testing.T) {
 				for _, r := range st.Resources {
 					if r == "*" {
 						for _, a := range st.Actions {
-							require.True(t, strings.HasPrefix(a, "xray:"), "%s: %s on *", name, a)
+							listsMappings := name == RoleSubscriberHealth && a == "lambda:ListEventSourceMappings"
+							require.True(t, strings.HasPrefix(a, "xray:") || listsMappings, "%s: %s on *", name, a)
 						}
 					}
 				}
@@ -285,9 +287,9 @@ func toAny(ss []string) []any {
 // version by id (the bucket is versioned; nobody deletes without a
 // version id, which would leave the data as a noncurrent version), and
 // list their versions under those prefixes only.
-var erasable = regexp.MustCompile(`/(payloads|incidents)/\*$`)
+var erasable = regexp.MustCompile(`/(payloads|incidents|archive|jobs)/\*$`)
 
-var erasablePrefixes = []any{"payloads/*", "incidents/*"}
+var erasablePrefixes = []any{"payloads/*", "incidents/*", "archive/*", "jobs/*"}
 
 func TestWhoMayDoWhat(t *testing.T) {
 	t.Parallel()
@@ -306,7 +308,9 @@ func TestWhoMayDoWhat(t *testing.T) {
 						readers[res] = append(readers[res], name)
 					case "s3:DeleteObjectVersion":
 						// Subject erasure (jobs-worker) deletes claim-checked
-						// payloads and incident bodies, and nothing else may.
+						// payloads and incident bodies and rewrites the audit
+						// archive and earlier exports (the retention purge
+						// deletes those too), and nothing else may.
 						if name != RoleJobsWorker || !erasable.MatchString(res) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
@@ -330,17 +334,22 @@ func TestWhoMayDoWhat(t *testing.T) {
 		}
 		require.Equal(t, []string{RoleJobsWorker}, listers, "jobs-worker lists versions (erasure's proof)")
 		for _, tp := range s.p.Topology.Topics {
-			require.ElementsMatch(t, []string{"ingest", "sweeper", "replay", "admin-api"}, senders[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
+			queueSenders := []string{"ingest", "sweeper", "replay", "admin-api"}
 			var dlqSenders []string
 			if c, ok := s.p.Consumers[tp.Name]; ok {
 				dlqSenders = []string{c.Spec.Name}
+				if !tp.FIFO {
+					// A completion carried in a copy (consume).
+					queueSenders = append(queueSenders, c.Spec.Name)
+				}
 			}
+			require.ElementsMatch(t, queueSenders, senders[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
 			require.ElementsMatch(t, dlqSenders, senders[s.idOf(s.p.Queues[tp.Name].DLQ)], "%s DLQ: only its consumer (poison messages)", tp.Name)
 		}
 		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
-		require.Len(t, deleters, 2, "jobs-worker deletes under payloads/ and incidents/ only: %v", deleters)
+		require.Len(t, deleters, 4, "jobs-worker deletes under payloads/, incidents/, archive/ and jobs/ only: %v", deleters)
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)

@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"regexp"
 	"sort"
 	"strings"
@@ -61,7 +62,13 @@ type Platform struct {
 	// topic without a subscriber, cache.purge without zones) are absent and
 	// alarmed on instead (Unconsumed).
 	Consumers map[string]*Function
-	PurgeAPI  *Function
+	// consumerSources are the consumers' SQS event sources (their event
+	// source mappings), by topic.
+	consumerSources map[string]awslambdaeventsources.SqsEventSource
+	// Health is the subscriber-health function (nil without a watched
+	// topic).
+	Health   *Function
+	PurgeAPI *Function
 	// Jobs are the durable job engine's wake queue and DLQ; JobsWorker and
 	// JobsSweep its functions.
 	Jobs *JobsQueues
@@ -115,6 +122,8 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 		AssetDir:  props.AssetDir,
 		Functions: map[string]*Function{},
 		Consumers: map[string]*Function{},
+
+		consumerSources: map[string]awslambdaeventsources.SqsEventSource{},
 	}
 	p.newAlerts()
 	p.newTables()
@@ -131,6 +140,7 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	p.newConsumers()
 	p.newRecovery()
 	p.newAdmin()
+	p.newHealth()
 	p.newAlarms()
 	p.newOutputs()
 	p.checkReservations()

@@ -119,6 +119,12 @@ type Stage struct {
 	// CloudFormation creates or deletes one index per update, so deploy
 	// with 1, 2, 3 and then without it (docs/deploy.md#upgrading).
 	IncidentIndexStep int `json:"incidentIndexStep"`
+	// SubjectIndexStep walks a stage created before the subject
+	// identifier indexes (subject, owner on the events and incidents
+	// tables) to them, one index per table and update: deploy with 1 (a
+	// stage still in the incident index upgrade: its last step), 2 (the
+	// subject indexes) and then without it (docs/deploy.md#upgrading).
+	SubjectIndexStep int `json:"subjectIndexStep"`
 }
 
 var (
@@ -364,6 +370,7 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
 	set("incidentIndexStep", intVal(&s.IncidentIndexStep))
+	set("subjectIndexStep", intVal(&s.SubjectIndexStep))
 	return errors.Join(errs...)
 }
 
@@ -453,6 +460,9 @@ func (s Stage) Validate() error {
 	}
 	if s.IncidentIndexStep < 0 || s.IncidentIndexStep > 3 {
 		errs = append(errs, fmt.Errorf("stage %s: incidentIndexStep %d must be 1, 2 or 3 during an upgrade, else unset", s.Name, s.IncidentIndexStep))
+	}
+	if s.SubjectIndexStep < 0 || s.SubjectIndexStep > 2 {
+		errs = append(errs, fmt.Errorf("stage %s: subjectIndexStep %d must be 1 or 2 during an upgrade, else unset", s.Name, s.SubjectIndexStep))
 	}
 	if s.APIRateLimit < 1 || s.APIBurstLimit < 1 {
 		errs = append(errs, fmt.Errorf("stage %s: apiRateLimit and apiBurstLimit must be positive", s.Name))

@@ -23,8 +23,9 @@ func TestIncidentIndexUpgradeChangesOneIndexPerStep(t *testing.T) {
 		return out
 	}
 	prev := names(table.IncidentIndexesBefore)
-	for _, step := range []int{1, 2, 3, 0} {
-		cur := names(incidentIndexes(step))
+	// The incident index upgrade, then the subject index upgrade.
+	for _, step := range [][2]int{{1, 0}, {2, 0}, {3, 0}, {0, 1}, {0, 2}, {0, 0}} {
+		cur := names(incidentIndexes(step[0], step[1]))
 		changes := 0
 		for n, k := range prev {
 			if cur[n] != k {
@@ -40,6 +41,17 @@ func TestIncidentIndexUpgradeChangesOneIndexPerStep(t *testing.T) {
 		prev = cur
 	}
 	require.Equal(t, names(table.Incidents.Indexes), prev, "the last step is the current definition")
+}
+
+// The events table gains its subject identifier indexes one per update
+// (subjectIndexStep 1, 2, then unset), from the layout before them.
+func TestSubjectIndexUpgradeChangesOneIndexPerStep(t *testing.T) {
+	t.Parallel()
+	count := func(ixs []table.Index) int { return len(ixs) }
+	before := subjectIndexes(table.Events.Indexes, 1)
+	require.Equal(t, len(table.Events.Indexes)-2, count(before), "step 1 is the layout before")
+	require.Equal(t, count(before)+1, count(subjectIndexes(table.Events.Indexes, 2)))
+	require.Equal(t, table.Events.Indexes, subjectIndexes(table.Events.Indexes, 0), "done: the current definition")
 }
 
 func TestIssueNineAlarmsAndRefusalState(t *testing.T) {

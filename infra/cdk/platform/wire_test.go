@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -52,6 +54,13 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		RoleJobsWorker:    loadJobs(top),
 		RoleJobsSweep:     func(r *envconf.Reader) error { _, err := jobsfn.LoadSweep(r); return err },
 		RoleImportTrigger: func(r *envconf.Reader) error { _, err := importtriggerfn.Load(r); return err },
+		RoleSubscriberHealth: func(r *envconf.Reader) error {
+			c, err := healthfn.Load(r, top)
+			if err == nil && len(c.Monitor.Topics) == 0 {
+				err = errors.New("the monitor watches no topic")
+			}
+			return err
+		},
 	}
 	for _, k := range consumerkinds.All() {
 		load[k.Role] = func(r *envconf.Reader) error { return k.Load(r, top) }

@@ -81,7 +81,12 @@ type Deps struct {
 	// Purge serves the purges page (nil: "not configured").
 	Purge admin.PurgeViews
 	// Jobs serves the jobs pages (nil: "not configured").
-	Jobs     admin.Jobs
+	Jobs admin.Jobs
+	// Retention serves the retention page (nil: "not configured").
+	Retention admin.Retention
+	// Breakers are the topics' subscriber health: the overview's state
+	// column and pause/resume (nil: not shown).
+	Breakers admin.Breakers
 	Topology topology.Topology
 	Now      func() time.Time
 	Log      *slog.Logger
@@ -254,10 +259,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.incidentAction(w, r, p, segs[1], segs[2])
 	case len(segs) >= 1 && segs[0] == "events" && r.Method == http.MethodGet:
 		c.events(w, r, p, segs[1:])
+	case len(segs) == 3 && segs[0] == "topics" && r.Method == http.MethodPost:
+		c.topicAction(w, r, p, segs[1], segs[2])
 	case len(segs) == 1 && segs[0] == "purge" && r.Method == http.MethodGet:
 		c.purge(w, r, p)
 	case len(segs) >= 1 && segs[0] == "jobs":
 		c.jobs(w, r, p, segs[1:])
+	case len(segs) == 1 && segs[0] == "retention":
+		c.retention(w, r, p)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		p.Title, p.Error = "Not found", "There is no console page "+r.URL.Path

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 )
@@ -19,6 +20,10 @@ type topicHealth struct {
 	Open      int
 	OpenMore  bool
 	Unhealthy bool
+	// Health is the subscriber's breaker (nil: not configured).
+	Health *health.View
+	// Breaker: the topic can be paused and resumed.
+	Breaker bool
 }
 
 // hourBar is one hour of the incidents chart.
@@ -36,19 +41,32 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 	p.Title, p.Nav = "Overview", "overview"
 	data := map[string]any{}
 	var topics []topicHealth
+	states := map[string]health.View{}
+	if c.d.Breakers != nil {
+		if list, err := c.d.Breakers.List(ctx); err != nil {
+			p.Error = "subscriber health: " + err.Error()
+		} else {
+			for _, v := range list {
+				states[v.Topic] = v.Health
+			}
+		}
+	}
 	if depths, err := c.d.Queues.Depths(ctx); err != nil {
 		p.Error = "queue depths: " + err.Error()
 	} else {
 		for _, d := range depths {
 			th := topicHealth{QueueDepth: d}
 			if tp, ok := c.d.Topology.Topic(d.Topic); ok {
-				th.Consumer = string(tp.Consumer)
+				th.Consumer, th.Breaker = string(tp.Consumer), !tp.Breaker.Off && c.d.Breakers != nil
+			}
+			if v, ok := states[d.Topic]; ok {
+				th.Health = &v
 			}
 			pg, err := c.d.Incidents.List(ctx, incident.Filter{Status: incident.StatusOpen, Topic: d.Topic, Limit: 100})
 			if err == nil {
 				th.Open, th.OpenMore = len(pg.Incidents), pg.Cursor != ""
 			}
-			th.Unhealthy = th.Open > 0 || th.DeadLetters > 0
+			th.Unhealthy = th.Open > 0 || th.DeadLetters > 0 || (th.Health != nil && th.Health.State != health.Closed)
 			topics = append(topics, th)
 		}
 	}

@@ -48,6 +48,7 @@ type breakerItem struct {
 	Announced   bool   `dynamodbav:"announced"`
 	Escalated   bool   `dynamodbav:"escalated"`
 	Concurrency int    `dynamodbav:"concurrency"`
+	RampedAt    int64  `dynamodbav:"rampedAt"`
 	Backlog     int    `dynamodbav:"backlog"`
 	RecoveredAt int64  `dynamodbav:"recoveredAt"`
 	Version     int64  `dynamodbav:"ver"`
@@ -62,7 +63,7 @@ func toBreakerItem(h health.Health) breakerItem {
 		PK: healthPrefix + h.Topic, SK: healthSK, Topic: h.Topic, State: string(h.State),
 		Since: millis(h.Since), Reason: h.Reason, LastError: h.LastError, FailedAt: millis(h.FailedAt),
 		ProbeAt: millis(h.ProbeAt), Streak: h.Streak, Level: h.Level, OutageSince: millis(h.OutageSince),
-		Announced: h.Announced, Escalated: h.Escalated, Concurrency: h.Concurrency, Backlog: h.Backlog,
+		Announced: h.Announced, Escalated: h.Escalated, Concurrency: h.Concurrency, RampedAt: millis(h.RampedAt), Backlog: h.Backlog,
 		RecoveredAt: millis(h.RecoveredAt), Version: h.Version,
 	}
 }
@@ -76,7 +77,7 @@ func fromBreakerItem(it breakerItem) health.Health {
 		Topic: it.Topic, State: st, Since: fromMillis(it.Since), Reason: it.Reason, LastError: it.LastError,
 		FailedAt: fromMillis(it.FailedAt), ProbeAt: fromMillis(it.ProbeAt), Streak: it.Streak, Level: it.Level,
 		OutageSince: fromMillis(it.OutageSince), Announced: it.Announced, Escalated: it.Escalated,
-		Concurrency: it.Concurrency, Backlog: it.Backlog, RecoveredAt: fromMillis(it.RecoveredAt), Version: it.Version,
+		Concurrency: it.Concurrency, RampedAt: fromMillis(it.RampedAt), Backlog: it.Backlog, RecoveredAt: fromMillis(it.RecoveredAt), Version: it.Version,
 	}
 }
 

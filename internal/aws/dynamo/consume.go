@@ -18,8 +18,9 @@ import (
 )
 
 // The consumer side of the outbox rows: processing → completed, or back to
-// enqueued with lastError. Every write is conditional; a row whose status
-// the sweeper does not read leaves its index (sweepSet).
+// enqueued with lastError. Every write is conditional. The claim keeps the
+// row's due index entry (or puts it back), the outcome takes it out:
+// on the happy path the consumer's only index write is the completion's.
 
 var _ consume.Rows = (*Events)(nil)
 
@@ -28,15 +29,21 @@ var _ consume.Rows = (*Events)(nil)
 const claimAttempts = 3
 
 // BeginProcessing claims the outbox row for a consumer (status processing,
-// lease to the owner until p.Until, sweeper index moved to the processing
-// partition with nextRetryAt = lease expiry). It is allowed from any status
+// lease to the owner until p.Until). The row stays in the sweeper's due
+// index as it is, so the claim writes nothing to it: ingest put it there
+// with nextRetryAt at the dispatch lease's end, and if the consumer has not
+// recorded an outcome by then the sweeper reads the row and waits for the
+// lease to end (a lost outcome is settled SettleAfter later). A row the
+// sweeper took out of the index (enqueued, a message waiting on its queue)
+// is put back. It is allowed from any status
 // except completed and a processing row under a live lease. A missing row
 // is created only together with a check that the event's ledger item
 // exists, with the ledger item's expiry, so a row never outlives it (a
 // replay of an event past its retention restores both first).
 //
 // A refused claim costs one strongly consistent GetItem to tell completed
-// from busy; the success path is a single UpdateItem.
+// from busy (or erased: a row of an erased event is never claimed); the
+// success path is a single UpdateItem.
 //
 // The claim also counts the attempts of the message (attemptOf = the
 // owner, attempt = its count): the same write adds one, and returns the
@@ -67,6 +74,8 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 				return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
 			}
 			return consume.Claim{State: state, Attempt: 1}, nil
+		case !row.ErasedAt.IsZero():
+			return consume.Claim{State: consume.Erased}, nil
 		case row.Status == outbox.StatusCompleted:
 			return consume.Claim{State: consume.AlreadyCompleted}, nil
 		case row.Status == outbox.StatusProcessing && row.LeaseUntil.After(p.Now):
@@ -82,15 +91,19 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int
 	out, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(e.Table),
 		Key:              rowKey(p.Row),
-		UpdateExpression: aws.String("SET #s = :processing, sweepPk = :sp, leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one"),
-		// processing is a status the sweeper reads (outbox.Swept): the
-		// settle pass finds a lease that ended without an outcome.
-		ConditionExpression:      aws.String("attribute_exists(pk) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
+		UpdateExpression: aws.String(keepDue("SET #s = :processing, duePk = if_not_exists(duePk, :dp), leaseOwner = :o, leaseUntil = :lu, updatedAt = :now, attemptOf = :o, attempt = if_not_exists(attempt, :zero) + :one")),
+		// processing is a status the sweeper acts on (outbox.Swept): it
+		// settles a lease that ended without an outcome. duePk is set only
+		// when missing, so a row in the index keeps its keys.
+		// A row carrying the erasure marker is never claimed: the refusal
+		// (read below) tells the consumer, so the happy path pays nothing
+		// for it.
+		ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(erasedAt) AND #s <> :completed AND (#s <> :processing OR leaseUntil <= :nowms)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":processing": str(string(outbox.StatusProcessing)),
 			":completed":  str(string(outbox.StatusCompleted)),
-			":sp":         str(sweepPartition(outbox.StatusProcessing, p.Row)),
+			":dp":         str(table.DuePartition(p.Row.Key, p.Row.Topic)),
 			":o":          str(p.Owner),
 			":lu":         num(until),
 			":now":        str(FormatTime(p.Now)),
@@ -141,13 +154,16 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Row.Key)), table.AttrSK: str(ledgerSK)}
 	got, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(e.Table), Key: ledgerKey, ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("expiresAt"),
+		ProjectionExpression: aws.String("expiresAt, erasedAt"),
 	})
 	if err != nil {
 		return 0, err
 	}
 	if len(got.Item) == 0 {
 		return consume.LedgerMissing, nil
+	}
+	if _, erased := got.Item["erasedAt"]; erased {
+		return consume.Erased, nil
 	}
 	var led struct {
 		ExpiresAt int64 `dynamodbav:"expiresAt"`
@@ -183,8 +199,8 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 }
 
 // MarkCompleted records the lease owner's success: status completed (the
-// row leaves the sweeper index; nextRetryAt = completion time), lease
-// cleared, completedAt set.
+// row leaves the due index; nextRetryAt = completion time), lease cleared,
+// completedAt set.
 func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: c.Row, To: outbox.StatusCompleted, Owner: c.Owner, NextRetryAt: c.Now, Completed: true, Now: c.Now,
@@ -201,7 +217,8 @@ func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error 
 // MarkRetry hands the owner's row back after a failure: status enqueued
 // (the message is still on, or back on, its queue), lease cleared,
 // lastError recorded for the operator and the DLQ archiver, nextRetryAt =
-// when the message is expected back (0 when it went to the DLQ).
+// when the message is expected back (0 when it went to the DLQ). The row
+// stays in the due index: the sweeper looks at it then.
 func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: r.Row, To: outbox.StatusEnqueued, Owner: r.Owner, NextRetryAt: r.RetryAt, LastError: r.LastError, Now: r.Now,
@@ -263,5 +280,10 @@ func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) err
 		cond += " AND leaseUntil = :lu"
 		values[":lu"] = num(millis(r.LeaseUntil))
 	}
-	return e.update(ctx, r.Row, sweepSet(expr, r.To, r.Row, values), cond, values)
+	if r.To.Settled() {
+		expr = leaveDue(expr)
+	} else {
+		expr = keepDue(expr)
+	}
+	return e.update(ctx, r.Row, expr, cond, values)
 }

@@ -78,8 +78,8 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	require.Equal(t, outbox.StatusProcessing, r.Status)
 	require.Equal(t, "msg-1", r.LeaseOwner)
 	require.True(t, r.LeaseUntil.Equal(t1.Add(30*time.Second)))
-	require.True(t, r.NextRetryAt.Equal(r.LeaseUntil))
-	require.Equal(t, table.SweepPartition("processing", "evt_c", "a.events"), sval(b.rawRow(t, "evt_c", "a.events"), "sweepPk"))
+	require.True(t, r.NextRetryAt.Equal(leaseT0.Add(time.Minute)), "due when the sender's lease ends, as ingest wrote it")
+	require.Equal(t, table.DuePartition("evt_c", "a.events"), sval(b.rawRow(t, "evt_c", "a.events"), "duePk"))
 
 	// A second delivery while the lease is live is busy until the lease ends.
 	c, err = b.events.BeginProcessing(ctx, processing("evt_c", "msg-2", t1.Add(10*time.Second), 30*time.Second))
@@ -102,7 +102,7 @@ func TestConsumerClaimLifecycle(t *testing.T) {
 	require.Empty(t, r.LeaseOwner)
 	require.True(t, r.LeaseUntil.IsZero())
 	raw := b.rawRow(t, "evt_c", "a.events")
-	require.NotContains(t, raw, "sweepPk", "a completed row leaves the sweeper index")
+	require.NotContains(t, raw, "duePk", "a completed row leaves the due index")
 	require.Equal(t, dynamo.FormatTime(t2.Add(time.Second)), sval(raw, "completedAt"))
 
 	// Completed is final for every later delivery, even long after.
@@ -131,7 +131,7 @@ func TestConsumerRetryHandsTheRowBack(t *testing.T) {
 	require.Empty(t, r.LeaseOwner)
 	require.True(t, r.LeaseUntil.IsZero())
 	require.True(t, r.NextRetryAt.Equal(back))
-	require.NotContains(t, b.rawRow(t, "evt_r", "a.events"), "sweepPk", "an enqueued row is not in the sweeper index")
+	require.Equal(t, table.DuePartition("evt_r", "a.events"), sval(b.rawRow(t, "evt_r", "a.events"), "duePk"), "a retried row stays in the due index")
 	require.Equal(t, 0, r.Attempts, "consumer retries do not spend the sender's attempts")
 
 	// The redelivery claims at once (its lease was released, not left to
@@ -183,56 +183,90 @@ func mustInt(t *testing.T, s string) int64 {
 	return v
 }
 
-// TestSweeperIndexHoldsOnlyWhatTheSweeperReads: the sweeper index is
-// sparse. A row is in it while it is pending, failed or processing (what
-// the sweeper sends or settles), in the partition of that status; enqueued,
-// completed and dead-lettered rows leave it, and come back when a
-// redelivery claims them again.
-func TestSweeperIndexHoldsOnlyWhatTheSweeperReads(t *testing.T) {
+// TestDueIndexKeysChangeOnlyAtCreationAndOutcome: a row enters the due
+// index (KEYS_ONLY: duePk, nextRetryAt) when ingest creates it and leaves it
+// with its outcome; the enqueued mark and the consumer's claim keep both
+// keys, so they write nothing to the index. A consumer's retry moves its
+// due time to when the message is back; a row out of the index (dead-
+// lettered, or taken out by the sweeper) is put back by the next claim.
+// A row written before the due index (sweepPk) leaves the legacy index on
+// its first transition.
+func TestDueIndexKeysChangeOnlyAtCreationAndOutcome(t *testing.T) {
 	t.Parallel()
 	b := setupLease(t)
 	ctx := context.Background()
 	ref := outbox.RowRef{Key: "evt_sp", Topic: "a.events"}
-	inIndex := func(status outbox.Status) {
+	type keys struct{ duePk, next string }
+	index := func(status outbox.Status) keys {
 		t.Helper()
 		raw := b.rawRow(t, ref.Key, ref.Topic)
 		require.Equal(t, string(status), sval(raw, "status"))
-		if status.Swept() {
-			require.Equal(t, table.SweepPartition(string(status), ref.Key, ref.Topic), sval(raw, "sweepPk"), status)
-			return
+		require.NotContains(t, raw, "sweepPk", "never in the legacy index")
+		n, _ := raw["nextRetryAt"].(*ddbtypes.AttributeValueMemberN)
+		k := keys{duePk: sval(raw, "duePk")}
+		if n != nil {
+			k.next = n.Value
 		}
-		require.NotContains(t, raw, "sweepPk", "a %s row is not in the sweeper index", status)
+		return k
 	}
+	out := keys{}
 	b.commit(t, ref.Key, "ingest", time.Minute, ref.Topic)
-	inIndex(outbox.StatusPending)
-	require.NoError(t, b.events.MarkEnqueued(ctx, ref, "ingest", leaseT0))
-	inIndex(outbox.StatusEnqueued)
+	created := index(outbox.StatusPending)
+	require.Equal(t, table.DuePartition(ref.Key, ref.Topic), created.duePk)
+	require.Equal(t, strconv.FormatInt(leaseT0.Add(time.Minute).UnixMilli(), 10), created.next, "due at the dispatch lease's end")
 
+	require.NoError(t, b.events.MarkEnqueued(ctx, ref, "ingest", leaseT0))
+	require.Equal(t, created, index(outbox.StatusEnqueued), "the enqueued mark keeps the index keys")
 	c, err := b.events.BeginProcessing(ctx, processing(ref.Key, "msg-1", leaseT0, time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
-	inIndex(outbox.StatusProcessing)
-	require.NoError(t, b.events.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "503", RetryAt: leaseT0.Add(time.Second), Now: leaseT0}))
-	inIndex(outbox.StatusEnqueued)
+	require.Equal(t, created, index(outbox.StatusProcessing), "the claim keeps the index keys")
+
+	back := leaseT0.Add(time.Second)
+	require.NoError(t, b.events.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "503", RetryAt: back, Now: leaseT0}))
+	retried := index(outbox.StatusEnqueued)
+	require.Equal(t, keys{created.duePk, strconv.FormatInt(back.UnixMilli(), 10)}, retried, "due when the message is back")
 
 	marked, err := b.events.MarkDLQ(ctx, ref, leaseT0.Add(2*time.Second))
 	require.NoError(t, err)
 	require.True(t, marked)
-	inIndex(outbox.StatusDLQ)
+	require.Equal(t, out.duePk, index(outbox.StatusDLQ).duePk, "an outcome leaves the index")
 
 	c, err = b.events.BeginProcessing(ctx, processing(ref.Key, "msg-2", leaseT0.Add(time.Hour), time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, consume.Claimed, c.State)
-	inIndex(outbox.StatusProcessing)
+	require.Equal(t, created.duePk, index(outbox.StatusProcessing).duePk, "a claim puts a row back")
 	require.NoError(t, b.events.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-2", Now: leaseT0.Add(time.Hour)}))
-	inIndex(outbox.StatusCompleted)
+	require.Equal(t, out.duePk, index(outbox.StatusCompleted).duePk)
 
 	// And the sweeper's own reads agree: nothing due in any partition.
-	for _, status := range []outbox.Status{outbox.StatusPending, outbox.StatusFailed, outbox.StatusProcessing, outbox.StatusEnqueued, outbox.StatusCompleted, outbox.StatusDLQ} {
+	for _, status := range []outbox.Status{"", outbox.StatusPending, outbox.StatusFailed, outbox.StatusProcessing} {
 		for shard := range table.SweepShards {
 			page, err := b.events.DuePage(ctx, outboxsweep.DueParams{Status: status, Shard: shard, Now: leaseT0.Add(48 * time.Hour), Limit: 10})
 			require.NoError(t, err)
 			require.Empty(t, page.Rows, "%s#%d", status, shard)
 		}
 	}
+
+	// A row of the legacy index (written before the due index) is read
+	// from it by status, and leaves it on its next transition.
+	legacy := outbox.RowRef{Key: "evt_legacy", Topic: "a.events"}
+	b.commit(t, legacy.Key, "ingest", time.Minute, legacy.Topic)
+	_, err = b.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(b.env.Resources.EventsTable),
+		Key: map[string]ddbtypes.AttributeValue{
+			"pk": &ddbtypes.AttributeValueMemberS{Value: dynamo.EventPK(legacy.Key)},
+			"sk": &ddbtypes.AttributeValueMemberS{Value: dynamo.DispatchSK(legacy.Topic)},
+		},
+		UpdateExpression:          aws.String("SET sweepPk = :sp REMOVE duePk"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":sp": &ddbtypes.AttributeValueMemberS{Value: table.SweepPartition("pending", legacy.Key, legacy.Topic)}},
+	})
+	require.NoError(t, err)
+	page, err := b.events.DuePage(ctx, outboxsweep.DueParams{Status: outbox.StatusPending, Shard: table.Shard(legacy.Key, legacy.Topic), Now: leaseT0.Add(time.Hour), Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Rows, 1, "found through the legacy index")
+	require.NoError(t, b.events.MarkEnqueued(ctx, legacy, "ingest", leaseT0))
+	raw := b.rawRow(t, legacy.Key, legacy.Topic)
+	require.NotContains(t, raw, "sweepPk", "out of the legacy index")
+	require.NotContains(t, raw, "duePk", "an enqueued row is not put in the due index")
 }

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -22,15 +24,22 @@ type duePage struct {
 	Next map[string]ddbtypes.AttributeValue
 }
 
-// duePartition returns rows of one status and shard whose nextRetryAt is at
-// or before now, oldest first, from the sweeper index.
+// duePartition returns rows due at now from one sweeper index partition,
+// oldest first: with a status, the legacy index's partition of that
+// status and shard (rows written before the due index); without, the due
+// index's partition of the shard (rows of any status, read from the table,
+// since the index projects only keys).
 func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard int, now time.Time, limit int32, start map[string]ddbtypes.AttributeValue) (duePage, error) {
+	index, part, pk := table.IndexDue, table.DuePartitionOf(shard), table.AttrDuePK
+	if status != "" {
+		index, part, pk = table.IndexSweep, fmt.Sprintf("%s#%d", status, shard), table.AttrSweepPK
+	}
 	out, err := e.Client.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(e.Table),
-		IndexName:              aws.String(table.IndexSweep),
-		KeyConditionExpression: aws.String("sweepPk = :p AND nextRetryAt <= :now"),
+		IndexName:              aws.String(index),
+		KeyConditionExpression: aws.String(pk + " = :p AND nextRetryAt <= :now"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":p":   str(fmt.Sprintf("%s#%d", status, shard)),
+			":p":   str(part),
 			":now": num(millis(now)),
 		},
 		ScanIndexForward:  aws.Bool(true),
@@ -38,10 +47,16 @@ func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard i
 		ExclusiveStartKey: start,
 	})
 	if err != nil {
-		return duePage{}, fmt.Errorf("dynamo: query due %s#%d: %w", status, shard, err)
+		return duePage{}, fmt.Errorf("dynamo: query due %s: %w", part, err)
 	}
 	page := duePage{Next: out.LastEvaluatedKey}
-	for _, item := range out.Items {
+	items := out.Items
+	if status == "" {
+		if items, err = e.dueRows(ctx, items, now); err != nil {
+			return duePage{}, fmt.Errorf("dynamo: read due rows of %s: %w", part, err)
+		}
+	}
+	for _, item := range items {
 		var it rowItem
 		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 			return duePage{}, fmt.Errorf("dynamo: decode due row: %w", err)
@@ -51,12 +66,67 @@ func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard i
 	return page, nil
 }
 
+// dueRows reads the rows a due index page names (strongly consistent
+// BatchGetItem, unprocessed keys retried), in the page's order, leaving out
+// the ones that left the index or stopped being due since.
+func (e *Events) dueRows(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, now time.Time) ([]map[string]ddbtypes.AttributeValue, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	byKey := map[string]map[string]ddbtypes.AttributeValue{}
+	name := func(item map[string]ddbtypes.AttributeValue) string {
+		return sattr(item, table.AttrPK) + "\x00" + sattr(item, table.AttrSK)
+	}
+	var pending []map[string]ddbtypes.AttributeValue
+	for _, k := range keys {
+		pending = append(pending, map[string]ddbtypes.AttributeValue{table.AttrPK: k[table.AttrPK], table.AttrSK: k[table.AttrSK]})
+	}
+	for attempt := 1; len(pending) > 0; attempt++ {
+		n := min(len(pending), 100)
+		res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]ddbtypes.KeysAndAttributes{
+			e.Table: {Keys: pending[:n], ConsistentRead: aws.Bool(true)},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		pending = pending[n:]
+		for _, item := range res.Responses[e.Table] {
+			byKey[name(item)] = item
+		}
+		if un, ok := res.UnprocessedKeys[e.Table]; ok && len(un.Keys) > 0 {
+			if attempt >= 8 {
+				return nil, fmt.Errorf("keys still unprocessed after %d attempts", attempt)
+			}
+			pending = append(pending, un.Keys...)
+			if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]map[string]ddbtypes.AttributeValue, 0, len(keys))
+	for _, k := range keys {
+		item, ok := byKey[name(k)]
+		if !ok || sattr(item, table.AttrDuePK) == "" {
+			continue
+		}
+		var at struct {
+			NextRetryAt int64 `dynamodbav:"nextRetryAt"`
+		}
+		if attributevalue.UnmarshalMap(item, &at) != nil || at.NextRetryAt > millis(now) {
+			continue
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
 // Due returns up to limit sendable rows (pending or failed) due at now across
-// every shard, oldest first. The index is eventually consistent on AWS, so
-// callers still claim each row conditionally before sending.
+// every shard of both indexes, oldest first. The index is eventually
+// consistent on AWS, so callers still claim each row conditionally before
+// sending.
 func (e *Events) Due(ctx context.Context, now time.Time, limit int) ([]outbox.Row, error) {
 	var rows []outbox.Row
-	for _, status := range outbox.Sendable {
+	for _, status := range append([]outbox.Status{""}, outbox.Sendable...) {
 		for shard := range table.SweepShards {
 			var start map[string]ddbtypes.AttributeValue
 			for {
@@ -64,8 +134,12 @@ func (e *Events) Due(ctx context.Context, now time.Time, limit int) ([]outbox.Ro
 				if err != nil {
 					return nil, err
 				}
-				rows = append(rows, page.Rows...)
-				if page.Next == nil || len(page.Rows) >= limit {
+				for _, r := range page.Rows {
+					if slices.Contains(outbox.Sendable, r.Status) {
+						rows = append(rows, r)
+					}
+				}
+				if page.Next == nil || len(rows) >= limit {
 					break
 				}
 				start = page.Next
@@ -77,4 +151,12 @@ func (e *Events) Due(ctx context.Context, now time.Time, limit int) ([]outbox.Ro
 		rows = rows[:limit]
 	}
 	return rows, nil
+}
+
+// sattr is a string attribute of an item ("" when absent or not a string).
+func sattr(item map[string]ddbtypes.AttributeValue, name string) string {
+	if v, ok := item[name].(*ddbtypes.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
 }

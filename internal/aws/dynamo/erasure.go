@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -14,7 +13,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -66,11 +64,6 @@ type Erasure struct {
 	Fence     Fence
 }
 
-// ListTenant pages a tenant's events.
-func (e *Erasure) ListTenant(ctx context.Context, q operator.TenantQuery) ([]ledger.Record, string, error) {
-	return e.Events.ListTenant(ctx, q)
-}
-
 // Load reads an event's ledger item and outbox rows.
 func (e *Erasure) Load(ctx context.Context, key string) (ledger.Record, []outbox.Row, error) {
 	return e.Events.Load(ctx, key)
@@ -106,27 +99,50 @@ func (e *Erasure) Get(ctx context.Context, id string) (incident.Incident, error)
 	return e.Incidents.Get(ctx, id)
 }
 
-// EraseEvent redacts a ledger item's payload, fenced. The claim-check
-// reference is overwritten with NULL (nothing is REMOVEd).
-func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, key string, at time.Time) error {
-	_, err := e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+// EraseEvent redacts a ledger item's payload and marks its outbox rows
+// erased (the erasure marker: erasedAt; a quoted subscriber answer in
+// lastError redacted; out of the sweeper's indexes), in one transaction,
+// fenced. The claim-check reference is overwritten with NULL (nothing is
+// REMOVEd from the ledger item). An event that expired meanwhile is left
+// gone; a row gone meanwhile fails the write (the caller loads again).
+func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.EraseParams) error {
+	items := []ddbtypes.TransactWriteItem{
 		e.Fence.Check(lease),
 		{Update: &ddbtypes.Update{
 			TableName:                 aws.String(e.Events.Table),
-			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(key)), table.AttrSK: str(ledgerSK)},
+			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Key)), table.AttrSK: str(ledgerSK)},
 			UpdateExpression:          aws.String("SET payload = :p, payloadZ = :null, payloadGz = :null, payloadRef = :null, erasedAt = :at"),
 			ConditionExpression:       aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": str(string(ledger.ErasedPayload)), ":null": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":at": str(FormatTime(at))},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": str(string(ledger.ErasedPayload)), ":null": &ddbtypes.AttributeValueMemberNULL{Value: true}, ":at": str(FormatTime(p.At))},
 		}},
-	}})
-	if class, at := classify(err); err != nil && class == txConditionFailed {
-		if at == 0 {
-			return ErrFenced
+	}
+	for _, r := range p.Rows {
+		expr := "SET erasedAt = :at"
+		values := map[string]ddbtypes.AttributeValue{":at": str(FormatTime(p.At))}
+		if r.LastError != "" {
+			expr += ", lastError = :e"
+			values[":e"] = str(incident.ErasedText)
 		}
-		return nil // the event expired meanwhile: nothing left to erase
+		items = append(items, ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
+			TableName:                 aws.String(e.Events.Table),
+			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Key)), table.AttrSK: str(DispatchSK(r.Topic))},
+			UpdateExpression:          aws.String(leaveDue(expr)),
+			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: values,
+		}})
+	}
+	_, err := e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if class, at := classify(err); err != nil && class == txConditionFailed {
+		switch at {
+		case 0:
+			return ErrFenced
+		case 1:
+			return nil // the event expired meanwhile: nothing left to erase
+		}
+		return fmt.Errorf("dynamo: erase event %s: a dispatch row changed meanwhile: %w", p.Key, err)
 	}
 	if err != nil {
-		return fmt.Errorf("dynamo: erase event %s: %w", key, err)
+		return fmt.Errorf("dynamo: erase event %s: %w", p.Key, err)
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ type incidentItem struct {
 	Topic        string       `dynamodbav:"topic"`
 	Type         string       `dynamodbav:"type,omitempty"`
 	Source       string       `dynamodbav:"source,omitempty"`
+	Subject      string       `dynamodbav:"subject,omitempty"`
+	Owner        string       `dynamodbav:"owner,omitempty"`
 	SourceQueue  string       `dynamodbav:"sourceQueue"`
 	ErrorCode    string       `dynamodbav:"errorCode"`
 	ErrorMessage string       `dynamodbav:"errorMessage"`
@@ -59,7 +61,7 @@ type changeItem struct {
 func toIncidentItem(inc incident.Incident) incidentItem {
 	it := incidentItem{
 		IncidentID: inc.ID, EventID: inc.EventID, EventKey: inc.EventKey, TenantID: inc.TenantID, Topic: inc.Topic,
-		Type: inc.Type, Source: inc.Source, SourceQueue: inc.SourceQueue,
+		Type: inc.Type, Source: inc.Source, Subject: inc.Subject, Owner: inc.Owner, SourceQueue: inc.SourceQueue,
 		ErrorCode: inc.ErrorCode, ErrorMessage: inc.ErrorMessage, ErrorSummary: inc.ErrorSummary, ErrorDetail: inc.ErrorDetail,
 		RetryCount: inc.RetryCount, ReplayCount: inc.ReplayCount, ReplayToken: inc.ReplayToken,
 		Body: string(inc.Body.Inline), BodyBucket: inc.Body.Bucket, BodyKey: inc.Body.Key,
@@ -77,7 +79,7 @@ func toIncidentItem(inc incident.Incident) incidentItem {
 func (it incidentItem) incident() incident.Incident {
 	inc := incident.Incident{
 		ID: it.IncidentID, EventID: it.EventID, EventKey: it.EventKey, TenantID: it.TenantID, Topic: it.Topic,
-		Type: it.Type, Source: it.Source, SourceQueue: it.SourceQueue,
+		Type: it.Type, Source: it.Source, Subject: it.Subject, Owner: it.Owner, SourceQueue: it.SourceQueue,
 		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage, ErrorSummary: it.ErrorSummary, ErrorDetail: it.ErrorDetail,
 		RetryCount: it.RetryCount, ReplayCount: it.ReplayCount, ReplayToken: it.ReplayToken,
 		Body: incident.Body{Bucket: it.BodyBucket, Key: it.BodyKey, Size: it.BodySize, SHA256: it.BodySHA256, PayloadKey: it.PayloadKey},

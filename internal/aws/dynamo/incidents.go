@@ -102,7 +102,7 @@ func (s *Incidents) ResolveReplay(ctx context.Context, incidentID string, at tim
 // body, the error detail and the history, which can be large.
 var listed = []string{
 	"incidentId", "eventId", "tenantId", "topic", "type", "source", "sourceQueue", "errorCode", "errorMessage",
-	"eventKey", "retryCount", "replayCount", "replayToken", "bodyBucket", "bodyKey", "bodySize", "bodySha256", "payloadKey", "raw", "status",
+	"eventKey", "subject", "owner", "retryCount", "replayCount", "replayToken", "bodyBucket", "bodyKey", "bodySize", "bodySha256", "payloadKey", "raw", "status",
 	"replayedAt", "resolvedAt", "resolvedBy", "createdAt", "updatedAt", "lastFailedAt", "version",
 }
 

@@ -69,8 +69,8 @@ type rowItem struct {
 	TenantID string `dynamodbav:"tenantId"`
 	Type     string `dynamodbav:"type"`
 	Status   string `dynamodbav:"status"`
-	// SweepPK is set only in a status the sweeper reads (sweepSet).
-	SweepPK     string `dynamodbav:"sweepPk,omitempty"`
+	// DuePK puts the row in the sweeper's due index (enterDue).
+	DuePK       string `dynamodbav:"duePk,omitempty"`
 	Attempts    int    `dynamodbav:"attempts"`
 	MaxAttempts int    `dynamodbav:"maxAttempts"`
 	NextRetryAt int64  `dynamodbav:"nextRetryAt"`
@@ -84,6 +84,8 @@ type rowItem struct {
 	// the row for, Attempt how many times it did (BeginProcessing).
 	AttemptOf string `dynamodbav:"attemptOf,omitempty"`
 	Attempt   int    `dynamodbav:"attempt,omitempty"`
+	// ErasedAt marks the row of an erased event (outbox.Row.ErasedAt).
+	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
 }
 
 // Timestamps are stored as fixed-width UTC RFC 3339 with milliseconds so they
@@ -173,34 +175,45 @@ func (it ledgerItem) record() ledger.Record {
 	}
 }
 
-// sweepSet is an update expression (set: a SET clause) that also moves the
-// row ref to its place in the sweeper index for status to: its partition
-// (SET sweepPk) when the sweeper reads that status, out of the index
-// (REMOVE sweepPk) when it does not (outbox.Status.Swept): a sparse index,
-// so a row that leaves it costs one index write instead of a delete and a
-// put, and a row that stays out costs none.
-func sweepSet(set string, to outbox.Status, r outbox.RowRef, values map[string]ddbtypes.AttributeValue) string {
-	if to.Swept() {
-		values[":sp"] = str(sweepPartition(to, r))
-		return set + ", sweepPk = :sp"
-	}
-	return set + " REMOVE sweepPk"
+// The sweeper's due index (table.IndexDue) holds a row from its creation
+// in a status the sweeper acts on (outbox.Swept) until its outcome
+// (outbox.Settled): its keys are duePk and nextRetryAt, and it projects
+// only keys, so a transition that keeps both (ingest's enqueued mark, the
+// consumer's claim, a consumer's retry) writes nothing to it. The sweeper
+// reads each due row and decides by its status; an enqueued row it finds
+// leaves the index (its message is on its queue), and the consumer's claim
+// puts it back. Every expression also removes sweepPk: a row written
+// before the due index leaves the legacy index on its next transition.
+
+// enterDue is an update expression (set: a SET clause) that puts the row
+// in the due index (or keeps it there) and out of the legacy index.
+func enterDue(set string, r outbox.RowRef, values map[string]ddbtypes.AttributeValue) string {
+	values[":dp"] = str(table.DuePartition(r.Key, r.Topic))
+	return set + ", duePk = :dp REMOVE sweepPk"
 }
 
-// sweepPartition is the sweeper index partition of a row in a status the
-// sweeper reads, "" for any other (the row is not in the index).
-func sweepPartition(status outbox.Status, r outbox.RowRef) string {
+// keepDue is an update expression that leaves the row's due index entry
+// as it is (in or out) and takes it out of the legacy index.
+func keepDue(set string) string { return set + " REMOVE sweepPk" }
+
+// leaveDue is an update expression that takes the row out of both indexes:
+// an outcome, or an enqueued row the sweeper has nothing to do for.
+func leaveDue(set string) string { return set + " REMOVE duePk, sweepPk" }
+
+// duePartition is the due index partition of a row created in status, ""
+// for one created out of the index.
+func duePartition(status outbox.Status, r outbox.RowRef) string {
 	if !status.Swept() {
 		return ""
 	}
-	return table.SweepPartition(string(status), r.Key, r.Topic)
+	return table.DuePartition(r.Key, r.Topic)
 }
 
 func toRowItem(r outbox.Row, expiresAt time.Time) rowItem {
 	return rowItem{
 		PK: EventPK(r.Key), SK: DispatchSK(r.Topic),
 		EventID: r.EventID, Topic: r.Topic, TenantID: r.TenantID, Type: r.Type,
-		Status: string(r.Status), SweepPK: sweepPartition(r.Status, r.Ref()),
+		Status: string(r.Status), DuePK: duePartition(r.Status, r.Ref()),
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
 		NextRetryAt: millis(r.NextRetryAt), LeaseUntil: millis(r.LeaseUntil), LeaseOwner: r.LeaseOwner,
 		LastError: r.LastError, CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt),
@@ -215,5 +228,6 @@ func (it rowItem) row() outbox.Row {
 		Status: outbox.Status(it.Status), Attempts: it.Attempts, MaxAttempts: it.MaxAttempts,
 		NextRetryAt: fromMillis(it.NextRetryAt), LeaseUntil: fromMillis(it.LeaseUntil), LeaseOwner: it.LeaseOwner,
 		LastError: it.LastError, CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
+		ErasedAt: parseTime(it.ErasedAt),
 	}
 }

@@ -53,7 +53,9 @@ func (s *Jobs) item(j jobs.Job) (map[string]ddbtypes.AttributeValue, error) {
 	it[table.AttrKind] = str(j.Kind)
 	it[table.AttrStatus] = str(string(j.Status))
 	it[table.AttrCreatedAt] = str(FormatTime(j.CreatedAt))
-	if !j.Status.Terminal() && !j.DueAt.IsZero() {
+	// A failed job stays due while its incident is to be confirmed
+	// (jobs.Store.Update).
+	if (!j.Status.Terminal() || j.Status == jobs.StatusFailed) && !j.DueAt.IsZero() {
 		it[table.AttrDuePK] = str("due#" + strconv.Itoa(table.JobsDueShard(j.ID)))
 		it[table.AttrDueAt] = num(j.DueAt.UnixMilli())
 	}

@@ -13,23 +13,23 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
-// Claim takes the lease on a pending or failed row nobody holds. The sweeper
+// Claim takes the lease on a pending or failed row nobody holds. The due
 // index key (nextRetryAt) moves to the lease expiry, so concurrent sweepers
 // stop seeing the row at once.
 func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) {
 	until := millis(c.Now.Add(c.Lease))
 	owner, now := c.Owner, c.Now
+	values := map[string]ddbtypes.AttributeValue{
+		":o":       str(owner),
+		":lu":      num(until),
+		":now":     str(FormatTime(now)),
+		":nowms":   num(millis(now)),
+		":pending": str(string(outbox.StatusPending)),
+		":failed":  str(string(outbox.StatusFailed)),
+	}
 	err := e.update(ctx, c.Row,
-		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
-		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms",
-		map[string]ddbtypes.AttributeValue{
-			":o":       str(owner),
-			":lu":      num(until),
-			":now":     str(FormatTime(now)),
-			":nowms":   num(millis(now)),
-			":pending": str(string(outbox.StatusPending)),
-			":failed":  str(string(outbox.StatusFailed)),
-		})
+		enterDue("SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now", c.Row, values),
+		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}
@@ -40,8 +40,10 @@ func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) 
 }
 
 // MarkEnqueued records a successful send by the lease owner and releases the
-// lease. The row leaves the sweeper index (the sweeper never reads an
-// enqueued row: its message is on the queue).
+// lease. The row's due index entry is left as it is (nextRetryAt at the
+// lease's end): moving it would cost an index write on every event, and by
+// then the consumer has usually completed the row, which takes it out. A
+// row the sweeper finds still enqueued leaves the index then.
 func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string, now time.Time) error {
 	values := map[string]ddbtypes.AttributeValue{
 		":enq":     str(string(outbox.StatusEnqueued)),
@@ -53,7 +55,7 @@ func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string
 		":failed":  str(string(outbox.StatusFailed)),
 	}
 	err := e.update(ctx, r,
-		sweepSet("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusEnqueued, r, values),
+		keepDue("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
 		"leaseOwner = :o AND (#s = :pending OR #s = :failed)", values)
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
@@ -67,21 +69,20 @@ func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string
 // MarkFailed records a failed send by the lease owner: attempts, lastError
 // and the next retry, lease released.
 func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
+	values := map[string]ddbtypes.AttributeValue{
+		":failed":  str(string(outbox.StatusFailed)),
+		":pending": str(string(outbox.StatusPending)),
+		":a":       num(int64(f.Attempts)),
+		":e":       str(f.Err),
+		":next":    num(millis(f.NextRetryAt)),
+		":empty":   str(""),
+		":zero":    num(0),
+		":now":     str(FormatTime(f.Now)),
+		":o":       str(f.Owner),
+	}
 	err := e.update(ctx, f.Row,
-		"SET #s = :failed, sweepPk = :sp, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", // failed is swept
-		"leaseOwner = :o AND (#s = :pending OR #s = :failed)",
-		map[string]ddbtypes.AttributeValue{
-			":failed":  str(string(outbox.StatusFailed)),
-			":pending": str(string(outbox.StatusPending)),
-			":sp":      str(sweepPartition(outbox.StatusFailed, f.Row)),
-			":a":       num(int64(f.Attempts)),
-			":e":       str(f.Err),
-			":next":    num(millis(f.NextRetryAt)),
-			":empty":   str(""),
-			":zero":    num(0),
-			":now":     str(FormatTime(f.Now)),
-			":o":       str(f.Owner),
-		})
+		enterDue("SET #s = :failed, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", f.Row, values), // failed is swept
+		"leaseOwner = :o AND (#s = :pending OR #s = :failed)", values)
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
 	}

@@ -95,7 +95,7 @@ func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]le
 }
 
 // MarkDLQ records that a dispatch's message was archived from its DLQ:
-// status dlq (out of the sweeper index), lease cleared. A completed row, a row a
+// status dlq (out of the due index), lease cleared. A completed row, a row a
 // consumer holds under a live lease (a replay already running) and a
 // missing row (expired, or never written) are left alone: marked is false.
 func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (marked bool, err error) {
@@ -109,7 +109,7 @@ func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (m
 		":processing": str(string(outbox.StatusProcessing)),
 	}
 	err = e.update(ctx, r,
-		sweepSet("SET #s = :dlq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusDLQ, r, values),
+		leaveDue("SET #s = :dlq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"),
 		"attribute_exists(pk) AND #s <> :completed AND NOT (#s = :processing AND leaseUntil > :nowms)", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
@@ -120,8 +120,9 @@ func (e *Events) MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (m
 	return true, nil
 }
 
-// ResetForReplay puts a dispatch row back to enqueued (out of the sweeper
-// index, lease cleared; attempts and lastError kept): before the
+// ResetForReplay puts a dispatch row back to enqueued (its due index entry
+// as it was: a completed row stays out, and the consumer's claim puts it
+// back; lease cleared; attempts and lastError kept): before the
 // send for a completed row, so the consumer's idempotency claim lets a
 // forced replay through, after it for any other (so views show the replay
 // in flight). It is conditional on the row still being as seen (status,
@@ -139,7 +140,7 @@ func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.T
 		":updated": str(FormatTime(seen.UpdatedAt)),
 	}
 	err := e.update(ctx, seen.Ref(),
-		sweepSet("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now", outbox.StatusEnqueued, seen.Ref(), values),
+		keepDue("SET #s = :enq, leaseOwner = :empty, leaseUntil = :zero, nextRetryAt = :nowms, updatedAt = :now"),
 		"#s = :seen AND leaseOwner = :owner AND updatedAt = :updated", values)
 	if errors.Is(err, errCondition) {
 		return fmt.Errorf("dynamo: reset %s: %w", seen.Ref(), outbox.ErrRowChanged)
@@ -183,6 +184,33 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), err)
 	}
 	return nil
+}
+
+// Reschedule moves a due row the sweeper sends nothing for (see
+// outboxsweep.Rows): out of the due index, or its nextRetryAt to r.At,
+// conditional on status, lease owner and updatedAt as seen. updatedAt is
+// left alone: the row itself did not change.
+func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool, error) {
+	values := map[string]ddbtypes.AttributeValue{
+		":seen":    str(string(r.Seen.Status)),
+		":owner":   str(r.Seen.LeaseOwner),
+		":updated": str(FormatTime(r.Seen.UpdatedAt)),
+	}
+	var expr string
+	if r.At.IsZero() {
+		expr = "REMOVE duePk, sweepPk"
+	} else {
+		values[":at"] = num(millis(r.At))
+		expr = enterDue("SET nextRetryAt = :at", r.Seen.Ref(), values)
+	}
+	err := e.update(ctx, r.Seen.Ref(), expr, "#s = :seen AND leaseOwner = :owner AND updatedAt = :updated", values)
+	if errors.Is(err, errCondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamo: reschedule %s: %w", r.Seen.Ref(), err)
+	}
+	return true, nil
 }
 
 // Settle records the outcome of a processing row whose lease ended long
@@ -231,8 +259,8 @@ func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.De
 	rowUpdate := &ddbtypes.Update{
 		TableName: aws.String(r.Events.Table),
 		Key:       rowKey(f.Row),
-		UpdateExpression: aws.String(sweepSet("SET #s = :ab, attempts = :a, lastError = :e, nextRetryAt = :nowms, "+
-			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", outbox.StatusDLQAbandoned, f.Row, values)),
+		UpdateExpression: aws.String(leaveDue("SET #s = :ab, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
+			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now")),
 		ConditionExpression:       aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values,
@@ -328,18 +356,19 @@ func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 // released, retry pushed out) must not be claimed and sent again.
 func (e *Events) ClaimDue(ctx context.Context, c outboxsweep.DueClaim) (bool, error) {
 	until := millis(c.Now.Add(c.Lease))
+	values := map[string]ddbtypes.AttributeValue{
+		":o":       str(c.Owner),
+		":lu":      num(until),
+		":now":     str(FormatTime(c.Now)),
+		":nowms":   num(millis(c.Now)),
+		":a":       num(int64(c.Seen.Attempts)),
+		":pending": str(string(outbox.StatusPending)),
+		":failed":  str(string(outbox.StatusFailed)),
+	}
+	// A row found in the legacy index moves to the due index here.
 	err := e.update(ctx, c.Seen.Ref(),
-		"SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now",
-		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a",
-		map[string]ddbtypes.AttributeValue{
-			":o":       str(c.Owner),
-			":lu":      num(until),
-			":now":     str(FormatTime(c.Now)),
-			":nowms":   num(millis(c.Now)),
-			":a":       num(int64(c.Seen.Attempts)),
-			":pending": str(string(outbox.StatusPending)),
-			":failed":  str(string(outbox.StatusFailed)),
-		})
+		enterDue("SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now", c.Seen.Ref(), values),
+		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}

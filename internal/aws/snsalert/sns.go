@@ -54,6 +54,12 @@ func Subject(stage string, a dlqarchiver.Alert) string {
 	if a.Reopened {
 		head += fmt.Sprintf(" again (x%d)", a.RetryCount)
 	}
+	return subjectLine(stage, head, ", "+a.IncidentID)
+}
+
+// subjectLine is "[stage] head" + tail in SNS's limits: ASCII, at most 100
+// characters, head shortened so tail stays whole.
+func subjectLine(stage, head, tail string) string {
 	if stage != "" {
 		head = "[" + stage + "] " + head
 	}
@@ -63,7 +69,6 @@ func Subject(stage string, a dlqarchiver.Alert) string {
 		}
 		return r
 	}, head)
-	tail := ", " + a.IncidentID
 	if len(head)+len(tail) > 100 {
 		head = head[:max(100-len(tail), 0)]
 	}

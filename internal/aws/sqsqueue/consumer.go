@@ -140,6 +140,9 @@ func (s *Source) DeadLetter(ctx context.Context, m events.SQSMessage, r consume.
 			BinaryValue: v.BinaryValue,
 		}
 	}
+	// A dead letter is the event: a carried completion's mark (a copy
+	// that must not run the handler) does not go with it.
+	delete(attrs, outbox.AttrCompletionOf)
 	trimAttributes(attrs, maxMessageAttributes-len(reasonAttrs))
 	failedAt := r.FailedAt
 	if failedAt.IsZero() {

@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/health"
 )
 
 // Stats reads the approximate depth of every topic queue and its DLQ: one
@@ -81,4 +82,22 @@ func (s *Stats) attributes(ctx context.Context, url string) (map[string]string, 
 func count(attrs map[string]string, name sqstypes.QueueAttributeName) int {
 	n, _ := strconv.Atoi(attrs[string(name)])
 	return n
+}
+
+var _ health.Backlogs = (*Stats)(nil)
+
+// Backlog is how many messages a topic's queue holds: visible, in flight
+// and delayed (one GetQueueAttributes).
+func (s *Stats) Backlog(ctx context.Context, topic string) (int, error) {
+	url, ok := s.URLs[topic]
+	if !ok {
+		return 0, fmt.Errorf("sqs: no queue for topic %s", topic)
+	}
+	attrs, err := s.attributes(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	return count(attrs, sqstypes.QueueAttributeNameApproximateNumberOfMessages) +
+		count(attrs, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible) +
+		count(attrs, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed), nil
 }

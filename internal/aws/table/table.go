@@ -64,12 +64,16 @@ const (
 	AttrSK        = "sk"
 	AttrExpiresAt = "expiresAt"
 
-	// Events table: the sweeper index partitions outbox rows by
-	// "<status>#<shard>" and sorts them by nextRetryAt (epoch millis), the
-	// spec's idx_dispatches_sweeper(status, next_retry_at). Index membership
-	// is changed by overwriting sweepPk, never by removing it.
-	AttrSweepPK     = "sweepPk"
+	// Events table: the due index partitions outbox rows by
+	// "due#<shard>" and sorts them by nextRetryAt (epoch millis), when the
+	// sweeper next looks at the row: the spec's
+	// idx_dispatches_sweeper(status, next_retry_at), with the status read
+	// from the row. A row carries duePk from its creation until its
+	// outcome (IndexDue). AttrDuePK is shared with the jobs table.
 	AttrNextRetryAt = "nextRetryAt"
+	// AttrSweepPK is the legacy sweeper index's partition,
+	// "<status>#<shard>" (IndexSweep): rows written before the due index.
+	AttrSweepPK = "sweepPk"
 	// Events table: the tenant index holds ledger items only (outbox rows do
 	// not carry tenantSk), sorted by "<createdAt>#<eventId>".
 	AttrTenantID = "tenantId"
@@ -80,25 +84,67 @@ const (
 	AttrIncidentID   = "incidentId"
 	AttrStatus       = "status"
 	AttrLastFailedAt = "lastFailedAt"
+
+	// Events and incidents tables: the subject identifiers an event names
+	// (subject.Names): the envelope subject, and the entity a provider's
+	// payload says the event belongs to (a Stripe customer; on a ledger
+	// item that is its ordering key, on an incident its owner). Indexed
+	// under the item's tenant (the index sort key), so an erasure reads
+	// exactly the tenant's items naming the identifier, never the tenant's
+	// other items; ledger items stored before the indexes are in them
+	// (they carry both attributes), no attribute is added to them.
+	AttrSubject     = "subject"
+	AttrOrderingKey = "orderingKey"
+	AttrOwner       = "owner"
 )
 
 // Index names.
 const (
+	// IndexDue is the sweeper's index since issue 25 (lever 2): KEYS_ONLY,
+	// so a row's transitions that keep its keys (enqueued, processing, a
+	// consumer's retry) write nothing to it, and a row enters it once (its
+	// creation) and leaves it once (its outcome).
+	IndexDue = "due"
+	// IndexSweep is the earlier sweeper index (status partitions, ALL
+	// projection). New rows never enter it; the sweeper still reads it for
+	// rows written before the due index, which leave it on their next
+	// transition. Drop it once a stage has run the due index for the
+	// events' retention (docs/operations.md).
 	IndexSweep          = "sweep"
 	IndexTenant         = "tenant"
 	IndexIncidentStatus = "status-lastFailedAt"
 	IndexIncidentTenant = "tenant-lastFailedAt"
+	// IndexSubject and IndexOwner are the subject identifier indexes of
+	// the events and incidents tables (keys only).
+	IndexSubject = "subject"
+	IndexOwner   = "owner"
 )
+
+// SubjectIndexes are the subject identifier indexes of a table whose
+// items name their owner in owner (keys only, under the tenant).
+func SubjectIndexes(owner string) []Index {
+	return []Index{
+		{Name: IndexSubject, PK: Key{AttrSubject, String}, SK: &Key{AttrTenantID, String}, Projection: ProjectKeysOnly},
+		{Name: IndexOwner, PK: Key{owner, String}, SK: &Key{AttrTenantID, String}, Projection: ProjectKeysOnly},
+	}
+}
 
 // SweepShards is how many partitions each outbox status is spread over in
 // the sweeper index, so a backlog of stranded rows never lands on one hot
 // partition. The sweeper queries every shard.
 const SweepShards = 8
 
-// SweepPartition is the sweeper index partition value of an outbox row.
+// SweepPartition is the legacy sweeper index partition value of an outbox
+// row (IndexSweep).
 func SweepPartition(status, eventID, topic string) string {
 	return fmt.Sprintf("%s#%d", status, Shard(eventID, topic))
 }
+
+// DuePartition is the due index partition value of an outbox row.
+func DuePartition(eventID, topic string) string { return DuePartitionOf(Shard(eventID, topic)) }
+
+// DuePartitionOf is the due index partition of a shard.
+func DuePartitionOf(shard int) string { return fmt.Sprintf("due#%d", shard) }
 
 // Shard is the stable sweeper shard of an (event, topic) dispatch.
 func Shard(eventID, topic string) int {
@@ -117,6 +163,12 @@ var Events = Def{
 	SK:   &Key{AttrSK, String},
 	Indexes: []Index{
 		{
+			Name:       IndexDue,
+			PK:         Key{AttrDuePK, String},
+			SK:         &Key{AttrNextRetryAt, Number},
+			Projection: ProjectKeysOnly,
+		},
+		{
 			Name:       IndexSweep,
 			PK:         Key{AttrSweepPK, String},
 			SK:         &Key{AttrNextRetryAt, Number},
@@ -129,6 +181,8 @@ var Events = Def{
 			Projection: ProjectInclude,
 			NonKey:     []string{"eventId", "type", "source", "topics", "status", "createdAt", "timestamp", "subject"},
 		},
+		SubjectIndexes(AttrOrderingKey)[0],
+		SubjectIndexes(AttrOrderingKey)[1],
 	},
 	TTLAttribute: AttrExpiresAt,
 }
@@ -150,6 +204,8 @@ var Incidents = Def{
 			SK:         &Key{AttrLastFailedAt, String},
 			Projection: ProjectAll,
 		},
+		SubjectIndexes(AttrOwner)[0],
+		SubjectIndexes(AttrOwner)[1],
 	},
 }
 

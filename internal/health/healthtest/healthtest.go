@@ -108,7 +108,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) health.Store) {
 		next := health.Health{
 			Topic: "a.events", State: health.Open, Since: now, Reason: "10 consecutive transient failures",
 			LastError: "HTTP 503", FailedAt: now, ProbeAt: now.Add(30 * time.Second), Level: 2,
-			OutageSince: now.Add(-time.Minute), Announced: true, Escalated: true, Concurrency: 4, Backlog: 17,
+			OutageSince: now.Add(-time.Minute), Announced: true, Escalated: true, Concurrency: 4, RampedAt: now.Add(-time.Second), Backlog: 17,
 			RecoveredAt: now.Add(-time.Hour),
 		}
 		written, err := s.Swap(ctx, zero, next)

@@ -248,6 +248,23 @@ func TestArtifactsBoot(t *testing.T) {
 	require.Len(t, imports.Jobs, 1, "import-trigger started the import in the stack's jobs table")
 	require.Contains(t, string(imports.Jobs[0].Args), "imports/acme/boot.ndjson")
 
+	// subscriber-health runs its schedule over the stack's topics: all
+	// healthy (no record), so it reads their records and touches no event
+	// source mapping.
+	var healthRun struct {
+		Topics []struct {
+			Topic string `json:"topic"`
+			State string `json:"state"`
+			Error string `json:"error"`
+		} `json:"topics"`
+	}
+	boot("subscriber-health").invoke(t, events.EventBridgeEvent{DetailType: "Scheduled Event", Source: "aws.events", Detail: json.RawMessage(`{}`)}, &healthRun)
+	require.NotEmpty(t, healthRun.Topics)
+	for _, tr := range healthRun.Topics {
+		require.Equal(t, "closed", tr.State, tr.Topic)
+		require.Empty(t, tr.Error, tr.Topic)
+	}
+
 	// Every binary booted under the emulator at least once.
 	require.Len(t, booted, len(roles), "every bootstrap: %v", booted)
 }

@@ -358,6 +358,33 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 			return admin(http.MethodPost, "/admin/jobs", `{"kind":"file-import","tenantId":"acme","args":{"key":"imports/acme/a.ndjson","versionId":"a b"}}`)
 		}, "invalid_args"},
 		{"admin unknown incident", func() answer { return admin(http.MethodPost, "/admin/incidents/"+incidentID+"/replay", `{}`) }, ""},
+		// Retention policies (issue 23 §2).
+		{"admin retention events below the dedupe window", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"eventsDays":3}`)
+		}, "invalid_policy"},
+		{"admin retention archives beyond ten years", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"archivesDays":99999}`)
+		}, "invalid_policy"},
+		{"admin retention negative exports", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"exportsDays":-1}`)
+		}, "invalid_policy"},
+		{"admin retention not a number", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"incidentsDays":"90"}`)
+		}, "invalid_body"},
+		{"admin retention unknown field", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"payloadDays":30}`)
+		}, "invalid_body"},
+		{"admin retention bad tenant", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/ACME/retention", `{"exportsDays":30}`)
+		}, "invalid_tenant"},
+		{"admin retention get bad tenant", func() answer { return admin(http.MethodGet, "/admin/tenants/..%2Facme/retention", "") }, "invalid_tenant"},
+		{"admin retention stale version", func() answer {
+			return admin(http.MethodPut, "/admin/tenants/acme/retention", `{"exportsDays":30,"ifVersion":7}`)
+		}, "version_conflict"},
+		{"admin retention delete", func() answer { return admin(http.MethodDelete, "/admin/tenants/acme/retention", "") }, "method_not_allowed"},
+		{"replay retention set out of range", func() answer {
+			return replayCall(`{"action":"retention.set","tenantId":"acme","incidentsDays":5000}`)
+		}, "invalid_policy"},
 		{"admin no key", func() answer {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, st.URL()+"/admin/incidents", nil)
 			return httpAnswer(t, req)

@@ -40,6 +40,7 @@ func (s *Stack) AdminResources() (map[string]string, error) {
 	res[adminfn.EnvConsoleInsecureCookie] = "true" // plain HTTP locally
 	res[jobsfn.EnvJobsTable] = s.Resources.JobsTable
 	res[jobsfn.EnvJobsQueueURL] = s.Resources.JobsQueue.URL
+	res[wire.EnvHealthFunction] = FunctionHealth // pause and resume apply at once
 	return res, nil
 }
 
@@ -53,7 +54,7 @@ func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
 		return nil, fmt.Errorf("admin-api config: %w", err)
 	}
 	c := s.Clients
-	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: c.Data()}, s.runtime(adminfn.Name))
+	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: c.Data(), Lambda: c.Lambda}, s.runtime(adminfn.Name))
 	if err != nil {
 		return nil, err
 	}

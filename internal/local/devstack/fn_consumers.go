@@ -10,6 +10,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
+	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
 )
 
@@ -86,6 +87,8 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 		wire.EnvEventsTable:    s.Resources.EventsTable,
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
 		wire.EnvBucket:         s.Resources.Bucket,
+		// breaker transitions are applied at once
+		consumerfn.EnvHealthFunction: healthfn.Name,
 	}
 	k, _ := consumerkinds.Of(tp.Consumer)
 	if k.Subscriber != "" {
@@ -116,7 +119,7 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			return nil, err
 		}
 		name := consumerfn.FunctionName(tp)
-		c, err := k.Local(ctx, env, s.Topology, s.Clients.Data(), s.runtime(name))
+		c, err := k.Local(ctx, env, s.Topology, s.consumerClients(), s.runtime(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -129,6 +132,13 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		})
 	}
 	return fns, nil
+}
+
+// consumerClients are a consumer's clients: the data path's, and the
+// stack's Lambda client for breaker notices to the subscriber-health
+// function.
+func (s *Stack) consumerClients() consumerfn.Clients {
+	return consumerfn.Clients{Clients: s.Clients.Data(), Lambda: s.Clients.Lambda}
 }
 
 // queueSource is a topic consumer's SQS event source, shaped by the

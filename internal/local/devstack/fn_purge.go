@@ -42,6 +42,8 @@ func (s *Stack) PurgeResources(tp topology.Topic) map[string]string {
 		consumerfn.EnvDLQURL:   q.DLQURL,
 		wire.EnvEventsTable:    s.Resources.EventsTable,
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
+		// breaker transitions are applied at once
+		consumerfn.EnvHealthFunction: FunctionHealth,
 	}
 	if s.Settings.String(purgeconsumerfn.EnvZones, "") == "" {
 		res[purgeconsumerfn.EnvZones] = fmt.Sprintf(`{"default":%q}`, LocalZone)
@@ -68,7 +70,7 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			fns = append(fns, Function{Name: purgeapifn.Name, Handler: f.Handle, Timeout: purgeapifn.FunctionTimeout})
 		}
 		name := consumerfn.FunctionName(tp)
-		cl := purgeconsumerfn.Clients{Clients: s.Clients.Data(), SSM: s.Clients.SSM}
+		cl := purgeconsumerfn.Clients{Clients: s.consumerClients(), SSM: s.Clients.SSM}
 		// Per-tenant zones are kept in the local SSM, as deployed.
 		keepZones := func(cfg purgeconsumerfn.Config) (purgeconsumerfn.Config, error) {
 			path, err := s.configMap(ctx, ssmparam.PurgeZones, cfg.Purge.Zones.ByTenant)

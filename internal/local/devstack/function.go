@@ -38,16 +38,17 @@ func register(name string, r Registrar) {
 	registrars = append(registrars, namedRegistrar{name, r})
 }
 
-// timed reports each invocation's duration (Options.Invoked).
+// timed tells Options.Invoked of each invocation as it starts and ends.
 type timed struct {
 	name   string
 	h      lambda.Handler
-	report func(string, time.Duration)
+	report func(context.Context, string) (context.Context, func(time.Duration))
 }
 
 func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ctx, done := t.report(ctx, t.name)
 	start := time.Now()
-	defer func() { t.report(t.name, time.Since(start)) }()
+	defer func() { done(time.Since(start)) }()
 	return t.h.Invoke(ctx, payload)
 }
 

@@ -19,9 +19,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
-var importRecords = flag.Int("import-throughput", 0, "drop a file of this many records under imports/ of the local stack and report the import's rate (make import-throughput)")
+var (
+	importRecords     = flag.Int("import-throughput", 0, "drop a file of this many records under imports/ of the local stack and report the import's rate (make import-throughput)")
+	importConcurrency = flag.String("import-concurrency", "", "IMPORT_CONCURRENCY of the stack's jobs-worker (default its own)")
+)
 
 // The file import's rate on the local stack (DynamoDB Local when Java is
 // there): a file of N audit envelopes (one topic, the archive consumer)
@@ -32,8 +36,13 @@ func TestImportThroughput(t *testing.T) {
 	if *importRecords == 0 {
 		t.Skip("run with -import-throughput=N (make import-throughput)")
 	}
+	settings := map[string]string{}
+	if *importConcurrency != "" {
+		settings[jobsworkerfn.EnvImportConcurrency] = *importConcurrency
+	}
 	st, err := devstack.Start(context.Background(), devstack.Options{
 		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: awslocal.DynamoAuto,
+		Settings: settings,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -56,10 +65,16 @@ func TestImportThroughput(t *testing.T) {
 		return id != ""
 	}, time.Minute, 100*time.Millisecond)
 	var job map[string]any
+	lastLog := time.Now()
 	require.Eventually(t, func() bool {
 		_, job = devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
+		if time.Since(lastLog) > time.Minute {
+			// Progress while it runs (a 100,000-record run takes minutes).
+			lastLog = time.Now()
+			t.Logf("after %s: steps %v, progress %v", time.Since(start).Round(time.Second), job["steps"], job["progress"])
+		}
 		return job["status"] == "completed" || job["status"] == "failed"
-	}, 60*time.Minute, time.Second)
+	}, 120*time.Minute, time.Second)
 	took := time.Since(start)
 	require.Equal(t, "completed", job["status"], job)
 	res, _ := json.Marshal(job["result"])

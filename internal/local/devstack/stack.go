@@ -51,9 +51,12 @@ type Options struct {
 	// APIOptions are added to every AWS client the functions get (tests:
 	// fault injection and call counting); provisioning does not get them.
 	APIOptions []func(*middleware.Stack) error
-	// Invoked, when set, is told of every function invocation and its
-	// duration (tests: Lambda billing, measured as the local stack runs).
-	Invoked func(function string, d time.Duration)
+	// Invoked, when set, is called as each function invocation starts, on
+	// the goroutine that runs its handler, with the invocation's context
+	// (its lambdacontext); the handler runs with the context it returns,
+	// and done is called with the duration when the handler returns
+	// (tests: Lambda billing, measured as the local stack runs).
+	Invoked func(ctx context.Context, function string) (_ context.Context, done func(time.Duration))
 	// DynamoDB picks the DynamoDB emulator (awslocal.DynamoEmbedded,
 	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
 	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
@@ -81,6 +84,9 @@ type Stack struct {
 	// Purges is local mode's purge API behind PurgesPath (nil when a
 	// Cloudflare token is configured).
 	Purges *purge.LocalAPI
+	// Alerts are the alerts published to the local alert topic, behind
+	// AlertsPath.
+	Alerts *Alerts
 	// StripeEvents is the local stand-in of Stripe's events API behind
 	// StripeAPIPath (what reconciliation pages locally).
 	StripeEvents *stripeapi.LocalEvents
@@ -96,7 +102,7 @@ type Stack struct {
 	closeErr     error
 	namesMu      sync.Mutex
 	names        []string
-	invoked      func(function string, d time.Duration)
+	invoked      func(context.Context, string) (context.Context, func(time.Duration))
 	// stepFunctions runs the replay state machine behind
 	// StepFunctionsPath.
 	stepFunctions *stepfnlocal.Runner
@@ -127,6 +133,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Settings:  layered(o.Settings, o.Env, Defaults()),
 		Functions: lambdalocal.NewFunctions(),
 		Sink:      NewSink(),
+		Alerts:    &Alerts{},
 		invoked:   o.Invoked,
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
@@ -155,6 +162,14 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		return nil, err
 	}
 	s.triggers = &lambdalocal.Triggers{Functions: s.Functions, SQS: s.Clients.SQS, Log: s.Log}
+	// The event source mappings the queue sources create, for the SDK's
+	// lambda client (the subscriber-health function).
+	if err := s.handle(lambdalocal.MappingsPath, s.triggers); err != nil {
+		return nil, err
+	}
+	if err := s.handle(lambdalocal.MappingsPath+"/", s.triggers); err != nil {
+		return nil, err
+	}
 	if o.Prefix == "" {
 		o.Prefix = defaultPrefix(s.Target)
 	}
@@ -245,6 +260,7 @@ func (s *Stack) routes() {
 	s.mux.Handle("POST /2015-03-31/functions/", s.Functions)
 	s.mux.HandleFunc(S3Path+"/", s.serveS3)
 	s.Sink.routes(s.mux)
+	s.mux.HandleFunc(AlertsPath, s.serveAlerts)
 }
 
 // URL is the stack's base URL.
@@ -273,6 +289,7 @@ func (s *Stack) Close() error {
 		if s.triggers != nil {
 			s.triggers.Stop()
 		}
+		s.Alerts.close()
 		if s.server != nil {
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			errs = append(errs, s.server.Shutdown(shutdownCtx))

@@ -21,8 +21,10 @@ import (
 // returns promptly, long enough not to spin.
 const pollWait = 1
 
-// StartQueueSource runs an SQS event source mapping for the function: like
-// Lambda's, it gathers a batch (up to BatchSize messages, waiting at most
+// StartQueueSource runs an SQS event source mapping for the function (served
+// by the Lambda API at MappingsPath: List/Get/UpdateEventSourceMapping,
+// Enabled and ScalingConfig.MaximumConcurrency honoured): like Lambda's,
+// it gathers a batch (up to BatchSize messages, waiting at most
 // BatchWindow), invokes the function, and deletes only the messages not
 // reported in batchItemFailures. A function error, or a response naming an
 // unknown item, fails the whole batch: the messages reappear after their
@@ -38,16 +40,24 @@ func (s *Triggers) StartQueueSource(name string, src QueueSource) error {
 	if src.MaxConcurrency <= 0 {
 		src.MaxConcurrency = 2
 	}
-	for range src.MaxConcurrency {
-		s.bg.goLoop(func(ctx context.Context) { s.poll(ctx, name, src) })
-	}
+	s.spawn(s.addMapping(name, src), src.MaxConcurrency)
 	return nil
 }
 
-func (s *Triggers) poll(ctx context.Context, name string, src QueueSource) {
+// poll is poller i of a mapping: it receives only while the mapping is
+// enabled and its concurrency reaches i, as Lambda scales its pollers.
+func (s *Triggers) poll(ctx context.Context, m *mapping, i int) {
+	name, src := m.function, m.src
 	log := s.log().With("function", name, "queue", src.QueueURL)
 	for ctx.Err() == nil {
-		msgs, err := s.receiveBatch(ctx, src)
+		if ok, changed := m.allows(i); !ok {
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			}
+			continue
+		}
+		msgs, err := s.receiveBatch(ctx, src, func() bool { ok, _ := m.allows(i); return ok })
 		if err != nil {
 			if ctx.Err() == nil {
 				log.WarnContext(ctx, "lambdalocal: receive failed", "error", err)
@@ -68,13 +78,14 @@ func (s *Triggers) poll(ctx context.Context, name string, src QueueSource) {
 }
 
 // receiveBatch long-polls until it has BatchSize messages, the batch window
-// has passed since the first message, or the queue is empty.
-func (s *Triggers) receiveBatch(ctx context.Context, src QueueSource) ([]sqstypes.Message, error) {
+// has passed since the first message, the queue is empty, or the mapping
+// no longer lets this poller receive (allowed).
+func (s *Triggers) receiveBatch(ctx context.Context, src QueueSource, allowed func() bool) ([]sqstypes.Message, error) {
 	var (
 		batch    []sqstypes.Message
 		deadline time.Time
 	)
-	for len(batch) < src.BatchSize {
+	for len(batch) < src.BatchSize && allowed() {
 		wait := int32(pollWait)
 		if len(batch) > 0 {
 			left := time.Until(deadline)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -69,6 +70,9 @@ type Triggers struct {
 	Log *slog.Logger
 
 	bg background
+
+	mapMu    sync.Mutex
+	mappings []*mapping
 }
 
 // Stop ends every queue poller and schedule and waits for them.

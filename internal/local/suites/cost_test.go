@@ -7,9 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,9 +42,11 @@ var updateCost = flag.Bool("update-cost", false, "write docs/cost-figures.json a
 const (
 	costFigures = "../../../docs/cost-figures.json"
 	costDoc     = "../../../docs/cost.md"
-	// platformLogBytes is what Lambda itself logs per invocation (the
-	// platform start and report records, JSON format): an estimate.
-	platformLogBytes = 400
+	// platformLogBytes is what Lambda itself logs per invocation: nothing,
+	// since every function's system log level is WARN (infra/cdk
+	// TestFunctionsRuntimeLoggingTracing), which leaves out the INFO-level
+	// platform start, end and report records (about 400 bytes in JSON).
+	platformLogBytes = 0
 	// sampledShare is the share of new traces X-Ray records under its
 	// default rule at volume (1 per second, then 5%).
 	sampledShare = 0.05
@@ -47,12 +54,16 @@ const (
 
 // countingWriter counts the bytes the functions log; the local stack's
 // own access log lines (function "http") are not Lambda's and not
-// counted.
+// counted. A measured duration ("durationMs") is counted as two digits,
+// whatever the emulators took: its width would otherwise move the figure
+// run to run, and the modelled durations are tens of milliseconds.
 type countingWriter struct{ n atomic.Int64 }
+
+var loggedDuration = regexp.MustCompile(`"durationMs":[0-9]+`)
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	if !bytes.Contains(p, []byte(`"function":"http"`)) {
-		c.n.Add(int64(len(p)))
+		c.n.Add(int64(len(loggedDuration.ReplaceAll(p, []byte(`"durationMs":00`)))))
 	}
 	return len(p), nil
 }
@@ -65,8 +76,165 @@ type costKit struct {
 	logs   *countingWriter
 	lambda *lambda.Client
 	invs   atomic.Int64
+	gate   receiveGate
+	// cpu is the CPU profile of the whole run, labelled by invocation
+	// (costmodel.LabelInvocation).
+	cpu bytes.Buffer
 }
 
+// receiveGate holds the stack's SQS receives while closed, so a burst of
+// events is all queued when the consumers' pollers next receive; for a
+// while after it opens, receives on one queue go one at a time, so the
+// first takes the whole batch (two pollers would split it), as at volume
+// on a stage, where every poll finds a full batch. Held calls are neither
+// failed nor metered twice.
+type receiveGate struct {
+	mu          sync.Mutex
+	closed      chan struct{}
+	serialUntil time.Time
+	queues      map[string]*sync.Mutex
+	inFlight    int
+}
+
+// hold closes the gate and waits until no receive that passed it is still
+// in flight (a long poll would take part of the burst); the returned func
+// opens it.
+func (g *receiveGate) hold() func() {
+	g.mu.Lock()
+	ch := make(chan struct{})
+	g.closed = ch
+	g.mu.Unlock()
+	for {
+		g.mu.Lock()
+		n := g.inFlight
+		g.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.serialUntil = time.Now().Add(5 * time.Second)
+		close(ch)
+		g.closed = nil
+	}
+}
+
+// enter waits for the gate and returns what to call when the receive is
+// done.
+func (g *receiveGate) enter(ctx context.Context, queue string) (func(), error) {
+	g.mu.Lock()
+	ch := g.closed
+	g.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	g.mu.Lock()
+	g.inFlight++
+	left := func() {
+		g.mu.Lock()
+		g.inFlight--
+		g.mu.Unlock()
+	}
+	if time.Now().After(g.serialUntil) {
+		g.mu.Unlock()
+		return left, nil
+	}
+	if g.queues == nil {
+		g.queues = map[string]*sync.Mutex{}
+	}
+	q := g.queues[queue]
+	if q == nil {
+		q = &sync.Mutex{}
+		g.queues[queue] = q
+	}
+	g.mu.Unlock()
+	q.Lock()
+	return func() { q.Unlock(); left() }, nil
+}
+
+func (g *receiveGate) APIOption(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("receiveGate", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok {
+			done, err := g.enter(ctx, aws.ToString(r.QueueUrl))
+			if err != nil {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, err
+			}
+			defer done()
+		}
+		return next.HandleInitialize(ctx, in)
+	}), middleware.Before)
+}
+
+// cpuProfileHz samples the run's CPU profile 10 times as often as the
+// default: a handler's CPU per invocation is a few milliseconds.
+const cpuProfileHz = 1000
+
+// pricedCPU is each function's CPU time per invocation on one core, by
+// path, as TestCostPerPath's profile measured it (2026-12-04, load average
+// about 20: the mean of two runs, and where a function does the same work
+// on several paths, of all of them, rounded to 0.1 ms): what compute is
+// priced with, so that two runs of the same code price the same dollars.
+// Each run measures it again (docs/cost.md shows both, the measured figure
+// at a 1 ms sample resolution); when the code's CPU changes, update it from
+// there.
+var pricedCPU = map[string]map[string]time.Duration{
+	"stripe-webhook":           {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5)},
+	"internal-publish":         {"ingest": ms(1.1), "consumer-http": ms(0.5)},
+	"duplicate":                {"ingest": ms(0.8)},
+	"consumer-retry":           {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5)},
+	"dlq-to-incident":          {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5), "dlq-archiver": ms(1.5)},
+	"replay":                   {"replay": ms(0.5), "consumer-http": ms(0.5)},
+	"sweeper-resend":           {"ingest": ms(1.1), "sweeper": ms(9.5), "consumer-http": ms(0.5)},
+	"purge-job":                {"ingest": ms(0.3), "consumer-purge": ms(0.7)},
+	"job-step":                 {"replay": ms(0.8), "jobs-worker": ms(2.6)},
+	"stripe-webhook-batched":   {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(4.0)},
+	"internal-publish-batched": {"ingest": ms(1.1), "consumer-http": ms(6.0)},
+}
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+// startProfile profiles the run's CPU, labelled by invocation: what each
+// function's CPU per invocation is measured from (costmodel.ProfileCPU).
+func (k *costKit) startProfile() {
+	k.t.Helper()
+	// The rate must be set before StartCPUProfile, which then keeps it
+	// (and says so on stderr).
+	runtime.SetCPUProfileRate(cpuProfileHz)
+	require.NoError(k.t, pprof.StartCPUProfile(&k.cpu), "a CPU profile of the run (go test -cpuprofile cannot be combined with TestCostPerPath)")
+	k.t.Cleanup(pprof.StopCPUProfile)
+}
+
+// measureCPU stops the profile and fills in each path's measured CPU per
+// invocation; a function on a path without a committed CPU figure
+// (pricedCPU) fails the test with what this run measured.
+func (k *costKit) measureCPU(paths []costmodel.Path) {
+	k.t.Helper()
+	pprof.StopCPUProfile()
+	byInv, err := costmodel.ProfileCPU(&k.cpu)
+	require.NoError(k.t, err)
+	var missing []string
+	for i := range paths {
+		for j, c := range paths[i].Compute {
+			measured := c.MeanCPU(byInv)
+			paths[i].Compute[j].MeasuredCPUMs = math.Round(float64(measured)/float64(time.Microsecond)) / 1e3
+			if _, ok := pricedCPU[paths[i].Name][c.Role]; !ok {
+				missing = append(missing, fmt.Sprintf("%s %s: measured %v", paths[i].Name, c.Role, measured.Round(10*time.Microsecond)))
+			}
+		}
+	}
+	require.Empty(k.t, missing, "no committed CPU figure (pricedCPU) for these functions on these paths")
+}
+
+// startCostStack starts the local stack under the meter. Each consumer
+// takes one event per invocation (no batch window) unless a path holds its
+// receives (receiveGate) until a burst is queued.
 func startCostStack(t *testing.T) *costKit {
 	t.Helper()
 	prefix := awslocal.NewPrefix()
@@ -85,10 +253,13 @@ func startCostStack(t *testing.T) *costKit {
 			devstack.SettingSweepEvery: "1h", devstack.SettingJobsSweepEvery: "1h",
 			"CONSUMER_BACKOFF_BASE": "1s", "CONSUMER_BACKOFF_CAP": "1s", "DISPATCH_RETRY_DELAY": "1s",
 		},
-		APIOptions: []func(*middleware.Stack) error{k.meter.APIOption, k.faults.APIOption},
-		Invoked: func(fn string, d time.Duration) {
-			k.invs.Add(1)
-			k.meter.Invocation(costmodel.MemoryMB[costmodel.RoleOf(fn)], d)
+		APIOptions: []func(*middleware.Stack) error{k.gate.APIOption, k.meter.APIOption, k.faults.APIOption},
+		Invoked: func(ctx context.Context, fn string) (context.Context, func(time.Duration)) {
+			ctx, done := k.meter.Begin(ctx, fn)
+			return ctx, func(d time.Duration) {
+				done(d)
+				k.invs.Add(1)
+			}
 		},
 	})
 	require.NoError(t, err)
@@ -99,12 +270,17 @@ func startCostStack(t *testing.T) *costKit {
 	return k
 }
 
+// quietFor is how long quiesce waits without a call: a consumer's
+// completion write and delete follow its delivery by more than 400 ms
+// when the shared machine is busy.
+const quietFor = 1200 * time.Millisecond
+
 // quiesce waits until no AWS call or invocation happened for a while:
 // the path's consumers, archivers and retries are done.
 func (k *costKit) quiesce() {
 	k.t.Helper()
 	last, lastInv, still := -1, int64(-1), time.Now()
-	for time.Since(still) < 400*time.Millisecond {
+	for time.Since(still) < quietFor {
 		_, calls := k.meter.Snapshot()
 		n := 0
 		for _, c := range calls {
@@ -122,18 +298,65 @@ func (k *costKit) quiesce() {
 // traces started.
 func (k *costKit) measure(name, what string, n int, run func(i int), perEvent costmodel.Units) costmodel.Path {
 	k.t.Helper()
+	return k.measureAll(name, what, n, func() {
+		for i := range n {
+			run(i)
+		}
+	}, perEvent)
+}
+
+// warmUp runs two Stripe events and one internal event through the stack
+// unmeasured: what a warm stage's first event of a path costs, not its
+// functions' first start. Two Stripe events, one after the other, because
+// ingest's dictionary compressor keeps two encoders and each builds its
+// dictionary tables on first use (tens of milliseconds of CPU, once per
+// execution environment).
+func (k *costKit) warmUp(run string) {
+	k.t.Helper()
+	ids := []string{"evt_warm_" + run, "evt_warm2_" + run}
+	for _, id := range ids {
+		k.postStripe(k.stripeEvent(id))
+	}
+	inq := "inq_warm_" + run
+	k.invoke("ingest", inquiry(inq))
+	k.waitFor("warmed up", func() bool {
+		return k.delivered(topology.Billing, ids[0]) && k.delivered(topology.Billing, ids[1]) &&
+			k.delivered(topology.Notifications, inq) && k.delivered(topology.CRM, inq)
+	})
+}
+
+// burst runs run(i) for i in 0..n-1 at once and waits for all of them.
+func burst(t *testing.T, n int, run func(i int) error) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = run(i) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// measureAll runs a path's n events (run publishes them all) from a quiet
+// stack and returns its figures per event.
+func (k *costKit) measureAll(name, what string, n int, run func(), perEvent costmodel.Units) costmodel.Path {
+	k.t.Helper()
 	k.quiesce()
 	k.meter.Reset()
 	logs0, inv0 := k.logs.n.Load(), k.invs.Load()
-	for i := range n {
-		run(i)
-	}
+	run()
 	k.quiesce()
 	u, calls := k.meter.Snapshot()
 	invs := k.invs.Load() - inv0
 	u.LogBytes = float64(k.logs.n.Load()-logs0) + float64(invs)*platformLogBytes
+	compute := k.meter.Compute(costmodel.InRegion, pricedCPU[name])
+	for _, c := range compute {
+		u.LambdaGBSeconds += c.GBSeconds
+	}
 	u.Add(perEvent.Scale(float64(n)))
-	p := costmodel.Path{Name: name, What: what, Events: n, Requests: map[string]float64{}, Units: u.Per(n)}
+	p := costmodel.Path{Name: name, What: what, Events: n, Requests: map[string]float64{}, Units: u.Per(n), Compute: compute}
 	for op, c := range calls {
 		p.Requests[op] = float64(c) / float64(n)
 	}
@@ -162,13 +385,38 @@ func (k *costKit) stripeEvent(id string) []byte {
 
 func (k *costKit) postStripe(body []byte) {
 	k.t.Helper()
+	require.NoError(k.t, k.tryPostStripe(body))
+}
+
+// tryPostStripe posts a signed Stripe webhook (safe from any goroutine).
+func (k *costKit) tryPostStripe(body []byte) error {
 	req, err := http.NewRequest(http.MethodPost, k.st.URL()+devstack.StripeWebhookPath, bytes.NewReader(body))
-	require.NoError(k.t, err)
+	if err != nil {
+		return err
+	}
 	req.Header.Set(stripe.SignatureHeader, stripe.Sign(body, time.Now(), devstack.DefaultStripeSecret))
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(k.t, err)
+	if err != nil {
+		return err
+	}
 	resp.Body.Close()
-	require.Equal(k.t, http.StatusOK, resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("webhook answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// tryInvoke invokes a function and fails on a function error (safe from
+// any goroutine).
+func (k *costKit) tryInvoke(fn string, payload []byte) error {
+	out, err := k.lambda.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(fn), Payload: payload})
+	if err != nil {
+		return err
+	}
+	if out.FunctionError != nil {
+		return fmt.Errorf("%s: %s", aws.ToString(out.FunctionError), out.Payload)
+	}
+	return nil
 }
 
 func (k *costKit) invoke(fn string, payload any) []byte {
@@ -237,12 +485,14 @@ func TestCostPerPath(t *testing.T) {
 		t.Skip("runs every path of the local stack")
 	}
 	k := startCostStack(t)
+	k.startProfile()
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	gateway := func(body []byte) costmodel.Units {
 		return costmodel.Units{APIRequests: costmodel.APIRequestUnits(len(body)), Traces: sampledShare}
 	}
 	var paths []costmodel.Path
 	sample := k.stripeEvent("evt_sample")
+	k.warmUp(run)
 
 	paths = append(paths, k.measure("stripe-webhook", "a 5 KiB Stripe invoice.paid through API Gateway, webhook, ingest (1 topic), billing consumer, delivered", 5, func(i int) {
 		id := fmt.Sprintf("evt_cost_%s_%d", run, i)
@@ -351,12 +601,20 @@ func TestCostPerPath(t *testing.T) {
 	}
 	paths = append(paths, jobPath)
 
+	paths = append(paths, batchedPaths(t, k, run)...)
+
 	got := costmodel.Report{Paths: paths, Mixes: []costmodel.Mix{
 		{Name: "Stripe reference", What: "every event a 5 KiB Stripe event to one topic, delivered", Parts: map[string]float64{"stripe-webhook": 1}},
 		{Name: "Internal reference", What: "every event a 1 KiB internal event to two topics", Parts: map[string]float64{"internal-publish": 1}},
 		{Name: "Stripe with failures", What: "Stripe events with 5% retried once, 2% redelivered by Stripe, 0.5% dead-lettered and replayed",
 			Parts: map[string]float64{"stripe-webhook": 0.925, "consumer-retry": 0.05, "duplicate": 0.02, "dlq-to-incident": 0.005, "replay": 0.005}},
+		{Name: "Stripe reference, batched", What: "the Stripe reference at volume: the billing consumer takes its deployed batch of 5",
+			Parts: map[string]float64{"stripe-webhook-batched": 1}},
+		{Name: "Internal reference, batched", What: "the internal reference at volume: both consumers take their deployed batch of 10",
+			Parts: map[string]float64{"internal-publish-batched": 1}},
 	}}
+	k.measureCPU(paths)
+	got.Peers = peers(got, len(sample), len(inquiry("inq_size")))
 	if *updateCost {
 		require.NoError(t, costmodel.WriteReport(costFigures, got))
 		f, err := os.Create(costDoc)
@@ -368,6 +626,81 @@ func TestCostPerPath(t *testing.T) {
 	committed, err := costmodel.ReadReport(costFigures)
 	require.NoError(t, err, "committed figures (make bench writes them)")
 	require.Empty(t, costmodel.Growth(committed, got), "a path costs more than the committed figures: if it must, run `make bench` and commit docs/cost-figures.json with the reason")
+}
+
+// batchedPaths measures the reference paths at the deployed batch sizes
+// (lever 5): one batch's events published at once while the consumers'
+// receives are held, so each consumer takes them in one receive, one
+// invocation and one delete, as on a busy stage.
+func batchedPaths(t *testing.T, k *costKit, run string) []costmodel.Path {
+	sample := k.stripeEvent("evt_sample")
+	billing, _ := topology.Default().Topic(topology.Billing)
+	notifications, _ := topology.Default().Topic(topology.Notifications)
+	var paths []costmodel.Path
+	n := billing.BatchSize
+	paths = append(paths, k.measureAll("stripe-webhook-batched",
+		fmt.Sprintf("the stripe-webhook path at volume: %d events at once, the billing consumer taking its deployed batch of %d", n, n), n, func() {
+			open := k.gate.hold()
+			burst(t, n, func(i int) error { return k.tryPostStripe(k.stripeEvent(fmt.Sprintf("evt_batch_%s_%d", run, i))) })
+			open()
+			k.waitFor("delivered", func() bool {
+				for i := range n {
+					if !k.delivered(topology.Billing, fmt.Sprintf("evt_batch_%s_%d", run, i)) {
+						return false
+					}
+				}
+				return true
+			})
+		}, costmodel.Units{APIRequests: costmodel.APIRequestUnits(len(sample)), Traces: sampledShare}))
+	n = notifications.BatchSize
+	paths = append(paths, k.measureAll("internal-publish-batched",
+		fmt.Sprintf("the internal-publish path at volume: %d events at once, both consumers taking their deployed batch of %d", n, n), n, func() {
+			open := k.gate.hold()
+			burst(t, n, func(i int) error { return k.tryInvoke("ingest", inquiry(fmt.Sprintf("inq_batch_%s_%d", run, i))) })
+			open()
+			k.waitFor("delivered", func() bool {
+				for i := range n {
+					id := fmt.Sprintf("inq_batch_%s_%d", run, i)
+					if !k.delivered(topology.Notifications, id) || !k.delivered(topology.CRM, id) {
+						return false
+					}
+				}
+				return true
+			})
+		}, costmodel.Units{Traces: sampledShare}))
+	return paths
+}
+
+// peers prices the architecture a team would build instead (costmodel.Peer)
+// for the reference mixes, with the compute and log bytes measured here for
+// the same events.
+func peers(r costmodel.Report, stripeBytes, internalBytes int) []costmodel.Peer {
+	billing, _ := topology.Default().Topic(topology.Billing)
+	notifications, _ := topology.Default().Topic(topology.Notifications)
+	var out []costmodel.Peer
+	for _, c := range []struct {
+		path, name, what   string
+		subs, bytes, batch int
+		api                bool
+	}{
+		{"stripe-webhook", "Stripe reference", "API Gateway → Lambda → EventBridge → 1 SQS queue → consumer with an idempotency table, one event per consumer invocation", 1, stripeBytes, 1, true},
+		{"stripe-webhook-batched", "Stripe reference, batched", "the same at the billing consumer's batch of " + fmt.Sprint(billing.BatchSize), 1, stripeBytes, billing.BatchSize, true},
+		{"internal-publish", "Internal reference", "Lambda invoke → EventBridge → 2 SQS queues → consumers with idempotency tables, one event per invocation", 2, internalBytes, 1, false},
+		{"internal-publish-batched", "Internal reference, batched", "the same at the consumers' batch of " + fmt.Sprint(notifications.BatchSize), 2, internalBytes, notifications.BatchSize, false},
+	} {
+		p, ok := r.Path(c.path)
+		if !ok {
+			continue
+		}
+		out = append(out, costmodel.Peer{
+			Name: c.name, What: c.what, Subscribers: c.subs, EventBytes: c.bytes, ViaAPI: c.api, BatchSize: c.batch,
+			// Key (a hash of the event), status, expiry, in-progress
+			// expiry and a small stored response: under 1 KB.
+			IdempotencyItemBytes: 300,
+			GBSeconds:            p.Units.LambdaGBSeconds, LogBytes: p.Units.LogBytes, TraceShare: p.Units.Traces,
+		})
+	}
+	return out
 }
 
 const costHeader = `# What an event costs
@@ -384,12 +717,22 @@ every path runs through the real functions and the real AWS SDK calls against th
   hour (about 3 polls a minute per queue and poller, $0.05 a month per queue), not per event, and left out.
 - **S3** tier-1 (PUT, LIST) and tier-2 (GET, HEAD) requests; **SNS** and **Secrets Manager** requests.
 - **Lambda** invocations and GB-seconds at each function's configured memory (the CDK app's; a test keeps
-  them equal) × the duration measured here. Durations are **emulator time** on a 2-core machine: read
-  GB-seconds as an upper bound. Consumers run one event per invocation here; batches of 10 divide their
-  invocations and most of their compute by up to 10.
+  them equal) × a **modelled** billed duration (` + "`costmodel.DurationModel`" + `, see *Lambda compute* below), not
+  the emulators' clocks: those measure a loaded shared 2-core machine (the same code priced $0.25–$3.82 per
+  million apart between runs) and emulators, not AWS. Each invocation waits for the AWS calls on its critical
+  path — its own calls in turn, the goroutines it fans out to side by side (the longest counts), a synchronous
+  Lambda Invoke for its callee's billed duration — at stated in-region latencies (DynamoDB reads 5 ms, writes
+  8, queries and batches 10, transactions 20; SQS 20; S3 100; Lambda Invoke 20 + the callee; anything else 20),
+  plus its CPU time on one core stretched to its memory's share of a vCPU (1,769 MB is one vCPU: 256 MB × 6.9,
+  512 MB × 3.5), rounded up to the millisecond. Measured on the path: every invocation's calls and the
+  goroutine each came from (every run), and each function's CPU per invocation (a CPU profile labelled per
+  invocation, committed with the figures as ` + "`pricedCPU`" + ` and measured again by every run, both shown). Two
+  runs of the same code price the same dollars. Not priced: the subscriber's response time (the local sink
+  answers at once; each 10 ms of it adds $0.033 per million unbatched, $0.007 at a batch of 5), and the
+  runtime's background GC.
 - **API Gateway** HTTP API requests per 512 KiB; **CloudWatch Logs** bytes as the functions logged them at
-  INFO, plus an estimated 400 bytes of Lambda platform records per invocation; **X-Ray** traces at the
-  default sampling (5% of new traces at volume).
+  INFO (a deployed stage's application log level; Lambda drops DEBUG lines), and no Lambda platform
+  records (system log level WARN); **X-Ray** traces at the default sampling (5% of new traces at volume).
 
 ` + "`TestCostPerPath`" + ` (in ` + "`make test`" + `) fails when a path's requests or units grow past the
 committed figures (` + "`docs/cost-figures.json`" + `).
@@ -403,13 +746,41 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Price the Stripe body as Stripe sends it (its key order, two-space indentation: ingest stores the provider's exact bytes) instead of the sample re-encoded sorted and compact | — | — | measurement fix (the same 16.2 WRU with gzip either way) |
 | Payload bytes (issue 25 lever 3): zstd with a dictionary trained on Stripe events (` + "`internal/kit/zdict`" + `, ` + "`stripe-1`" + `, its version in ` + "`payloadZ`" + `; gzip items still read) above 512 B, and the ledger item leaves out what it can derive (eventId, createdAt, status received) | 16.2 WRU/event (transaction 8: ledger item 1,913 B, payload 1,522 B gzip), $14.12 per million | 13.8 WRU/event (transaction 6: ledger item 855 B, payload 534 B: one write unit), $12.88 per million | yes: −2 WRU on the transaction (the rest is the refused-enqueued race, 7.8–8.6); 19 of 20 fresh invoice.paid variants fit 1 KB (` + "`TestStripeLedgerItemFitsOneWriteUnit`" + `), 25 Stripe types in docs/payload-compression.md; internal 1 KiB events: no change (plain zstd, transaction 9) |
 | Sparse sweeper index (issue 25 lever 1): a row is in the index only while the sweeper reads its status (pending, failed: to send; processing: to settle); enqueued, completed and dead-lettered rows leave it (REMOVE sweepPk), so each transition is one index write (leave or enter) instead of a delete and a put | 13.8 WRU/event (index 6.8), $12.88 per million; internal 25.4 WRU (index 13.4), $19.95 | 12 WRU/event (index 5), $11.73 per million; internal 21.4 WRU (index 9.4), $17.44 | yes: −1.8 WRU on the Stripe path (not −3: on 2 of 5 events the consumer's claim wins the race with ingest's enqueued mark, which is then refused before it moves anything), −4 WRU on the 2-topic path; the embedded emulator now applies a top-level REMOVE (minidyn ignored it) and resumes a query from its start key's position when that item left the index (the sweeper pages through rows it moves out), both checked on DynamoDB Local too |
-| ` + "`billing.events`" + ` a FIFO topic (issue 24): each Stripe customer's events delivered in order, one failing customer holding back only its own; SQS bills a FIFO queue's requests at $0.50 per million instead of $0.40 (send, receive, delete: 3 per event) | $11.73 per million (SQS $1.20) | $12.03 per million (SQS $1.50) | yes: +$0.30 per million is the price of per-customer order; DynamoDB unchanged (the consumer counts a FIFO message's attempts in its claim's one write) |
+| Batching (issue 25 lever 5): ` + "`stripe-webhook-batched`" + ` and ` + "`internal-publish-batched`" + ` publish one deployed batch of events at once (billing 5, notifications and CRM 10) with the consumers' receives held until all are queued, so each consumer takes them in one receive, one invocation and one delete, as every poll does on a busy stage | one event per consumer invocation: Stripe 1 receive + 1 delete + 1 consumer invocation per event (3 SQS requests, 3 invocations); internal 2 + 2 + 2 | Stripe at batch 5: 0.2 receive + 0.2 delete + 0.2 invocation per event (1.4 SQS requests, 2.2 invocations); internal at batch 10: 0.1 + 0.1 + 0.1 per topic (2.4 SQS requests, 1.2 invocations) | measured, both rows in the table: −$0.64 per million on SQS and −$0.16 on Lambda requests for Stripe, −$1.44 and −$0.36 for the internal path; the consumer's compute is shared by its batch. The unbatched rows stay the worst case (a quiet stage: one event per poll) |
+| Compute measurement: each invocation priced at its function's median duration on the path, after one unmeasured warm-up event; quiesce waits 1.2 s without a call (was 400 ms: a busy machine finished consumers after the snapshot) | mean of emulator durations, cold first event | median, warm | measurement fix: Lambda GB-s are emulator time on a shared 2-core machine (load average 15–27 during these runs): read them as an upper bound that varies run to run |
+| Compute from a duration model (issue 25, round 2): billed duration = the AWS calls on each invocation's critical path at stated in-region latencies + its CPU (profiled, committed) at its memory's vCPU share, instead of the emulators' wall clock | emulator wall clock (median per function): Stripe reference compute $0.25–$3.82 per million across runs of the same code ($10.25 and $11.78 batched in the committed run) | Stripe reference compute $0.71 per million (webhook $0.27: it waits for ingest; ingest $0.37; billing consumer $0.07), $0.67 at batch 5; every path's GB-s identical in four runs of the same code (2026-12-04, load average about 20), the Stripe reference $10.34 or $10.35 (its log bytes moved by under a byte per event, $0.0003, across the half cent) | yes: reproducible; the latencies are assumptions (each ms on ingest's critical path is $0.01 per million on the Stripe path, each ms on the consumer's $0.003) |
+| Dictionary compression level (measured while pricing CPU): at zstd's best level ingest spends about 2 ms of CPU per Stripe event (the encoder copies its 34 MB of dictionary match tables for every payload); the next level down does not | best level: 657 B mean compressed invoice.paid, 177 of 200 fresh variants' ledger items ≤ 1 KB | better level: 694 B, 70 of 200 ≤ 1 KB: +1.07 WRU per event (+$0.67 per million) for −$0.06 per million of compute | no: the best level stays |
+| Logs (issue 25 lever 4): every function already logs JSON at the stage's application level with system level WARN (Lambda's advanced logging controls, ` + "`infra/cdk/platform/function.go`" + `), so the 400 bytes of START/REPORT records per invocation the model added are not sent (now asserted by the CDK test); the consumer logs one INFO summary line per invocation (` + "`consume: batch`" + `: records, completed, duplicates, retried, deadLettered, durationMs), each event's detail at DEBUG, failures always (` + "`TestOneInfoLinePerInvocation`" + `); ingest and webhook already log one INFO line per invocation (one event each) | 1,656 log bytes/event (3 × 400 platform + 456 of ingest and webhook lines; the consumer logged nothing at INFO), $0.83 per million | 727 log bytes/event unbatched (456 ingest and webhook, about 270 the consumer's summary), 512 at batch 5: $0.36 and $0.26 per million | yes: −$0.47 per million on the Stripe path (−$0.57 batched); the consumer's summary line is shared by its batch |
+| Consumer-side state (issue 25 lever 2): the sweeper reads a new index, ` + "`due`" + ` (keys only, partition ` + "`due#<shard>`" + `, sort nextRetryAt, the status read from the row): a row enters it when created and leaves it with its outcome; ingest's enqueued mark, the consumer's claim and a consumer's retry keep its keys, so they write nothing to it. The sweeper acts on due rows by status: sends pending/failed, settles a processing row whose lease ended SettleAfter ago (or looks again then), takes an enqueued row out (a consumer lagging past the dispatch lease; its claim puts it back) | 12 WRU/event (index 5: put, enqueued leaves, processing enters, completed leaves); internal 21.4 WRU (index 9.4) | 10 WRU/event (index 3: put, completed leaves, and the refused enqueued race no longer moves a key); internal 17 WRU (index 5) | yes: −2 WRU on the Stripe path, −4.4 on the 2-topic path; the exactly-once claim is unchanged and the settle pass still finds every lost outcome (` + "`TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost`" + `, ` + "`TestSweeperSettlesALaggingConsumersLostOutcome`" + `). Paid off the happy path only: a consumer lagging past the 60 s dispatch lease costs its row an index delete and a put (2 WRU) and the sweeper a row read; the legacy ` + "`sweep`" + ` index is still read (16 more empty queries a run, sweeper-resend RRU 13.5 → 19.5) until it is dropped after one retention period |
+| Subject identifier indexes (issue 23: an erasure finds a subject's events and incidents without reading the tenant): keys-only indexes ` + "`subject`" + ` and ` + "`owner`" + ` (the ordering key) on the ledger item's existing attributes, under its tenant; incidents carry subject and owner | 10 WRU/event (index 3), $10.25 per million; internal 17 WRU (index 5) | 12 WRU/event (index 5), $11.50 per million; internal 17 WRU (index 5) | yes: the price of erasing by index (2 index writes for a Stripe event: its object and its customer; 2 for an internal event with a subject, whose ordering key is its subject — purge-job 14 → 16; none without one: the internal 2-topic path is unchanged); the ledger item gains no attribute (still one write unit); an incident +5 WRU (dlq-to-incident 31 → 38), the archiver +1 read (the row's erasure marker) per dead letter. Indexing the ordering key alone would cost 1 (Stripe 11 WRU) but find a Stripe event by its customer only, not by its object's id |
+| ` + "`billing.events`" + ` a FIFO topic (issue 24): each Stripe customer's events delivered in order, one failing customer holding back only its own; SQS bills a FIFO queue's requests at $0.50 per million instead of $0.40 | every billing path's SQS requests at $0.40 per million: Stripe reference $11.61 per million, $10.66 batched | at $0.50 per million: Stripe reference $11.91 (+$0.30: 3 requests per event), $10.84 batched (+$0.14 on 1.4 requests, the rest compute run to run) | yes: the price of per-customer order; the happy path's DynamoDB writes unchanged (12 WRU) |
+| Subscriber-health breaker (issue 24): a consumer that sees transient failures adds them to its topic's health record in one write per batch, and the first success after them resets it; nothing is read or written while deliveries succeed (the state is cached per instance) | Stripe reference 12 WRU; consumer-retry 16 WRU | Stripe reference 12 WRU (unchanged); consumer-retry 18 WRU (the 503 adds to the streak, the success resets it: 2 updates) | yes: the happy path pays nothing; an outage hour is priced in docs/reliability.md's breaker rows |
 
-Not reached yet: the issue's targets (≤ 11 WRU and ≤ $10 per million on the Stripe path, ≤ 18 WRU on the
-internal 2-topic path). What stands between, by measurement: the ingest transaction (6 WRU: ledger item and
-row written twice, the tenant and sweeper index entries), the three outbox row transitions (enqueued,
-processing, completed: 3 WRU on the table, and 2 index writes since the row re-enters the index while a
-consumer holds it), and the refused enqueued mark on 2 of 5 events. Dropping ingest's "enqueued" mark
-(−2.7 WRU) was rejected: while a consumer lags past the dispatch lease, the sweeper would resend every
-backlogged row. At 12 WRU the DynamoDB writes alone are $7.50 per million.
+Where the targets stand (issue 25, round 2): **≤ 11 WRU on the Stripe path: reached by the levers (10), then
+12 with issue 23's subject identifier indexes (row above)**; **≤ 18 WRU on
+the internal 2-topic path: reached (17)**; **≤ $10.00 per million on the Stripe reference: reached by the levers at
+the billing consumer's deployed batch of 5 ($9.41; $10.35 one event per consumer invocation), then $10.66 batched
+and $11.61 unbatched with the subject identifier indexes (2 WRU, $1.25 per million), and $10.84 batched and $11.91
+unbatched with `+"`billing.events`"+` a FIFO topic (issue 24: per-customer order, SQS's FIFO price)**. The guarantee those two index
+writes buy is erasure by index (issue 23: a subject's events and incidents found without reading the tenant, incidents
+whose event expired included): indexing only the ordering key (the Stripe customer; an internal event's subject)
+would save 1 WRU ($0.625 per million: $10.04 batched) and find a Stripe event by its customer only, not by its
+object's id. Before the indexes, compute was $0.71 per
+million of the reference (webhook $0.27, ingest $0.37, consumer $0.07; $0.67 batched); the rest is DynamoDB $6.25, SQS
+$1.20 ($0.56 batched), API Gateway $1.00, Lambda requests $0.60 ($0.44 batched), X-Ray $0.25, logs $0.36 ($0.26
+batched). Neither verdict turns on the latency assumptions: at half of them the unbatched reference is $10.04, at
+twice them the batched one $9.97. Each 10 ms a subscriber takes to answer adds $0.033 per
+million unbatched and $0.007 at a batch of 5 (not priced: the local sink answers at once). What would have brought the unbatched reference (before the indexes) under $10.00, per guarantee given up:
+ingest's enqueued mark (1 WRU and 8 ms of ingest's critical path: −$0.70, $9.65; without it a consumer lagging
+past the 60 s dispatch lease gets every backlogged event sent again: guarantee 3); or ingest run inside the
+webhook function instead of invoked (one Lambda request and the webhook's wait for ingest: −$0.45, $9.89; the
+internet-facing function would then hold ingest's write grants on the events table and every topic queue:
+least privilege). Without giving up a guarantee: the webhook and the consumer at 128 MB (they mostly wait:
+about −$0.16) and no X-Ray sampling on the Stripe path (−$0.25: observability, not delivery) together make about
+$9.94. Each write left on the path buys a guarantee, at $0.625 per million per WRU: ingest's enqueued mark
+(1 WRU: guarantee 3), the consumer's claim (1 WRU; without it concurrent or redelivered messages run the side
+effect twice: guarantee 4), the tenant index entry (1 WRU; tenant listings, exports and replay by tenant), the row
+written in the transaction (2 WRU; the outbox itself: guarantee 2). The peer architecture below ($5.21–$6.14 per
+million for the same Stripe events, priced with this platform's compute, an upper bound for it) keeps none of
+them but the consumer's claim.
 `

@@ -90,7 +90,9 @@ func (r *reliabilityStack) waitExecution(t *testing.T, c *sfn.Client, exec strin
 // replay of its open incidents, started as soon as it is back. Deployed
 // consumer backoff (5 s doubling, CRM's maxReceiveCount 5: a message
 // dead-letters about 75 s after its first failure) in the full run;
-// make test runs 10 s at 10 events/s with a 1 s backoff.
+// make test runs 10 s at 10 events/s with a 1 s backoff. It runs without
+// the topic's subscriber-health breaker (the platform before it): the
+// baseline of the breaker's scenarios.
 func TestReliabilitySubscriberOutage(t *testing.T) {
 	settings := map[string]string{}
 	outage, rate := 10*time.Second, 10.0
@@ -99,7 +101,7 @@ func TestReliabilitySubscriberOutage(t *testing.T) {
 		settings["CONSUMER_BACKOFF_CAP"] = consume.DefaultBackoffCap.String()
 		outage, rate = 10*time.Minute, 3
 	}
-	r := startReliabilityStack(t, settings)
+	r := startReliabilityStackWith(t, settings, withoutBreaker(topology.CRM))
 	r.st.Sink.Decide = func(topic, _ string) (int, int) {
 		if topic == topology.CRM {
 			return 503, 0 // down
@@ -162,4 +164,16 @@ func TestReliabilitySubscriberOutage(t *testing.T) {
 	require.Positive(t, dead, "the outage dead-lettered messages")
 	require.GreaterOrEqual(t, sum.ReplayedCount, dead, "one replay took every dead letter (and any dead-lettered since)")
 	require.Zero(t, sum.ErrorCount)
+}
+
+// withoutBreaker is the default topology with the topic's subscriber-health
+// breaker turned off.
+func withoutBreaker(topic string) topology.Topology {
+	top := topology.Default()
+	for i := range top.Topics {
+		if top.Topics[i].Name == topic {
+			top.Topics[i].Breaker.Off = true
+		}
+	}
+	return top
 }

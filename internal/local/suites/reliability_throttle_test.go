@@ -82,7 +82,9 @@ func (r *reliabilityStack) publishRetrying(ids []string, callers, attempts int, 
 // for the queue's whole visibility timeout, 180 s deployed: the p99 this
 // scenario had), and a throttled completion write within the invocation's
 // remaining time (else the row's lease lapses and the side effect runs
-// again: the duplicate it had). make test runs it with a 12 s visibility
+// again: the duplicate it had), and one that fails for the whole
+// invocation travels on in a copy of the message that records it without
+// running the handler. make test runs it with a 12 s visibility
 // timeout (the shortest the subscriber timeout allows) to stay short.
 func TestReliabilityThrottling(t *testing.T) {
 	var top topology.Topology
@@ -106,7 +108,7 @@ func TestReliabilityThrottling(t *testing.T) {
 	time.Sleep(2 * time.Second) // time for any second delivery to show
 	f := r.ledger.figures("4. throttling at 10% (DynamoDB, SQS) and transaction conflicts", fanOut, n, start, end, r.isIncident)
 	f.Note = fmt.Sprintf("%d publish calls: %d retryable errors (function errors, published again), %d refusals; %d faults injected, %d of them into ingest's transaction (retried inside ingest with jittered backoff, so callers rarely see one); "+
-		"throttled ChangeMessageVisibility calls are retried within the invocation (visibility timeout %s, which a failed message waited out before) and throttled completion writes within its remaining time",
+		"throttled ChangeMessageVisibility calls are retried within the invocation (visibility timeout %s, which a failed message waited out before) and throttled completion writes within its remaining time (then in a copy of the message)",
 		books.calls.Load(), books.retryable.Load(), books.refused.Load(), r.faults.Injected(""), r.faults.Injected("TransactWriteItems"), visibility(top))
 	record(t, f)
 	require.Zero(t, books.refused.Load(), "a throttle is never a refusal: %v", books.refusals)

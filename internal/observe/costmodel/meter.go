@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,12 +34,19 @@ type Meter struct {
 	u     Units
 	calls map[string]int
 	wru   map[string]float64 // by "Service.Operation"
+	// invs are the invocations since Reset (Begin) and callees the ones a
+	// traced Lambda Invoke started, by its token; nextInv numbers them
+	// over the meter's life (a CPU profile of a whole run names them).
+	invs    []*invocation
+	callees map[string]*invocation
+	nextInv int
 }
 
 // NewMeter meters calls on the tables of a stage with resource prefix
 // prefix.
 func NewMeter(peek *dynamodb.Client, prefix string) *Meter {
-	m := &Meter{Peek: peek, tables: map[string]table.Def{}, calls: map[string]int{}, wru: map[string]float64{}}
+	m := &Meter{Peek: peek, tables: map[string]table.Def{}, calls: map[string]int{}, wru: map[string]float64{},
+		callees: map[string]*invocation{}}
 	for _, d := range table.All() {
 		m.tables[d.PhysicalName(prefix)] = d
 	}
@@ -52,6 +58,7 @@ func (m *Meter) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.u, m.calls, m.wru = Units{}, map[string]int{}, map[string]float64{}
+	m.invs, m.callees = nil, map[string]*invocation{}
 }
 
 // WRUByOperation is the DynamoDB write units since the last Reset, by
@@ -84,11 +91,6 @@ func (m *Meter) add(u Units) {
 	m.mu.Unlock()
 }
 
-// Invocation records one Lambda invocation of d at memoryMB.
-func (m *Meter) Invocation(memoryMB int, d time.Duration) {
-	m.add(Units{LambdaInvocations: 1, LambdaGBSeconds: LambdaGBSeconds(memoryMB, float64(d)/float64(time.Millisecond))})
-}
-
 // APIRequest records one API Gateway request of size bytes.
 func (m *Meter) APIRequest(size int) { m.add(Units{APIRequests: APIRequestUnits(size)}) }
 
@@ -102,6 +104,9 @@ func (m *Meter) Traces(n float64) { m.add(Units{Traces: n}) }
 func (m *Meter) APIOption(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("costmodel.Meter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		op := middleware.GetServiceID(ctx) + "." + middleware.GetOperationName(ctx)
+		params, traced := m.trace(ctx, op, in.Parameters)
+		in.Parameters = params
+		defer traced()
 		count := func() {
 			m.mu.Lock()
 			m.calls[op]++
@@ -225,7 +230,9 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 		if key == nil {
 			key = keyOf(def, item)
 		}
-		writes = append(writes, write{def: def, tbl: tbl, key: key, old: m.peek(ctx, tbl, key), check: check})
+		var old map[string]ddbtypes.AttributeValue
+		metering(ctx, func() { old = m.peek(ctx, tbl, key) })
+		writes = append(writes, write{def: def, tbl: tbl, key: key, old: old, check: check})
 	}
 	switch p := in.Parameters.(type) {
 	case *dynamodb.PutItemInput:
@@ -261,6 +268,13 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 		}
 	}
 	out, md, err := next.HandleInitialize(ctx, in)
+	metering(ctx, func() { m.priceWrites(ctx, op, writes, factor, in.Parameters, out.Result, err) })
+	return out, md, err
+}
+
+// priceWrites adds the units of a DynamoDB call's writes (read after it)
+// and reads.
+func (m *Meter) priceWrites(ctx context.Context, op string, writes []write, factor float64, params, result any, err error) {
 	var u Units
 	for _, w := range writes {
 		if w.check || err != nil {
@@ -275,14 +289,13 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 		u.WRU += ix
 		u.WRUIndex += ix
 	}
-	u.RRU += readUnitsOf(in.Parameters, out.Result)
+	u.RRU += readUnitsOf(params, result)
 	m.add(u)
 	if u.WRU > 0 {
 		m.mu.Lock()
 		m.wru[op] += u.WRU
 		m.mu.Unlock()
 	}
-	return out, md, err
 }
 
 // readUnitsOf prices a read from what it returned.
@@ -460,5 +473,5 @@ func RoleOf(function string) string {
 var MemoryMB = map[string]int{
 	"ingest": 512, "webhook-stripe": 256, "consumer-http": 256, "consumer-archive": 256, "consumer-purge": 256,
 	"sweeper": 512, "dlq-archiver": 256, "replay": 512, "admin-api": 256, "purge-api": 256,
-	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256,
+	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256, "subscriber-health": 128,
 }

@@ -64,6 +64,7 @@ func (p Prices) Dollars(u Units) []Line {
 		{"API Gateway", u.APIRequests * p.APIRequest},
 		{"CloudWatch Logs", u.LogBytes * p.LogByte},
 		{"X-Ray", u.Traces * p.Trace},
+		{"EventBridge", u.EventBridgeEvents * p.EventBridgeEvent},
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Dollars > lines[j].Dollars })
 	return lines

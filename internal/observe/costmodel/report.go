@@ -22,6 +22,9 @@ type Path struct {
 	Units    Units              `json:"units"`
 	// WRUByOperation splits Units.WRU by DynamoDB operation.
 	WRUByOperation map[string]float64 `json:"wruByOperation,omitempty"`
+	// Compute is how Units.LambdaGBSeconds was modelled, by function
+	// role, summed over the path's invocations (Meter.Compute).
+	Compute []RoleCompute `json:"compute,omitempty"`
 }
 
 // Mix weighs paths into a reference workload: path name → events of that
@@ -36,6 +39,9 @@ type Mix struct {
 type Report struct {
 	Paths []Path `json:"paths"`
 	Mixes []Mix  `json:"mixes"`
+	// Peers are the architecture a team would build instead, priced
+	// beside the mixes.
+	Peers []Peer `json:"peers,omitempty"`
 }
 
 // Path returns the named path.
@@ -82,8 +88,9 @@ func WriteReport(path string, r Report) error {
 
 // Growth lists what grew in got against the committed figures: request
 // counts and the units that do not depend on timing (SQS, S3, SNS, API
-// Gateway, invocations) beyond a rounding slack, DynamoDB units beyond 15%
-// and log bytes beyond 10%. Lambda GB-seconds are timing and not compared.
+// Gateway, invocations) beyond a rounding slack, DynamoDB units beyond 15%,
+// log bytes beyond 10% and Lambda GB-seconds (modelled from the calls on
+// each invocation's critical path, not timed: DurationModel) beyond 5%.
 func Growth(committed, got Report) []string {
 	var out []string
 	for _, g := range got.Paths {
@@ -115,6 +122,7 @@ func Growth(committed, got Report) []string {
 		check("Lambda invocations", g.Units.LambdaInvocations, c.Units.LambdaInvocations, 0)
 		check("API Gateway requests", g.Units.APIRequests, c.Units.APIRequests, 0)
 		check("log bytes", g.Units.LogBytes, c.Units.LogBytes, 0.10)
+		check("Lambda GB-seconds", g.Units.LambdaGBSeconds, c.Units.LambdaGBSeconds, 0.05)
 	}
 	sort.Strings(out)
 	return out
@@ -152,9 +160,21 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 		}
 		fmt.Fprintf(w, "| **%s** — %s | **%s** | %s |\n", m.Name, m.What, usd(p.Total(u)*1e6), strings.Join(top, ", "))
 	}
+	for _, pe := range r.Peers {
+		u := pe.Units()
+		var top []string
+		for _, l := range p.Dollars(u)[:3] {
+			top = append(top, fmt.Sprintf("%s %s", l.Item, usd(l.Dollars*1e6)))
+		}
+		fmt.Fprintf(w, "| *Peer: %s* — %s | %s | %s |\n", pe.Name, pe.What, usd(p.Total(u)*1e6), strings.Join(top, ", "))
+	}
 	fmt.Fprintf(w, "| *Amazon EventBridge*, custom events alone (no dedupe, outbox, incidents, replay; targets extra) | %s | events put |\n", usd(p.EventBridgeEvent*1e6))
 	fmt.Fprintf(w, "| *SNS → SQS fan-out, 1 topic*: publish, then receive + delete per subscriber queue (consumer Lambda extra) | %s | SNS %s, SQS %s |\n",
 		usd((p.SNSRequest+2*p.SQSRequest)*1e6), usd(p.SNSRequest*1e6), usd(2*p.SQSRequest*1e6))
+
+	if len(r.Peers) > 0 {
+		fmt.Fprint(w, peerNote)
+	}
 
 	fmt.Fprintln(w, "\n## Per path, per event")
 	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req (FIFO) | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
@@ -165,6 +185,7 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests+u.SQSFIFORequests), num(u.SQSFIFORequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
 			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes, u.Traces)
 	}
+	renderCompute(w, r)
 	fmt.Fprintln(w, "\n### Requests per event, by operation")
 	for _, pa := range r.Paths {
 		ops := make([]string, 0, len(pa.Requests))
@@ -187,5 +208,39 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 			fmt.Fprintf(w, ". WRU: %s", strings.Join(wru, ", "))
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// peerNote says what the peer architecture lacks, guarantee by guarantee
+// (see Peer).
+const peerNote = `
+The peer rows price the architecture a platform team would build instead (` + "`costmodel.Peer`" + `): API Gateway →
+a Lambda that verifies and calls EventBridge ` + "`PutEvents`" + ` → a rule per subscriber targeting its SQS queue (with a
+DLQ) → the consumer Lambda with a Powertools-style idempotency table (conditional put of ` + "`INPROGRESS`" + `, update
+to ` + "`COMPLETED`" + `, records under 1 KB); no ledger, no outbox. Its compute and log bytes are taken from this
+platform's measured path for the same events (an upper bound: its front function does less than webhook and
+ingest together), so the difference is in the billed requests. What it does not give, per guarantee:
+
+| guarantee | here | peer |
+|---|---|---|
+| dedupe at ingest | one ledger item per event id, a repeat is acknowledged and sends nothing | every repeat (Stripe's redeliveries, concurrent retries) is put and fanned out again; each consumer deduplicates only while its idempotency record lives (an hour by default) |
+| transactional fan-out | the ledger item and every topic's outbox row in one transaction | ` + "`PutEvents`" + ` can fail some entries; nothing records that an event was accepted, so only the caller's retry recovers it |
+| sweeper | stranded dispatches found and resent, lost consumer outcomes settled | none: a put the caller did not retry is gone; EventBridge retries a failing target for 24 h, then its DLQ |
+| incidents | every dead letter an incident with its payload, triage states, alerts | dead letters wait in an SQS DLQ for at most 14 days; no store, no archive, no triage |
+| replay | one incident or a filtered set, to its topic, attested when it succeeds | EventBridge archive and replay re-sends a time range to every rule (archive storage and replayed events extra); no per-incident replay, no attestation |
+`
+
+// renderCompute writes how each path's Lambda compute was modelled.
+func renderCompute(w io.Writer, r Report) {
+	fmt.Fprintln(w, "\n### Lambda compute, per function and invocation")
+	fmt.Fprintln(w, "\nBilled duration = waiting on the AWS calls on the invocation's critical path (`costmodel.InRegion` latencies; a Lambda Invoke waits for its callee's billed duration) + the function's CPU time on one core, stretched to its memory's share of a vCPU, rounded up to the millisecond. CPU is priced as committed with the figures (`pricedCPU` in the test) and measured again by every run (a CPU profile labelled per invocation); the emulator column is the measured wall clock on this machine. Both measured columns are for comparison only: they move with the machine's load, the billed figures do not.")
+	fmt.Fprintln(w, "\n| path | function (MB) | invocations | calls | wait ms | CPU ms, priced (measured) | CPU stretched ms | billed ms | emulator ms | GB-s per event |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, pa := range r.Paths {
+		for _, c := range pa.Compute {
+			n := float64(max(c.Invocations, 1))
+			fmt.Fprintf(w, "| %s | %s (%d) | %d | %s | %.1f | %.2f (%.2f) | %.2f | %.1f | %.1f | %.5f |\n", pa.Name, c.Role, c.MemoryMB, c.Invocations,
+				num(float64(c.Calls)/n), c.WaitMs/n, c.PricedCPUMs, c.MeasuredCPUMs, c.CPUMs/n, c.BilledMs/n, c.WallMs/n, c.GBSeconds/float64(max(pa.Events, 1)))
+		}
 	}
 }

@@ -33,6 +33,9 @@ type Units struct {
 	LogBytes float64 `json:"logBytes"`
 	// Traces recorded by X-Ray (a fraction: the sampled share).
 	Traces float64 `json:"traces"`
+	// EventBridge custom events put (64 KiB chunks): the peer
+	// architecture only.
+	EventBridgeEvents float64 `json:"eventBridgeEvents,omitempty"`
 }
 
 // Add sums o into u.
@@ -51,6 +54,7 @@ func (u *Units) Add(o Units) {
 	u.APIRequests += o.APIRequests
 	u.LogBytes += o.LogBytes
 	u.Traces += o.Traces
+	u.EventBridgeEvents += o.EventBridgeEvents
 }
 
 // Per divides every unit by n (per event).
@@ -67,7 +71,7 @@ func (u Units) Scale(f float64) Units {
 		WRU: u.WRU * f, RRU: u.RRU * f, WRUIndex: u.WRUIndex * f, SQSRequests: u.SQSRequests * f, SQSFIFORequests: u.SQSFIFORequests * f,
 		S3Tier1: u.S3Tier1 * f, S3Tier2: u.S3Tier2 * f, SNSRequests: u.SNSRequests * f, SecretsRequests: u.SecretsRequests * f,
 		LambdaInvocations: u.LambdaInvocations * f, LambdaGBSeconds: u.LambdaGBSeconds * f, APIRequests: u.APIRequests * f,
-		LogBytes: u.LogBytes * f, Traces: u.Traces * f,
+		LogBytes: u.LogBytes * f, Traces: u.Traces * f, EventBridgeEvents: u.EventBridgeEvents * f,
 	}
 }
 

@@ -49,8 +49,21 @@ func commit(t *testing.T, s Store, id string, status outbox.Status, due time.Tim
 	return rows[0]
 }
 
-// due reads every partition of status due at now, pageSize at a time.
+// due reads every partition of the due index due at now, pageSize at a
+// time, and keeps the rows in status.
 func due(t *testing.T, s Store, status outbox.Status, now time.Time, pageSize int) []outbox.Row {
+	t.Helper()
+	var out []outbox.Row
+	for _, r := range dueAll(t, s, now, pageSize) {
+		if r.Status == status {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// dueAll reads every partition of the due index due at now.
+func dueAll(t *testing.T, s Store, now time.Time, pageSize int) []outbox.Row {
 	t.Helper()
 	var out []outbox.Row
 	for shard := range s.Shards() {
@@ -58,7 +71,7 @@ func due(t *testing.T, s Store, status outbox.Status, now time.Time, pageSize in
 		cursor := ""
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 100, "the cursor ends")
-			p, err := s.DuePage(context.Background(), outboxsweep.DueParams{Status: status, Shard: shard, Now: now, Limit: pageSize, Cursor: cursor})
+			p, err := s.DuePage(context.Background(), outboxsweep.DueParams{Shard: shard, Now: now, Limit: pageSize, Cursor: cursor})
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(p.Rows), pageSize)
 			partition = append(partition, p.Rows...)
@@ -68,7 +81,7 @@ func due(t *testing.T, s Store, status outbox.Status, now time.Time, pageSize in
 			cursor = p.Cursor
 		}
 		require.True(t, slices.IsSortedFunc(partition, func(a, b outbox.Row) int { return a.NextRetryAt.Compare(b.NextRetryAt) }),
-			"partition %s#%d oldest first", status, shard)
+			"partition %d oldest first", shard)
 		out = append(out, partition...)
 	}
 	return out
@@ -87,7 +100,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 	t.Helper()
 	ctx := context.Background()
 
-	t.Run("DuePagesHoldExactlyTheDueRowsOfAStatus", func(t *testing.T) {
+	t.Run("DuePagesHoldExactlyTheDueRows", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		require.Positive(t, s.Shards())
@@ -98,10 +111,14 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 		commit(t, s, "evt_later", outbox.StatusPending, t0.Add(time.Minute))
 		commit(t, s, "evt_failed", outbox.StatusFailed, t0.Add(-time.Minute))
+		commit(t, s, "evt_processing", outbox.StatusProcessing, t0.Add(-time.Minute))
 		commit(t, s, "evt_enqueued", outbox.StatusEnqueued, t0.Add(-time.Minute))
+		commit(t, s, "evt_completed", outbox.StatusCompleted, t0.Add(-time.Minute))
 		require.ElementsMatch(t, want, keys(due(t, s, outbox.StatusPending, t0, 2)))
 		require.Len(t, due(t, s, outbox.StatusFailed, t0, 10), 1)
-		require.Empty(t, due(t, s, outbox.StatusPending, t0.Add(-time.Hour), 10), "nothing is due before its time")
+		require.Len(t, due(t, s, outbox.StatusProcessing, t0, 10), 1)
+		require.Len(t, dueAll(t, s, t0, 3), 14, "a row created enqueued or with its outcome is not in the due index")
+		require.Empty(t, dueAll(t, s, t0.Add(-time.Hour), 10), "nothing is due before its time")
 	})
 
 	t.Run("AClaimIsConditionalOnTheRowAsSeen", func(t *testing.T) {
@@ -123,6 +140,8 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.ErrorIs(t, s.MarkEnqueued(ctx, seen.Ref(), "sweeper-2", t0), outbox.ErrLeaseLost)
 		require.NoError(t, s.MarkEnqueued(ctx, seen.Ref(), "sweeper-1", t0.Add(time.Second)))
 		require.Empty(t, due(t, s, outbox.StatusPending, t0.Add(time.Hour), 10))
+		got := due(t, s, outbox.StatusEnqueued, t0.Add(time.Minute), 10)
+		require.Len(t, got, 1, "an enqueued row stays due at its lease's end (the sweeper takes it out then)")
 	})
 
 	t.Run("OnlyOneConcurrentSweeperClaimsARow", func(t *testing.T) {
@@ -179,7 +198,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		s := newStore(t)
 		seen := commit(t, s, "evt_settle", outbox.StatusProcessing, t0.Add(-time.Hour))
 		got := due(t, s, outbox.StatusProcessing, t0.Add(-30*time.Minute), 10)
-		require.Equal(t, []string{seen.Key}, keys(got), "a processing row is found by its lease end")
+		require.Equal(t, []string{seen.Key}, keys(got), "a processing row is found by its due time")
 		moved := seen
 		moved.LeaseOwner = "another-message"
 		ok, err := s.Settle(ctx, outboxsweep.Settlement{Seen: moved, Status: outbox.StatusCompleted, Note: "x", Now: t0})
@@ -191,10 +210,43 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		ok, err = s.Settle(ctx, outboxsweep.Settlement{Seen: seen, Status: outbox.StatusDLQ, Note: "again", Now: t0})
 		require.NoError(t, err)
 		require.False(t, ok, "settled once")
-		require.Empty(t, due(t, s, outbox.StatusProcessing, t0.Add(time.Hour), 10))
+		require.Empty(t, dueAll(t, s, t0.Add(time.Hour), 10), "a settled row leaves the due index")
 		_, rows, err := s.Load(ctx, seen.Key)
 		require.NoError(t, err)
 		require.Equal(t, outbox.StatusCompleted, rows[0].Status)
 		require.Empty(t, rows[0].LeaseOwner)
+	})
+
+	t.Run("ARescheduleIsConditionalOnTheRowAsSeen", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		enq := commit(t, s, "evt_enq", outbox.StatusPending, t0.Add(-time.Minute))
+		ok, err := s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: enq, Owner: "sweeper", Now: t0, Lease: time.Minute})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, s.MarkEnqueued(ctx, enq.Ref(), "sweeper", t0))
+		got := due(t, s, outbox.StatusEnqueued, t0.Add(time.Minute), 10)
+		require.Len(t, got, 1)
+		stale := got[0]
+		stale.UpdatedAt = stale.UpdatedAt.Add(-time.Second)
+		ok, err = s.Reschedule(ctx, outboxsweep.Reschedule{Seen: stale})
+		require.NoError(t, err)
+		require.False(t, ok, "not as seen")
+		ok, err = s.Reschedule(ctx, outboxsweep.Reschedule{Seen: got[0]})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Empty(t, dueAll(t, s, t0.Add(time.Hour), 10), "out of the due index")
+		_, rows, err := s.Load(ctx, enq.Key)
+		require.NoError(t, err)
+		require.Equal(t, outbox.StatusEnqueued, rows[0].Status, "the row itself is unchanged")
+		require.True(t, rows[0].UpdatedAt.Equal(got[0].UpdatedAt))
+
+		proc := commit(t, s, "evt_proc", outbox.StatusProcessing, t0.Add(-time.Minute))
+		later := t0.Add(45 * time.Minute)
+		ok, err = s.Reschedule(ctx, outboxsweep.Reschedule{Seen: proc, At: later})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Empty(t, dueAll(t, s, later.Add(-time.Second), 10))
+		require.Equal(t, []string{proc.Key}, keys(due(t, s, outbox.StatusProcessing, later, 10)), "due again at its new time")
 	})
 }

@@ -154,23 +154,58 @@ func (c *Client) Purge(ctx context.Context, call purge.Call) (purge.Response, er
 	return purge.Response{}, ae
 }
 
-// RetryAfter reads a Retry-After header: delta seconds or an HTTP date; 0
-// when absent or unreadable.
+// MaxWait bounds every wait an answer's headers may ask for (Retry-After,
+// a rate-limit window or reset): one day. The headers are the API's, but
+// a number is read before anything trusts it, so an absurd one becomes
+// the cap instead of overflowing into a negative duration or reading as
+// none; the purge consumer clamps further (purge.MaxDelay, the pacer).
+const MaxWait = 24 * time.Hour
+
+// RetryAfter reads a Retry-After header: delta seconds (digits only) or an
+// HTTP date, at most MaxWait; 0 when absent, unreadable or in the past. A
+// number of seconds too large for any integer is MaxWait, like any number
+// past it: the API asked for a long wait, not for none.
 func RetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0
-		}
-		return time.Duration(n) * time.Second
+	if digits(v) {
+		return Seconds(v)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
+		// time.Sub saturates instead of overflowing; cap before rounding.
+		return min(t.Sub(now), MaxWait).Round(time.Second)
 	}
 	return 0
+}
+
+// Seconds reads a non-negative decimal number of seconds, capped at
+// MaxWait before it is multiplied into a duration (so no input
+// overflows); 0 for anything that is not digits.
+func Seconds(v string) time.Duration {
+	if !digits(v) {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n > uint64(MaxWait/time.Second) {
+		return MaxWait // too large to parse is too large to wait
+	}
+	return time.Duration(n) * time.Second
+}
+
+// digits reports whether v is one or more ASCII digits (RFC 9110's
+// delay-seconds: no sign, no fraction, no spaces inside).
+func digits(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // RateLimitOf reads the IETF rate-limit headers in either form Cloudflare
@@ -182,52 +217,72 @@ func RateLimitOf(h http.Header) purge.RateLimit {
 	if v := h.Get("Ratelimit"); v != "" {
 		params := structured(v)
 		if r, ok := params["r"]; ok {
-			rl.Remaining, rl.Known = r, true
+			rl.Remaining, rl.Known = count(r), true
 		}
 		if t, ok := params["t"]; ok {
-			rl.Reset = time.Duration(t) * time.Second
+			rl.Reset = Seconds(t)
 		}
 		if r, ok := params["remaining"]; ok {
-			rl.Remaining, rl.Known = r, true
+			rl.Remaining, rl.Known = count(r), true
 		}
 		if t, ok := params["reset"]; ok {
-			rl.Reset = time.Duration(t) * time.Second
+			rl.Reset = Seconds(t)
 		}
 	}
-	if v := h.Get("Ratelimit-Remaining"); v != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-			rl.Remaining, rl.Known = n, true
-		}
+	if v := strings.TrimSpace(h.Get("Ratelimit-Remaining")); digits(v) {
+		rl.Remaining, rl.Known = count(v), true
 	}
-	if v := h.Get("Ratelimit-Reset"); v != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-			rl.Reset = time.Duration(n) * time.Second
-		}
+	if v := strings.TrimSpace(h.Get("Ratelimit-Reset")); digits(v) {
+		rl.Reset = Seconds(v)
 	}
 	if v := h.Get("Ratelimit-Policy"); v != "" {
 		params := structured(v)
 		if q, ok := params["q"]; ok {
-			rl.Quota, rl.Known = q, true
+			rl.Quota, rl.Known = count(q), true
 		}
 		if w, ok := params["w"]; ok {
-			rl.Window = time.Duration(w) * time.Second
+			rl.Window = Seconds(w)
 		}
 	}
 	return rl
 }
 
-// structured reads the integer parameters of the first item of a
-// structured header (`"name";a=1;b=2` or `10;w=60`).
-func structured(v string) map[string]int {
-	out := map[string]int{}
-	first, _, _ := strings.Cut(v, ",")
-	for _, part := range strings.Split(first, ";") {
-		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			continue
+// maxCount bounds a request count read from a header (a quota or what
+// remains of it): larger numbers mean "plenty".
+const maxCount = 1 << 30
+
+// count reads a non-negative request count, at most maxCount.
+func count(v string) int {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n > maxCount {
+		return maxCount
+	}
+	return int(n)
+}
+
+// structured reads the non-negative integer parameters of the first item
+// of a structured header (`"name";a=1;b=2` or `10;w=60`), and the members
+// of the older dictionary form (`limit=100, remaining=50, reset=5`), as
+// digit strings; anything else (a sign, a fraction, a token) is left out.
+func structured(v string) map[string]string {
+	out := map[string]string{}
+	for i, member := range strings.Split(v, ",") {
+		parts := strings.Split(member, ";")
+		if i > 0 && len(parts) > 1 {
+			continue // another policy's item
 		}
-		if n, err := strconv.Atoi(strings.Trim(val, `"`)); err == nil {
-			out[strings.ToLower(strings.TrimSpace(k))] = n
+		for _, part := range parts {
+			k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+			if !ok {
+				continue
+			}
+			k = strings.ToLower(strings.TrimSpace(k))
+			if _, seen := out[k]; seen {
+				continue
+			}
+			if val = strings.Trim(strings.TrimSpace(val), `"`); digits(val) {
+				out[k] = val
+			}
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -18,8 +19,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/admin/console"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -77,6 +80,9 @@ type Config struct {
 	Replay     replayfn.Config
 	DLQURLs    map[string]string
 	Keys       wire.SecretSource
+	// HealthFunction applies a pause or resume at once ("": at the
+	// subscriber-health function's next run).
+	HealthFunction string
 }
 
 // Load reads the config from the environment and validates it. Errors name
@@ -91,11 +97,12 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 			SessionIdle:    r.Duration(EnvConsoleSessionIdle, 0),
 			SignIn:         admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)},
 		}.WithDefaults(),
-		AdminTable: wire.Required(r, EnvAdminTable, "console sessions and sign-in limits"),
-		Replay:     rc,
-		DLQURLs:    wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
-		PurgeTable: wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),
-		Keys:       wire.LoadSecretSource(r, EnvKeySecretARN, EnvKey, EnvKeyRefresh, admin.CheckKeys),
+		AdminTable:     wire.Required(r, EnvAdminTable, "console sessions and sign-in limits"),
+		Replay:         rc,
+		DLQURLs:        wire.TopicMap(r, wire.EnvDLQURLs, top, "DLQ URL"),
+		PurgeTable:     wire.Required(r, wire.EnvPurgeTable, "the /admin/purge routes"),
+		Keys:           wire.LoadSecretSource(r, EnvKeySecretARN, EnvKey, EnvKeyRefresh, admin.CheckKeys),
+		HealthFunction: r.String(wire.EnvHealthFunction, ""),
 	}
 	if rerr != nil {
 		return c, rerr
@@ -120,11 +127,14 @@ func (c Config) Validate() error {
 type Clients struct {
 	replayfn.Clients
 	SecretsManager *secretsmanager.Client
+	// Lambda notifies the subscriber-health function of a pause or resume
+	// (nil: its schedule applies them).
+	Lambda *lambda.Client
 }
 
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
-	return Clients{Clients: replayfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg)}
+	return Clients{Clients: replayfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), Lambda: lambda.NewFromConfig(cfg)}
 }
 
 // New builds the admin API. It reads the keys once (failing the cold start
@@ -142,6 +152,10 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	// Jobs are started, viewed, cancelled and restarted here (the replay
 	// services' engine); their steps run in jobs-worker.
 	var jobEngine admin.Jobs
+	var policies admin.Retention
+	if svc.Retention != nil {
+		policies = svc.Retention
+	}
 	checks := []admin.Check{
 		{Name: "eventsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.EventsTable) }},
 		{Name: "incidentsTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.Replay.IncidentsTable) }},
@@ -162,10 +176,14 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
 	purgeViews := &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now}
+	breakers := &health.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.Replay.EventsTable}, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now}
+	if c.HealthFunction != "" && cl.Lambda != nil {
+		breakers.Notifier = &lambdainvoke.Notifier{Client: cl.Lambda, Function: c.HealthFunction}
+	}
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
 		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
-		Purge: purgeViews, Jobs: jobEngine, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
+		Purge: purgeViews, Jobs: jobEngine, Retention: policies, Breakers: breakers, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
 	if err != nil {
 		return nil, err
@@ -182,10 +200,12 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			{Name: "purgeTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.PurgeTable) }},
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
-		Jobs:     jobEngine,
-		Console:  pages,
-		Topology: c.Replay.Topology,
-		Log:      rt.Log,
-		Now:      rt.Now,
+		Jobs:      jobEngine,
+		Retention: policies,
+		Breakers:  breakers,
+		Console:   pages,
+		Topology:  c.Replay.Topology,
+		Log:       rt.Log,
+		Now:       rt.Now,
 	})
 }

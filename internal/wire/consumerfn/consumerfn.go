@@ -11,11 +11,14 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -45,6 +48,9 @@ const (
 	// EnvConcurrency bounds the messages (FIFO: message groups) one
 	// invocation works on at once.
 	EnvConcurrency = "CONSUMER_CONCURRENCY"
+	// EnvHealthFunction names the subscriber-health function a consumer
+	// tells of its breaker's trips and closes (wire.EnvHealthFunction).
+	EnvHealthFunction = wire.EnvHealthFunction
 )
 
 // FunctionName is the function name of a topic's consumer,
@@ -61,6 +67,8 @@ type Config struct {
 	DLQURL         string
 	EventsTable    string
 	IncidentsTable string
+	// HealthFunction is told of breaker transitions ("": nobody).
+	HealthFunction string
 }
 
 // Load reads the shared part for a topic of the given consumer kind.
@@ -71,6 +79,7 @@ func Load(r *envconf.Reader, top topology.Topology, kind topology.ConsumerKind) 
 		DLQURL:         wire.Required(r, EnvDLQURL, ""),
 		EventsTable:    wire.Required(r, wire.EnvEventsTable, ""),
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, "replay attestations"),
+		HealthFunction: r.String(EnvHealthFunction, ""),
 	}
 	name := r.String(EnvTopic, "")
 	tp, ok := top.Topic(name)
@@ -90,17 +99,48 @@ func Load(r *envconf.Reader, top topology.Topology, kind topology.ConsumerKind) 
 	return c
 }
 
-// Clients are the AWS services every consumer calls: the data path's bundle.
-type Clients = dataclients.Clients
+// Clients are the AWS services every consumer calls: the data path's
+// bundle, and Lambda to notify the subscriber-health function (nil: no
+// notices; the function's schedule applies every state).
+type Clients struct {
+	dataclients.Clients
+	Lambda *lambda.Client
+}
 
 // NewClients builds them from one aws.Config.
-func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
+func NewClients(cfg aws.Config) Clients {
+	return Clients{Clients: dataclients.New(cfg), Lambda: lambda.NewFromConfig(cfg)}
+}
+
+// Breaker is the topic's subscriber-health breaker as this consumer sees
+// it (internal/health), its record in the events table; nil when the
+// topic's policy turns it off.
+func Breaker(c Config, cl Clients, rt wire.Runtime) (consume.Breaker, error) {
+	tp := c.Consume.Topic
+	if tp.Breaker.Off {
+		return nil, nil
+	}
+	var n health.Notifier
+	if c.HealthFunction != "" && cl.Lambda != nil {
+		n = &lambdainvoke.Notifier{Client: cl.Lambda, Function: c.HealthFunction}
+	}
+	return health.NewObserver(health.ObserverConfig{Topic: tp}, health.ObserverDeps{
+		Store:    &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable},
+		Notifier: n,
+		Log:      rt.Log,
+		Now:      rt.Now,
+	})
+}
 
 // New builds the consume runtime around a topic's handler (set exactly one
 // of handler and batch).
 func New(c Config, cl Clients, rt wire.Runtime, handler consume.Handler, batch consume.BatchHandler) (*consume.Consumer, error) {
 	rt = rt.WithDefaults()
 	log := rt.Log.With("topic", c.Consume.Topic.Name)
+	breaker, err := Breaker(c, cl, wire.Runtime{Log: log, Metrics: rt.Metrics, Now: rt.Now})
+	if err != nil {
+		return nil, err
+	}
 	return consume.New(c.Consume, consume.Deps{
 		Handler:   handler,
 		Batch:     batch,
@@ -108,6 +148,7 @@ func New(c Config, cl Clients, rt wire.Runtime, handler consume.Handler, batch c
 		Queue:     &sqsqueue.Source{Client: cl.SQS, URL: c.QueueURL, DLQURL: c.DLQURL, FIFO: c.Consume.Topic.FIFO},
 		Payloads:  &s3blob.S3{Client: cl.S3},
 		Incidents: &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable},
+		Breaker:   breaker,
 		Metrics:   rt.Metrics,
 		Log:       log,
 		Now:       rt.Now,

@@ -6,15 +6,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
@@ -164,4 +169,87 @@ func TestHonoursRetryAfterOnTheQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, outbox.StatusCompleted, rows[0].Status)
 	require.Contains(t, rows[0].LastError, "subscriber answered 503")
+}
+
+// The wired consumer-http has the topic's breaker: a subscriber that
+// answers 503 to everything trips it (its record in the events table goes
+// open), the consumer tells the subscriber-health function named by
+// HEALTH_FUNCTION through the Lambda API, and no message reaches the DLQ:
+// the last attempt of each is held instead of dead-lettered.
+func TestTheWiredConsumerTripsTheTopicsBreaker(t *testing.T) {
+	t.Parallel()
+	tp := topology.Topic{Name: "orders.events", Consumer: topology.ConsumerHTTP, BatchSize: 10,
+		ConsumerTimeout: 15 * time.Second, VisibilityTimeout: 60 * time.Second, MaxReceiveCount: 2, MaxOutboxAttempts: 5,
+		Breaker: topology.Breaker{TripAfter: 3, ProbeAfter: time.Minute}}
+	top := topology.Topology{
+		Topics:    []topology.Topic{tp},
+		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
+		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{tp.Name}}},
+	}
+	e := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	ctx := context.Background()
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	t.Cleanup(sub.Close)
+	var (
+		mu      sync.Mutex
+		notices []health.Notice
+	)
+	fns := lambdalocal.NewFunctions()
+	fns.Register("subscriber-health", func(_ context.Context, n health.Notice) error {
+		mu.Lock()
+		defer mu.Unlock()
+		notices = append(notices, n)
+		return nil
+	})
+	e.ServeFunctions(fns)
+
+	in := wiretest.Ingest(t, e, wiretest.Opts{})
+	for i := range 4 {
+		res, err := in.Publish(ctx, []byte(`{"id":"evt_trip_`+strconv.Itoa(i)+`","tenantId":"acme","type":"order.created","source":"shop","timestamp":"2026-12-02T11:59:00Z","payload":{"order":1}}`))
+		require.NoError(t, err)
+		require.Equal(t, envelope.StatusEnqueued, res.Status)
+	}
+	c := wiretest.HTTPConsumer(t, e, tp.Name, wiretest.Opts{Settings: map[string]string{
+		httpconsumerfn.EnvSubscriberURL: sub.URL + "/hook", httpconsumerfn.EnvSecret: testSecret, httpconsumerfn.EnvTimeout: "2s",
+		consumerfn.EnvBackoffBase: "1s", consumerfn.EnvHealthFunction: "subscriber-health",
+	}})
+	store := &dynamo.Breakers{Client: e.DynamoDB, Table: e.Resources.EventsTable}
+	q := e.Queue(tp.Name)
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		h, err := store.Get(ctx, tp.Name)
+		require.NoError(t, err)
+		if h.State == health.Open {
+			require.Contains(t, h.LastError, "503")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the breaker did not open: %+v", h)
+		msgs := e.ReceiveAll(ctx, q.URL, 4, 3*time.Second)
+		if len(msgs) == 0 {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, tp.ConsumerTimeout)
+		resp, err := c.Handle(lctx, lambdalocal.SQSEvent(q.ARN, msgs))
+		cancel()
+		require.NoError(t, err)
+		failed, err := lambdalocal.FailedItems(msgs, resp)
+		require.NoError(t, err)
+		for _, m := range msgs {
+			if !failed[aws.ToString(m.MessageId)] {
+				_, err := e.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle})
+				require.NoError(t, err)
+			}
+		}
+	}
+	// The notice is an asynchronous invoke: wait for it.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notices) > 0
+	}, 10*time.Second, 50*time.Millisecond)
+	mu.Lock()
+	require.Equal(t, health.Notice{Topic: tp.Name}, notices[0])
+	mu.Unlock()
+	visible, inflight := e.QueueDepth(ctx, q.DLQURL)
+	require.Zero(t, visible+inflight, "nothing dead-lettered")
 }

@@ -153,12 +153,13 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 	d := jobkinds.Deps{
 		Events:   exportSource{events, incidents},
 		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
-		Payloads: blobs, Objects: blobs, Bucket: c.Engine.Bucket,
+		Payloads: blobs, Objects: purgeObjects{blobs}, Bucket: c.Engine.Bucket,
 		Stripe:       stripe.New(secret.List{}, tenants, rt.Log),
 		Ingest:       &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
 		StripeTypes:  c.StripeTypes,
 		Imports:      importObjects{blobs},
 		ImportTuning: c.Import,
+		Now:          rt.Now,
 		StripeFor: func(tenant string) jobkinds.Canonicalizer {
 			// As the webhook attributes (account map, then metadata), with
 			// the import's tenant as the default: an event naming no tenant
@@ -177,6 +178,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 		Objects: purgeObjects{blobs}, Jobs: c.Store(cl.Clients), Tenants: c.PolicyTenants(cl.Clients),
 		ArchivePrefixes: c.ArchivePrefixes, JobsPrefix: jobs.ObjectPrefix, Now: rt.Now,
 	}
+	d.Rewrites = purgeObjects{blobs}
 	if c.HasStripeKey {
 		// Read on the first reconciliation step, not at cold start: most
 		// steps (exports, erasures) never need it.
@@ -200,7 +202,11 @@ var _ jobkinds.ImportBlobs = importObjects{}
 // purgeObjects adapts the S3 adapter to the retention purge's port.
 type purgeObjects struct{ *s3blob.S3 }
 
-var _ jobkinds.PurgeObjects = purgeObjects{}
+var (
+	_ jobkinds.PurgeObjects   = purgeObjects{}
+	_ jobkinds.ErasureObjects = purgeObjects{}
+	_ jobkinds.Rewrites       = purgeObjects{}
+)
 
 func (o purgeObjects) EraseUnder(ctx context.Context, bucket, prefix string, limit int) ([]jobkinds.ObjectVersion, bool, error) {
 	vs, more, err := o.S3.EraseUnder(ctx, bucket, prefix, limit)
@@ -209,6 +215,15 @@ func (o purgeObjects) EraseUnder(ctx context.Context, bucket, prefix string, lim
 		out[i] = jobkinds.ObjectVersion(v)
 	}
 	return out, more, err
+}
+
+func (o purgeObjects) ListVersions(ctx context.Context, bucket, prefix string) ([]jobkinds.StoredVersion, error) {
+	vs, err := o.S3.ListVersions(ctx, bucket, prefix)
+	out := make([]jobkinds.StoredVersion, len(vs))
+	for i, v := range vs {
+		out[i] = jobkinds.StoredVersion(v)
+	}
+	return out, err
 }
 
 func (o importObjects) Stat(ctx context.Context, bucket, key, versionID string) (jobkinds.ObjectInfo, error) {

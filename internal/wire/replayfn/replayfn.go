@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
@@ -22,6 +23,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
@@ -115,6 +117,10 @@ type Services struct {
 	Incidents *dynamo.Incidents
 	// Jobs is the job engine (nil without JOBS_TABLE).
 	Jobs *jobs.Engine
+	// Retention reads and sets tenants' retention policies (nil without
+	// JOBS_TABLE: they live in the jobs table); a shortened policy starts
+	// its purge through Jobs.
+	Retention *retention.Service
 }
 
 // NewServices builds the replay engine and the views.
@@ -126,6 +132,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	bodies := &incident.Bodies{Store: blobs, Bucket: c.Bucket}
 	var restarter replay.JobRestarter
 	var engine *jobs.Engine
+	var policies *retention.Service
 	if c.Jobs != nil {
 		// The kinds validate starts; their steps run in jobs-worker, so
 		// they need no ports here.
@@ -134,6 +141,9 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 			return Services{}, err
 		}
 		restarter, engine = e, e
+		if policies, err = c.Jobs.Retention(cl, e, rt); err != nil {
+			return Services{}, err
+		}
 	}
 	r, err := replay.New(c.Replay, replay.Deps{
 		Jobs:       restarter,
@@ -155,7 +165,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if err != nil {
 		return Services{}, err
 	}
-	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine}, nil
+	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine, Retention: policies}, nil
 }
 
 // New builds the replay function's handler.
@@ -168,5 +178,14 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	if s.Jobs != nil {
 		j = s.Jobs
 	}
-	return operator.NewFunction(s.Replay, s.Views, j), nil
+	// The topics' health for `evp topics`: a pause or resume takes effect
+	// when the subscriber-health function next runs (evp notifies it at
+	// once; see cmd/evp topics).
+	rt = rt.WithDefaults()
+	topics := &health.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable}, Topology: c.Topology, Log: rt.Log, Now: rt.Now}
+	f := operator.NewFunction(s.Replay, s.Views, j).WithTopics(topics)
+	if s.Retention != nil {
+		f.WithRetention(s.Retention)
+	}
+	return f, nil
 }

@@ -142,7 +142,7 @@ func Consumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consu
 	if !ok || k.Local == nil {
 		tb.Fatalf("wiretest: topic %q: kind %q has no local wiring", topic, tp.Consumer)
 	}
-	v, err := k.Local(context.Background(), envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology, env.Data(), o.runtime())
+	v, err := k.Local(context.Background(), envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology, consumerClients(env), o.runtime())
 	check(tb, err)
 	return v
 }
@@ -157,6 +157,12 @@ func HTTPConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *c
 func ArchiveConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *consume.Consumer {
 	tb.Helper()
 	return Consumer(tb, env, topic, o)
+}
+
+// consumerClients are a consumer's clients on env: the data path's, and
+// env's Lambda client (nil until env serves functions) for breaker notices.
+func consumerClients(env *awslocaltest.Env) consumerfn.Clients {
+	return consumerfn.Clients{Clients: env.Data(), Lambda: env.Lambda}
 }
 
 func consumerEnv(env *awslocaltest.Env, topic string, settings map[string]string) map[string]string {
@@ -224,7 +230,7 @@ func Admin(tb testing.TB, env *awslocaltest.Env, key string, o Opts) *admin.API 
 	o.Settings = s
 	cfg, err := adminfn.Load(o.reader(env), env.Topology)
 	check(tb, err)
-	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: env.Data()}, o.runtime())
+	v, err := adminfn.New(context.Background(), cfg, adminfn.Clients{Clients: env.Data(), Lambda: env.Lambda}, o.runtime())
 	check(tb, err)
 	return v
 }
@@ -246,7 +252,7 @@ func PurgeConsumer(tb testing.TB, env *awslocaltest.Env, topic string, o Opts) *
 	tb.Helper()
 	cfg, err := purgeconsumerfn.Load(envconf.FromMap(consumerEnv(env, topic, o.Settings)), env.Topology)
 	check(tb, err)
-	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: env.Data()}, o.runtime())
+	v, err := purgeconsumerfn.New(context.Background(), cfg, purgeconsumerfn.Clients{Clients: consumerClients(env)}, o.runtime())
 	check(tb, err)
 	return v
 }
