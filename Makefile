@@ -52,7 +52,7 @@ bench: deps ## Run the benchmarks and write docs/benchmarks.md and docs/cost.md 
 
 .PHONY: reliability
 reliability: deps ## Run the reliability scenarios at full size (10,000 events for the first) and write docs/reliability.md
-	mkdir -p .cache && set -o pipefail; $(GO) test ./internal/local/suites -run '^TestReliability' -count=1 -timeout 30m -v -reliability -reliability-report 2>&1 | tee .cache/reliability.log | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)|Error( Trace)?:|Messages:|_test.go:[0-9]+: '
+	mkdir -p .cache && set -o pipefail; $(GO) test ./internal/local/suites -run '^TestReliability' -count=1 -timeout 60m -v -reliability -reliability-report 2>&1 | tee .cache/reliability.log | grep -E '^(RELIABILITY|--- |ok|FAIL|PASS)|Error( Trace)?:|Messages:|_test.go:[0-9]+: '
 
 .PHONY: throughput-curve
 throughput-curve: deps ## Publish 100,000 events through the local stack (DynamoDB Local) and write its rate as the tables grow to docs/throughput-local.md

@@ -28,8 +28,9 @@ type Message struct {
 	Body []byte
 	// ReplayOf is the incident id when an operator replays an incident.
 	ReplayOf string
-	// DedupID overrides the FIFO deduplication id (default: the event id, so
-	// provider retries inside SQS's window are dropped). Each replay sets
+	// DedupID overrides the FIFO deduplication id (default: the event's
+	// key, so provider retries and re-drives inside SQS's window are
+	// dropped, and two tenants' events of one id are not). Each replay sets
 	// its own, so a second replay of one incident is not dropped as a copy
 	// of the first.
 	DedupID string

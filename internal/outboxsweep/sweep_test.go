@@ -40,6 +40,8 @@ type bundle struct {
 	tb        testing.TB
 }
 
+// topic is billing.events, a FIFO topic: a resend carries its event's
+// message group and deduplication id.
 const topic = topology.Billing
 
 func setup(t testing.TB) *bundle {
@@ -78,7 +80,7 @@ func (b *bundle) sweeperWith(cfg outboxsweep.Config, rows *dynamo.Events) *outbo
 		Rows:      rows,
 		Abandoner: &dynamo.Recovery{Events: rows, Incidents: b.incidents},
 		Incidents: b.incidents,
-		Sender:    &sqsqueue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs()},
+		Sender:    &sqsqueue.Sender{Client: b.env.SQS, URLs: b.env.Resources.QueueURLs(), FIFO: b.env.Topology.FIFOTopics()},
 		Bodies:    &incident.Bodies{Store: store, Bucket: b.env.Resources.Bucket},
 		Metrics:   &metric.Emitter{W: b.metrics},
 		Now:       b.clock.Now,
@@ -96,6 +98,7 @@ func (b *bundle) strand(t testing.TB, id string, leaseUntil time.Time) {
 		Event: envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 			Timestamp: t0, Payload: json.RawMessage(`{"invoice":"` + id + `"}`)},
 		Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(14 * 24 * time.Hour),
+		OrderingKey: "cus_" + id,
 	}
 	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
 		NextRetryAt: leaseUntil, LeaseUntil: leaseUntil, LeaseOwner: "ingest-died", CreatedAt: t0, UpdatedAt: t0}
@@ -110,12 +113,15 @@ func (b *bundle) row(t *testing.T, id string) outbox.Row {
 	return rows[0]
 }
 
-// received drains the topic queue and counts messages per event id.
+// received drains the topic queue and counts messages per event id; each
+// is in its event's message group (the tenant's customer).
 func (b *bundle) received(t *testing.T) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
 	for _, m := range b.env.ReceiveAll(context.Background(), b.env.Queue(topic).URL, 0, 0) {
-		counts[aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue)]++
+		id := aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue)
+		counts[id]++
+		require.Equal(t, "acme/cus_"+id, m.Attributes["MessageGroupId"], id)
 	}
 	return counts
 }

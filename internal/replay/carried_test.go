@@ -13,9 +13,11 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // A replayed message whose handler ran but whose completion the events
@@ -28,10 +30,21 @@ import (
 // row without a live lease, re-sent the event and reset the row, so the
 // copy's completion found the row moved on and was dropped while the new
 // message ran the side effect again.
+//
+// Completions travel in copies on standard topics only (a FIFO topic
+// acknowledges and leaves the row to the sweeper), so billing runs here as
+// a standard topic.
 func TestAReplayDoesNotRunAgainWhatACarriedCompletionIsRecording(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := setupPlatform(t)
+	top := topology.Default()
+	for i := range top.Topics {
+		if top.Topics[i].Name == topic {
+			top.Topics[i].FIFO = false
+		}
+	}
+	require.NoError(t, top.Validate())
+	p := setupPlatform(t, awslocaltest.WithTopology(top))
 	q := p.env.Queue(topic)
 
 	p.broken.Store(true)

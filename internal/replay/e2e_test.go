@@ -71,10 +71,10 @@ type platform struct {
 
 func (p *platform) now() time.Time { return time.Now().Add(time.Duration(p.skew.Load())) }
 
-func setupPlatform(t testing.TB) *platform {
+func setupPlatform(t testing.TB, opts ...awslocaltest.EnvOption) *platform {
 	t.Helper()
 	ctx := context.Background()
-	env := awslocaltest.NewEnv(t)
+	env := awslocaltest.NewEnv(t, opts...)
 	p := &platform{env: env, metrics: &testkit.Buffer{}}
 
 	// The alert topic, with a queue subscribed to read what operators get.
@@ -113,7 +113,7 @@ func setupPlatform(t testing.TB) *platform {
 			return nil
 		}),
 		Rows:      p.events,
-		Queue:     &sqsqueue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL},
+		Queue:     &sqsqueue.Source{Client: env.SQS, URL: env.Queue(topic).URL, DLQURL: env.Queue(topic).DLQURL, FIFO: billing.FIFO},
 		Payloads:  p.blobs,
 		Incidents: p.incidents,
 		Metrics:   metric.Discard(),

@@ -20,7 +20,14 @@ func Default() Topology {
 		Topics: []Topic{
 			{
 				// Money: small batches, quick turnaround, generous redrive.
-				Name: Billing, Consumer: ConsumerHTTP,
+				// FIFO: a subscriber sees one Stripe customer's events in
+				// the order they were accepted (invoice.created before
+				// invoice.paid, subscription updates in sequence); the
+				// group is the tenant's customer (else the tenant), so a
+				// customer whose events fail holds back only its own and
+				// every other customer's keep flowing. No batch window:
+				// SQS FIFO event sources take none.
+				Name: Billing, Consumer: ConsumerHTTP, FIFO: true,
 				BatchSize: 5, BatchWindow: 0, MaxConcurrency: 10,
 				ConsumerTimeout:   30 * time.Second,
 				VisibilityTimeout: EventSourceVisibility(30*time.Second, 0),

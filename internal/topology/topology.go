@@ -55,8 +55,9 @@ type Topic struct {
 	// MaxOutboxAttempts bounds the outbox sweeper's resends before the
 	// dispatch is abandoned to an incident.
 	MaxOutboxAttempts int
-	// FIFO topics keep order per message group (the envelope subject, else
-	// the tenant).
+	// FIFO topics keep order per message group: the tenant's sequence of
+	// the entity an event is about (subject.OrderingKey: the Stripe
+	// customer, an internal producer's subject), else the tenant's.
 	FIFO bool
 	// Breaker is the topic's subscriber-health policy (zero: the
 	// defaults).
@@ -224,6 +225,9 @@ func (t Topology) Validate() error {
 		}
 		if tp.BatchSize > 10 && tp.BatchWindow <= 0 {
 			errs = append(errs, fmt.Errorf("topic %q: batch size above 10 needs a batch window", tp.Name))
+		}
+		if tp.FIFO && tp.BatchWindow > 0 {
+			errs = append(errs, fmt.Errorf("topic %q: a FIFO topic takes no batch window (SQS FIFO event sources have none)", tp.Name))
 		}
 		if tp.BatchWindow < 0 || tp.BatchWindow > 5*time.Minute {
 			errs = append(errs, fmt.Errorf("topic %q: batch window %s out of range (0..5m)", tp.Name, tp.BatchWindow))

@@ -96,6 +96,7 @@ func TestValidateRejects(t *testing.T) {
 		"no consumer":            func(top *topology.Topology) { top.Topics[0].Consumer = "" },
 		"visibility too short":   func(top *topology.Topology) { top.Topics[0].VisibilityTimeout = time.Second },
 		"fifo batch too big":     func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchSize = 11 },
+		"fifo batch window":      func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchWindow = time.Second },
 		"big batch no window":    func(top *topology.Topology) { top.Topics[0].BatchSize = 50; top.Topics[0].BatchWindow = 0 },
 		"bad producer pattern":   func(top *topology.Topology) { top.Producers[0].Types = []string{"Stripe.*"} },
 		"producer without types": func(top *topology.Topology) { top.Producers[0].Types = nil },
@@ -136,4 +137,17 @@ func TestRedriveMaxReceiveCount(t *testing.T) {
 	require.Greater(t, tp.RedriveMaxReceiveCount(), (tp.BatchSize-1)*tp.MaxReceiveCount+tp.MaxReceiveCount-1, "a message's own last attempt comes before SQS would redrive it")
 	tp.MaxReceiveCount, tp.BatchSize = 200, 10
 	require.Equal(t, 1000, tp.RedriveMaxReceiveCount())
+}
+
+// Billing keeps each Stripe customer's events in order (a FIFO topic,
+// grouped by the tenant's customer); every other default topic is a
+// standard queue, a fair queue by tenant.
+func TestBillingIsOrderedPerCustomer(t *testing.T) {
+	t.Parallel()
+	top := topology.Default()
+	require.Equal(t, map[string]bool{topology.Billing: true}, top.FIFOTopics())
+	billing, _ := top.Topic(topology.Billing)
+	require.Zero(t, billing.BatchWindow, "FIFO event sources take no batch window")
+	require.LessOrEqual(t, billing.BatchSize, 10)
+	require.Equal(t, "evp-prod-billing-events.fifo", billing.QueueName("evp-prod"))
 }

@@ -43,9 +43,8 @@ func (p *Platform) newQueues() {
 				tp.Name, tp.VisibilityTimeout, tp.ConsumerTimeout, tp.BatchWindow, want))
 		}
 		id := logicalName(tp.Name)
-		dlq := awssqs.NewQueue(p.Stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+		dlqProps := &awssqs.QueueProps{
 			QueueName:       jsii.String(tp.DLQName(p.Stage.Prefix())),
-			Fifo:            fifo(tp.FIFO),
 			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:      jsii.Bool(true),
 			RetentionPeriod: duration(dlqRetention),
@@ -54,10 +53,11 @@ func (p *Platform) newQueues() {
 			// Queues hold messages in flight only: the ledger, outbox and
 			// incidents (retained tables) are the durable record.
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		q := awssqs.NewQueue(p.Stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
+		}
+		fifoQueue(dlqProps, tp.FIFO)
+		dlq := awssqs.NewQueue(p.Stack, jsii.String(id+"DLQ"), dlqProps)
+		qProps := &awssqs.QueueProps{
 			QueueName:         jsii.String(tp.QueueName(p.Stage.Prefix())),
-			Fifo:              fifo(tp.FIFO),
 			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:        jsii.Bool(true),
 			RetentionPeriod:   duration(queueRetention),
@@ -67,18 +67,40 @@ func (p *Platform) newQueues() {
 				MaxReceiveCount: jsii.Number(float64(tp.RedriveMaxReceiveCount())),
 			},
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
+		}
+		fifoQueue(qProps, tp.FIFO)
+		q := awssqs.NewQueue(p.Stack, jsii.String(id+"Queue"), qProps)
 		p.Queues[tp.Name] = &TopicQueues{Topic: tp, Queue: q, DLQ: dlq}
 	}
 }
 
-// fifo is nil for standard queues, which keeps FifoQueue out of their
-// template (it is a replacement-only property).
-func fifo(b bool) *bool {
-	if !b {
-		return nil
+// fifoQueue makes a FIFO topic's queue (and its DLQ: SQS requires the DLQ
+// of a FIFO queue to be FIFO) a high-throughput FIFO queue; a standard
+// queue's template keeps none of these properties (FifoQueue is a
+// replacement-only property).
+//
+//   - DeduplicationScope messageGroup and FifoThroughputLimit
+//     perMessageGroupId: a FIFO topic's groups are the tenants' entities
+//     (a Stripe customer each), thousands of them, each with a handful of
+//     events; the queue-wide limit (300 messages/s without batching) would
+//     cap the whole topic at one busy customer's rate, while per group it
+//     applies to each customer alone (AWS's high-throughput FIFO mode, which
+//     needs both settings).
+//   - Explicit deduplication ids, not content-based deduplication: the
+//     sender's id is the event's key (a provider retry or a re-drive of the
+//     same event inside the 5-minute window is dropped), a replay carries
+//     its own (replay:<incident>:<n>, so it is never dropped as a copy of
+//     the original whose body it repeats), a dead letter dlq:<message id>.
+//     A hash of the body would drop a replay and could not tell a re-drive
+//     whose body differs (a payload claim-checked since) from a new event.
+func fifoQueue(props *awssqs.QueueProps, fifo bool) {
+	if !fifo {
+		return
 	}
-	return jsii.Bool(true)
+	props.Fifo = jsii.Bool(true)
+	props.ContentBasedDeduplication = jsii.Bool(false)
+	props.DeduplicationScope = awssqs.DeduplicationScope_MESSAGE_GROUP
+	props.FifoThroughputLimit = awssqs.FifoThroughputLimit_PER_MESSAGE_GROUP_ID
 }
 
 // queueURLs is the JSON object topic → queue URL (or DLQ URL) the functions

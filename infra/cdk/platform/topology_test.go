@@ -17,10 +17,11 @@ import (
 )
 
 // Every topic of the topology has its queue and DLQ with the topology's
-// names and settings.
+// names and settings; billing.events is FIFO.
 func TestQueuePerTopic(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
+		require.True(t, s.p.Queues["billing.events"].Topic.FIFO, "billing keeps each customer's events in order")
 		queues := s.tpl.ofType("AWS::SQS::Queue")
 		require.Len(t, queues, 2*len(s.p.Topology.Topics)+4, "one queue and one DLQ per topic, the jobs queue and the imports queue and their DLQs")
 		for _, q := range []string{s.idOf(s.p.Imports.Queue), s.idOf(s.p.Imports.DLQ)} {
@@ -36,10 +37,21 @@ func TestQueuePerTopic(t *testing.T) {
 			require.Equal(t, float64(tp.RedriveMaxReceiveCount()), num(t, dig(q, "RedrivePolicy", "maxReceiveCount")), tp.Name)
 			require.Equal(t, dlqID, refID(dig(q, "RedrivePolicy", "deadLetterTargetArn")), tp.Name)
 			if tp.FIFO {
-				require.Equal(t, true, q["FifoQueue"])
-				require.Equal(t, true, dlq["FifoQueue"])
+				// High-throughput FIFO (limits per message group, the
+				// tenant's entity) with explicit deduplication ids, on the
+				// queue and its DLQ alike.
+				for _, props := range []map[string]any{q, dlq} {
+					require.Equal(t, true, props["FifoQueue"], tp.Name)
+					require.Equal(t, false, props["ContentBasedDeduplication"], tp.Name)
+					require.Equal(t, "messageGroup", props["DeduplicationScope"], tp.Name)
+					require.Equal(t, "perMessageGroupId", props["FifoThroughputLimit"], tp.Name)
+				}
 			} else {
-				require.Nil(t, q["FifoQueue"])
+				for _, props := range []map[string]any{q, dlq} {
+					for _, k := range []string{"FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"} {
+						require.Nil(t, props[k], "%s: a standard queue (a fair queue by tenant) sets no %s", tp.Name, k)
+					}
+				}
 			}
 		}
 	})

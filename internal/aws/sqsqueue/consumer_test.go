@@ -41,11 +41,11 @@ func TestDeadLetterKeepsTheMessageAndAddsTheReason(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
-	q := env.Resources.Queues[topology.Billing]
+	q := env.Resources.Queues[topology.Notifications] // a standard topic
 	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
 	attrs := map[string]events.SQSMessageAttribute{
 		outbox.AttrEventID: str("evt_1"), outbox.AttrTenantID: str("acme"), outbox.AttrType: str("stripe.invoice.paid"),
-		outbox.AttrTopic: str(topology.Billing), outbox.AttrReplayOf: str("inc_1"),
+		outbox.AttrTopic: str(topology.Notifications), outbox.AttrReplayOf: str("inc_1"),
 		// A stale reason from an earlier trip through the DLQ is replaced.
 		outbox.AttrErrorCode: str("old_code"),
 	}
@@ -84,7 +84,7 @@ func TestDelayReportsRefusedEntries(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
-	q := env.Resources.Queues[topology.Billing]
+	q := env.Resources.Queues[topology.Notifications] // a standard topic
 	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
 	var ds []consume.Delay
 	for i := range 12 {
@@ -103,7 +103,7 @@ func TestDelayRetriesAThrottledCall(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
-	q := env.Resources.Queues[topology.Billing]
+	q := env.Resources.Queues[topology.Notifications] // a standard topic
 	src := &sqsqueue.Source{Client: env.SQS, URL: q.URL, DLQURL: q.DLQURL}
 	_, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(`{"id":"evt_cmv"}`)})
 	require.NoError(t, err)

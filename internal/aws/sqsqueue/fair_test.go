@@ -20,7 +20,9 @@ import (
 
 // Every send to a standard queue carries its tenant as MessageGroupId, so
 // on AWS each standard queue is an SQS fair queue: topic sends (ingest, the
-// sweeper and replay all send through Sender), dead letters and job wakes.
+// sweeper and replay all send through Sender), dead letters, re-queued
+// copies and job wakes. (suites TestEveryStandardSendGroupsByTenant checks
+// the same of every send the whole local stack makes.)
 // Read back on receive through the real SDK client (SQS returns a standard
 // queue's group ids; the local SQS keeps them for that).
 func TestStandardSendsCarryTheTenantAsMessageGroup(t *testing.T) {
@@ -57,6 +59,21 @@ func TestStandardSendsCarryTheTenantAsMessageGroup(t *testing.T) {
 		dead[aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue)] = m.Attributes["MessageGroupId"]
 	}
 	require.Equal(t, map[string]string{"acme": "acme", "globex": "globex", "initech": "initech"}, dead)
+
+	// A re-queued copy (the breaker holding a message past its receives)
+	// keeps the group it was received with; one received without a group
+	// takes its tenant's.
+	for _, m := range []events.SQSMessage{
+		{MessageId: "m-held", Body: `{"id":"inq_held"}`, Attributes: map[string]string{"MessageGroupId": "acme"}, MessageAttributes: map[string]events.SQSMessageAttribute{outbox.AttrTenantID: str("acme")}},
+		{MessageId: "m-held-legacy", Body: `{"id":"inq_held_legacy"}`, MessageAttributes: map[string]events.SQSMessageAttribute{outbox.AttrTenantID: str("initech")}},
+	} {
+		require.NoError(t, src.Requeue(ctx, m, 0))
+	}
+	held := map[string]string{}
+	for _, m := range env.ReceiveAll(ctx, q.URL, 2, 5*time.Second) {
+		held[aws.ToString(m.MessageAttributes[outbox.AttrTenantID].StringValue)] = m.Attributes["MessageGroupId"]
+	}
+	require.Equal(t, map[string]string{"acme": "acme", "initech": "initech"}, held)
 
 	// Job wakes: the jobs queue is a fair queue by tenant too.
 	w := &sqsqueue.Waker{Client: env.SQS, URL: env.Resources.JobsQueue.URL}

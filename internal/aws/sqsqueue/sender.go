@@ -48,9 +48,18 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 		in.MessageGroupId = aws.String(TenantGroup(m.TenantID))
 	} else {
 		in.MessageGroupId = aws.String(OrderingGroup(m.TenantID, m.OrderingKey))
-		// The event id dedupes provider retries inside SQS's 5-minute
-		// window; a replay must get through, so it carries its own id.
+		// The event's key dedupes provider retries and re-drives inside
+		// SQS's 5-minute window; a replay must get through, so it carries
+		// its own id. The key, not the id: an internal producer's id is
+		// unique within its tenant only (the key is <tenant>/<id>), and a
+		// queue whose deduplication scope is the queue (SQS's default, and
+		// the local SQS's only one) would drop one tenant's event as a copy
+		// of another's. Explicit ids rather than content-based
+		// deduplication: a replay's body is the original's.
 		dedup := m.DedupID
+		if dedup == "" {
+			dedup = m.Key
+		}
 		if dedup == "" {
 			dedup = m.EventID
 		}

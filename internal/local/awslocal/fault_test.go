@@ -36,7 +36,7 @@ func TestFaultsTimesAndResource(t *testing.T) {
 	t.Parallel()
 	env := awslocaltest.NewEnv(t)
 	ctx := context.Background()
-	billing := env.Queue(topology.Billing)
+	notify := env.Queue(topology.Notifications) // a standard queue: plain sends
 	crm := env.Queue(topology.CRM)
 	var wire attempts
 	client := sqs.NewFromConfig(env.Config(), func(o *sqs.Options) {
@@ -48,15 +48,15 @@ func TestFaultsTimesAndResource(t *testing.T) {
 		return err
 	}
 
-	env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: billing.URL, Times: 2})
+	env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: notify.URL, Times: 2})
 	require.NoError(t, send(crm.URL), "other queues are unaffected")
 	require.Equal(t, int32(1), wire.n.Load())
 	for range 2 {
-		err := send(billing.URL)
+		err := send(notify.URL)
 		requireAPIError(t, err, "InternalError")
 	}
 	require.Equal(t, int32(1), wire.n.Load(), "injected before the retryer: nothing went on the wire")
-	require.NoError(t, send(billing.URL), "the fault retired after 2")
+	require.NoError(t, send(notify.URL), "the fault retired after 2")
 	require.Equal(t, 2, env.Faults.Injected("SendMessage"))
 	require.Equal(t, 2, env.Faults.Injected("SQS.SendMessage"))
 	require.Zero(t, env.Faults.Injected("DynamoDB.SendMessage"))
@@ -66,7 +66,7 @@ func TestFaultsTimesAndResource(t *testing.T) {
 	remove := env.Faults.Add(awslocal.Fault{Service: "SQS", Resource: topology.Default().Topics[2].QueueName(env.Prefix)})
 	require.Error(t, send(crm.URL))
 	require.Error(t, send(crm.URL), "Times 0: every call until removed")
-	require.NoError(t, send(billing.URL))
+	require.NoError(t, send(notify.URL))
 	remove()
 	remove()
 	require.NoError(t, send(crm.URL))

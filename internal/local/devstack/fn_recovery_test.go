@@ -49,12 +49,12 @@ func TestRecoveryFunctionsRunInTheLocalStack(t *testing.T) {
 
 	// A dead letter on a topic's DLQ is drained by the archiver's event
 	// source into an incident the replay function lists.
-	q := st.Resources.Queues[topology.Billing]
+	q := st.Resources.Queues[topology.CRM]
 	_, err = st.Clients.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.DLQURL), MessageBody: aws.String("not an envelope")})
 	require.NoError(t, err)
 	var page incident.Page
 	require.Eventually(t, func() bool {
-		invoke(devstack.FunctionReplay, map[string]any{"action": "list", "query": map[string]any{"topic": topology.Billing}}, &page)
+		invoke(devstack.FunctionReplay, map[string]any{"action": "list", "query": map[string]any{"topic": topology.CRM}}, &page)
 		return len(page.Incidents) == 1
 	}, 15*time.Second, 100*time.Millisecond)
 	require.True(t, page.Incidents[0].Raw)

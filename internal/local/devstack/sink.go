@@ -77,6 +77,10 @@ type Sink struct {
 	// failing as a whole: an HTTP status (0 or 2xx accepts) and a
 	// Retry-After in seconds (a reliability run's flaky subscriber).
 	Decide func(topic, eventID string) (status, retryAfter int)
+	// Latency, when set, is how long the sink takes to answer each
+	// delivery of a topic (recorded as it arrives): a subscriber slower
+	// than what is published, for a backlog to form (a reliability run).
+	Latency func(topic string) time.Duration
 
 	mu      sync.Mutex
 	byTopic map[string][]Delivery
@@ -216,6 +220,12 @@ func (k *Sink) routes(mux *http.ServeMux) {
 			return
 		}
 		answer := k.record(r.PathValue("topic"), r, body)
+		if k.Latency != nil {
+			select {
+			case <-time.After(k.Latency(r.PathValue("topic"))):
+			case <-r.Context().Done():
+			}
+		}
 		if answer.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(answer.RetryAfter))
 		}

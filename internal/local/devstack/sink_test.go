@@ -148,3 +148,21 @@ func TestSinkRecordsWhetherTheSignatureVerifies(t *testing.T) {
 	}
 	require.Equal(t, devstack.SignatureVerified, sinkGet(t, url[:strings.LastIndex(url, "/")]+"?topic="+topic).Deliveries[0].Signature, "in the JSON view too")
 }
+
+// A slow subscriber: the sink answers a topic's deliveries after its
+// latency (checked as a lower bound, which load cannot break).
+func TestSinkAnswersAfterItsLatency(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	st.Sink.Latency = func(topic string) time.Duration {
+		if topic == "crm.sync" {
+			return 300 * time.Millisecond
+		}
+		return 0
+	}
+	start := time.Now()
+	code, _, _ := do(t, http.MethodPost, st.URL()+devstack.SinkPath+"/crm.sync", `{"id":"inq_slow"}`, nil)
+	require.Equal(t, http.StatusOK, code)
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "answered after the latency")
+	require.Len(t, st.Sink.Deliveries("crm.sync"), 1)
+}

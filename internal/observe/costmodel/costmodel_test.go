@@ -1,9 +1,12 @@
 package costmodel
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
@@ -97,6 +100,28 @@ func TestPricesTotal(t *testing.T) {
 	t.Parallel()
 	u := Units{WRU: 1e6, SQSRequests: 1e6, APIRequests: 1e6}
 	require.InDelta(t, 0.625+0.40+1.00, USEast1.Total(u), 1e-9)
+	u.SQSFIFORequests = 1e6
+	require.InDelta(t, 0.625+0.40+0.50+1.00, USEast1.Total(u), 1e-9, "a FIFO request costs more than a standard one")
 	lines := USEast1.Dollars(u)
 	require.Equal(t, "API Gateway", lines[0].Item, "largest first")
+}
+
+// A FIFO queue's requests are priced as FIFO requests, whatever the call.
+func TestFIFOQueueCallsAreFIFORequests(t *testing.T) {
+	t.Parallel()
+	std, fifo := aws.String("https://sqs.us-east-1.amazonaws.com/1/evp-prod-crm-sync"), aws.String("https://sqs.us-east-1.amazonaws.com/1/evp-prod-billing-events.fifo")
+	body := aws.String(strings.Repeat("x", 70<<10)) // two 64 KiB chunks
+	for _, tc := range []struct {
+		name string
+		in   func(url *string) any
+		want float64
+	}{
+		{"send", func(u *string) any { return &sqs.SendMessageInput{QueueUrl: u, MessageBody: body} }, 2},
+		{"receive", func(u *string) any { return &sqs.ReceiveMessageInput{QueueUrl: u} }, 1},
+		{"delete", func(u *string) any { return &sqs.DeleteMessageBatchInput{QueueUrl: u} }, 1},
+		{"visibility", func(u *string) any { return &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: u} }, 1},
+	} {
+		require.Equal(t, Units{SQSRequests: tc.want}, callUnits(tc.in(std), nil), tc.name)
+		require.Equal(t, Units{SQSFIFORequests: tc.want}, callUnits(tc.in(fifo), nil), tc.name)
+	}
 }

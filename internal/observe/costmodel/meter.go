@@ -123,9 +123,20 @@ func (m *Meter) APIOption(stack *middleware.Stack) error {
 			return out, md, err
 		}
 		count()
-		m.add(requestUnits(in.Parameters, out.Result))
+		m.add(callUnits(in.Parameters, out.Result))
 		return out, md, err
 	}), middleware.After)
+}
+
+// callUnits prices a call of a service billed per request: requestUnits,
+// with a FIFO queue's requests as SQSFIFORequests (SQS names every FIFO
+// queue <name>.fifo).
+func callUnits(in, out any) Units {
+	u := requestUnits(in, out)
+	if strings.HasSuffix(queueURL(in), ".fifo") {
+		u.SQSFIFORequests, u.SQSRequests = u.SQSRequests, 0
+	}
+	return u
 }
 
 // requestUnits prices a call of a service billed per request.
@@ -164,6 +175,29 @@ func requestUnits(in, out any) Units {
 	// Lambda invocations are billed where they run (Invocation); deletes
 	// in S3 and control-plane calls are free.
 	return Units{}
+}
+
+// queueURL is the queue an SQS call is about ("" for any other call).
+func queueURL(in any) string {
+	switch in := in.(type) {
+	case *sqs.SendMessageInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.SendMessageBatchInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.ReceiveMessageInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.DeleteMessageInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.DeleteMessageBatchInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.ChangeMessageVisibilityInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.ChangeMessageVisibilityBatchInput:
+		return aws.ToString(in.QueueUrl)
+	case *sqs.GetQueueAttributesInput:
+		return aws.ToString(in.QueueUrl)
+	}
+	return ""
 }
 
 func attrsSize(attrs map[string]sqstypes.MessageAttributeValue) int {

@@ -8,8 +8,8 @@ type Prices struct {
 	AsOf, Region string
 	// DynamoDB on-demand, per request unit.
 	WRU, RRU float64
-	// SQS standard queues, per request.
-	SQSRequest float64
+	// SQS standard queues and FIFO queues, per request (64 KiB chunk).
+	SQSRequest, SQSFIFORequest float64
 	// S3 Standard, per request.
 	S3Tier1, S3Tier2 float64
 	SNSRequest       float64
@@ -32,8 +32,8 @@ type Prices struct {
 var USEast1 = Prices{
 	AsOf: "2026-12-01", Region: "us-east-1",
 	WRU: 0.625 / 1e6, RRU: 0.125 / 1e6,
-	SQSRequest: 0.40 / 1e6,
-	S3Tier1:    0.005 / 1e3, S3Tier2: 0.0004 / 1e3,
+	SQSRequest: 0.40 / 1e6, SQSFIFORequest: 0.50 / 1e6,
+	S3Tier1: 0.005 / 1e3, S3Tier2: 0.0004 / 1e3,
 	SNSRequest:     0.50 / 1e6,
 	SecretsRequest: 0.05 / 1e4,
 	LambdaRequest:  0.20 / 1e6, LambdaGBSecond: 0.0000133334,
@@ -55,7 +55,7 @@ func (p Prices) Dollars(u Units) []Line {
 	lines := []Line{
 		{"DynamoDB writes", u.WRU * p.WRU},
 		{"DynamoDB reads", u.RRU * p.RRU},
-		{"SQS requests", u.SQSRequests * p.SQSRequest},
+		{"SQS requests", u.SQSRequests*p.SQSRequest + u.SQSFIFORequests*p.SQSFIFORequest},
 		{"S3 requests", u.S3Tier1*p.S3Tier1 + u.S3Tier2*p.S3Tier2},
 		{"SNS", u.SNSRequests * p.SNSRequest},
 		{"Secrets Manager", u.SecretsRequests * p.SecretsRequest},

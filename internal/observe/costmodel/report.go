@@ -115,6 +115,7 @@ func Growth(committed, got Report) []string {
 		check("DynamoDB WRU", g.Units.WRU, c.Units.WRU, 0.15)
 		check("DynamoDB RRU", g.Units.RRU, c.Units.RRU, 0.15)
 		check("SQS requests", g.Units.SQSRequests, c.Units.SQSRequests, 0)
+		check("SQS FIFO requests", g.Units.SQSFIFORequests, c.Units.SQSFIFORequests, 0)
 		check("S3 tier-1 requests", g.Units.S3Tier1, c.Units.S3Tier1, 0)
 		check("S3 tier-2 requests", g.Units.S3Tier2, c.Units.S3Tier2, 0)
 		check("SNS requests", g.Units.SNSRequests, c.Units.SNSRequests, 0)
@@ -176,12 +177,12 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 	}
 
 	fmt.Fprintln(w, "\n## Per path, per event")
-	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
+	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req (FIFO) | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, pa := range r.Paths {
 		u := pa.Units
-		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s/%s | %s | %.5f | %s | %.0f | %.3f |\n", pa.Name, usd(p.Total(u)*1e6),
-			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
+		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s (%s) | %s/%s | %s | %.5f | %s | %.0f | %.3f |\n", pa.Name, usd(p.Total(u)*1e6),
+			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests+u.SQSFIFORequests), num(u.SQSFIFORequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
 			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes, u.Traces)
 	}
 	renderCompute(w, r)

@@ -11,8 +11,12 @@ type Units struct {
 	RRU float64 `json:"rru"`
 	// WRUIndex is the part of WRU spent on global secondary indexes.
 	WRUIndex float64 `json:"wruIndex"`
-	// SQS requests, each 64 KiB chunk of a payload counting as one.
+	// SQS requests on standard queues, each 64 KiB chunk of a payload
+	// counting as one.
 	SQSRequests float64 `json:"sqsRequests"`
+	// SQSFIFORequests are the same on FIFO queues, which SQS prices
+	// higher.
+	SQSFIFORequests float64 `json:"sqsFifoRequests"`
 	// S3 requests: tier 1 (PUT, COPY, POST, LIST), tier 2 (GET, HEAD).
 	S3Tier1 float64 `json:"s3Tier1"`
 	S3Tier2 float64 `json:"s3Tier2"`
@@ -40,6 +44,7 @@ func (u *Units) Add(o Units) {
 	u.RRU += o.RRU
 	u.WRUIndex += o.WRUIndex
 	u.SQSRequests += o.SQSRequests
+	u.SQSFIFORequests += o.SQSFIFORequests
 	u.S3Tier1 += o.S3Tier1
 	u.S3Tier2 += o.S3Tier2
 	u.SNSRequests += o.SNSRequests
@@ -63,7 +68,7 @@ func (u Units) Per(n int) Units {
 // Scale multiplies every unit by f.
 func (u Units) Scale(f float64) Units {
 	return Units{
-		WRU: u.WRU * f, RRU: u.RRU * f, WRUIndex: u.WRUIndex * f, SQSRequests: u.SQSRequests * f,
+		WRU: u.WRU * f, RRU: u.RRU * f, WRUIndex: u.WRUIndex * f, SQSRequests: u.SQSRequests * f, SQSFIFORequests: u.SQSFIFORequests * f,
 		S3Tier1: u.S3Tier1 * f, S3Tier2: u.S3Tier2 * f, SNSRequests: u.SNSRequests * f, SecretsRequests: u.SecretsRequests * f,
 		LambdaInvocations: u.LambdaInvocations * f, LambdaGBSeconds: u.LambdaGBSeconds * f, APIRequests: u.APIRequests * f,
 		LogBytes: u.LogBytes * f, Traces: u.Traces * f, EventBridgeEvents: u.EventBridgeEvents * f,

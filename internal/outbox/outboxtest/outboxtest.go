@@ -132,4 +132,23 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts := slices.Sorted(maps.Values(groups))
 		require.Equal(t, []int{1, 1, 4}, counts, "one group per tenant and key (the tenant without one): acme's four of cus_1 share one, globex's cus_1 is its own")
 	})
+
+	t.Run("FIFODeduplicatesPerTenant", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		// Internal producers' ids are unique per tenant only: acme's and
+		// globex's evt_9 are two events, and neither may be dropped as a
+		// copy of the other, whatever the queue's deduplication scope.
+		a := message(h.FIFO, "evt_9", "", `{"id":"evt_9","tenantId":"acme"}`)
+		b := message(h.FIFO, "evt_9", "", `{"id":"evt_9","tenantId":"globex"}`)
+		b.TenantID, b.Key = "globex", "globex/evt_9"
+		require.NoError(t, h.Sender.Send(ctx, a))
+		require.NoError(t, h.Sender.Send(ctx, b))
+		require.NoError(t, h.Sender.Send(ctx, b), "a retry of one of them is still dropped")
+		tenants := map[string]int{}
+		for _, d := range h.Receive(t, h.FIFO) {
+			tenants[d.Attributes[outbox.AttrTenantID]]++
+		}
+		require.Equal(t, map[string]int{"acme": 1, "globex": 1}, tenants)
+	})
 }
