@@ -761,7 +761,7 @@ Where the targets stand (issue 25, round 2): **≤ 11 WRU on the Stripe path: re
 the internal 2-topic path: reached (17)**; **≤ $10.00 per million on the Stripe reference: reached by the levers at
 the billing consumer's deployed batch of 5 ($9.41; $10.35 one event per consumer invocation), then $10.66 batched
 and $11.61 unbatched with the subject identifier indexes (2 WRU, $1.25 per million), and $10.84 batched and $11.91
-unbatched with `+"`billing.events`"+` a FIFO topic (issue 24: per-customer order, SQS's FIFO price)**. The guarantee those two index
+unbatched with ` + "`billing.events`" + ` a FIFO topic (issue 24: per-customer order, SQS's FIFO price)**. The guarantee those two index
 writes buy is erasure by index (issue 23: a subject's events and incidents found without reading the tenant, incidents
 whose event expired included): indexing only the ordering key (the Stripe customer; an internal event's subject)
 would save 1 WRU ($0.625 per million: $10.04 batched) and find a Stripe event by its customer only, not by its
