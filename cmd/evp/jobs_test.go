@@ -123,7 +123,7 @@ func TestProgressLine(t *testing.T) {
 func TestJobsViewWaitShowsProgress(t *testing.T) {
 	t.Parallel()
 	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
-		Settings: map[string]string{jobsworkerfn.EnvImportStepRecords: "10"}})
+		Settings: map[string]string{jobsworkerfn.EnvImportStepRecords: "5"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	ctx := context.Background()
@@ -135,19 +135,22 @@ func TestJobsViewWaitShowsProgress(t *testing.T) {
 	_, err = st.Clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(st.Resources.Bucket), Key: aws.String(key), Body: bytes.NewReader(body.Bytes())})
 	require.NoError(t, err)
 
-	out, err := run(t, ctx, "", "jobs", "start", "file-import", "--url", st.URL(), "--tenant", "acme", "--key", "view-1", "--arg", "key="+key)
-	require.NoError(t, err, out)
-	id := regexp.MustCompile(`job_[0-9a-f]{32}`).FindString(out)
-	require.NotEmpty(t, id, out)
+	// The stack's S3 notification starts the import.
+	var id string
+	require.Eventually(t, func() bool {
+		out, err := run(t, ctx, "", "jobs", "list", "--url", st.URL(), "--tenant", "acme", "--kind", "file-import")
+		id = regexp.MustCompile(`job_[0-9a-f]{32}`).FindString(out)
+		return err == nil && id != ""
+	}, 30*time.Second, 50*time.Millisecond)
 
-	out, err = run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--wait", id)
+	out, err := run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--wait", id)
 	require.NoError(t, err, out)
 	require.Regexp(t, `Status\s+completed`, out)
 	total := body.Len()
 	require.Regexp(t, fmt.Sprintf(`Progress\s+%d of %d bytes \(100%%\); accepted 200, duplicates 0, read 200, rejected 0`, total, total), out)
-	// Lines while it ran (not a terminal: one per change), each with the
-	// progress the last committed step reported once there was one.
-	require.Regexp(t, id+` (queued|running)\s+step \d+, attempt \d+, generation 1`, out)
+	// Lines while it ran (not a terminal: one per change), with the
+	// progress the last committed step reported.
+	require.Regexp(t, id+` (queued|running)\s+step \d+, attempt \d+, generation 1; \d+ of \d+ bytes \(\d+%\); accepted \d+, duplicates 0, read \d+, rejected 0\n`, out)
 
 	_, err = run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--wait", "job_00000000000000000000000000000000")
 	require.ErrorContains(t, err, "not_found")
