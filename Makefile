@@ -58,6 +58,10 @@ reliability: deps ## Run the reliability scenarios at full size (10,000 events f
 throughput-curve: deps ## Publish 100,000 events through the local stack (DynamoDB Local) and write its rate as the tables grow to docs/throughput-local.md
 	set -o pipefail; $(GO) test ./internal/local/suites -run '^TestThroughputCurve$$' -count=1 -timeout 60m -v -throughput-curve=$(or $(EVENTS),100000) -throughput-dynamodb=$(or $(EVP_DYNAMODB),local) | grep -E '^(THROUGHPUT|\||--- |ok|FAIL|PASS)'
 
+.PHONY: import-throughput
+import-throughput: deps ## Import a file of RECORDS (default 100,000) audit envelopes on the local stack (DynamoDB Local) and print the rate, calls per record and load average (docs/jobs.md)
+	set -o pipefail; EVP_REQUIRE_DYNAMODB_LOCAL=1 $(GO) test ./internal/local/devstack -run '^TestImportThroughput$$' -count=1 -timeout 120m -v -import-throughput=$(or $(RECORDS),100000) | grep -E '^ *(import_throughput_test|--- |ok|FAIL|PASS)'
+
 .PHONY: measure-export
 measure-export: deps ## Measure the peak RSS of a tenant export of 200 events of 1 MiB against jobs-worker's deployed memory (docs/jobs.md)
 	$(GO) test ./internal/jobkinds -run '^TestExportPeakRSS$$' -count=1 -timeout 20m -v -export-rss | grep -E 'peak RSS|--- |ok|FAIL'

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,10 +129,20 @@ func waitJob(ctx context.Context, op actions, j jobs.Job, progress io.Writer) (j
 	}()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	last := ""
 	for !j.Status.Terminal() {
-		if tty {
-			fmt.Fprintf(progress, "\r%s %-9s step %d, attempt %d, generation %d   ", j.ID, j.Status, j.Steps, max(j.Attempts, 1), j.Generation)
+		line := fmt.Sprintf("%s %-9s step %d, attempt %d, generation %d", j.ID, j.Status, j.Steps, max(j.Attempts, 1), j.Generation)
+		if p := progressLine(j.Progress); p != "" {
+			line += "; " + p
 		}
+		switch {
+		case tty:
+			fmt.Fprintf(progress, "\r%s   ", line)
+		case line != last:
+			// Not a terminal (a log, CI): a line each time it moves.
+			fmt.Fprintln(progress, line)
+		}
+		last = line
 		select {
 		case <-ctx.Done():
 			return j, fmt.Errorf("job %s is still %s: %w (it keeps running; `evp jobs view %s`)", j.ID, j.Status, ctx.Err(), j.ID)
@@ -144,17 +156,72 @@ func waitJob(ctx context.Context, op actions, j jobs.Job, progress io.Writer) (j
 }
 
 func newJobsViewCmd(t *target) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON, wait bool
+		timeout      time.Duration
+	)
 	cmd := &cobra.Command{
-		Use:   "view <job-id>",
-		Short: "Show a job: status, steps, result or error",
-		Args:  cobra.ExactArgs(1),
+		Use:     "view <job-id> [--wait]",
+		Short:   "Show a job: status, steps, progress, result or error",
+		Example: "  evp jobs view job_0123… --wait   # follow its progress until it ends",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobGet, JobID: args[0]}, asJSON)
+			get := operator.Call{Action: operator.ActionJobGet, JobID: args[0]}
+			if !wait {
+				return jobCall(cmd, t, get, asJSON)
+			}
+			op, err := t.actions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var j jobs.Job
+			if err := op.call(cmd.Context(), get, &j); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			if j, err = waitJob(ctx, op, j, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), j)
+			}
+			renderJobView(cmd.OutOrStdout(), j)
+			if j.Status != jobs.StatusCompleted {
+				return fmt.Errorf("job %s ended %s", j.ID, j.Status)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the job ends, showing its progress (a line redrawn on a terminal, a line per change otherwise)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// progressLine renders a job's progress: "700 of 1400 bytes (50%); read 3,
+// accepted 2, …" (the counts in name order; "" when the job reports none).
+func progressLine(p *jobs.Progress) string {
+	if p == nil {
+		return ""
+	}
+	unit := p.Unit
+	if unit == "" {
+		unit = "units"
+	}
+	s := fmt.Sprintf("%d %s", p.Done, unit)
+	if p.Total > 0 {
+		s = fmt.Sprintf("%d of %d %s (%d%%)", p.Done, p.Total, unit, p.Done*100/p.Total)
+	}
+	if len(p.Counts) > 0 {
+		names := slices.Sorted(maps.Keys(p.Counts))
+		counts := make([]string, len(names))
+		for i, n := range names {
+			counts[i] = fmt.Sprintf("%s %d", n, p.Counts[n])
+		}
+		s += "; " + strings.Join(counts, ", ")
+	}
+	return s
 }
 
 func newJobsCancelCmd(t *target) *cobra.Command {
@@ -274,6 +341,9 @@ func renderJobView(w io.Writer, j jobs.Job) {
 	row("Status", string(j.Status))
 	row("Generation", fmt.Sprint(j.Generation))
 	row("Steps", fmt.Sprint(j.Steps))
+	if p := progressLine(j.Progress); p != "" {
+		row("Progress", p)
+	}
 	if j.Attempts > 0 {
 		row("Attempts", fmt.Sprint(j.Attempts))
 	}

@@ -1,15 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -85,4 +94,64 @@ func TestJobsCommands(t *testing.T) {
 		return err == nil && json.Unmarshal([]byte(out), &j) == nil && j.Status == jobs.StatusCompleted
 	}, 20*time.Second, 100*time.Millisecond)
 	require.Equal(t, 2, j.Generation)
+}
+
+func TestProgressLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		p    *jobs.Progress
+		want string
+	}{
+		{"none", nil, ""},
+		{"of a total", &jobs.Progress{Done: 700, Total: 1400, Unit: "bytes"}, "700 of 1400 bytes (50%)"},
+		{"no total", &jobs.Progress{Done: 12, Unit: "events"}, "12 events"},
+		{"no unit", &jobs.Progress{Done: 3, Total: 4}, "3 of 4 units (75%)"},
+		{"counts in name order", &jobs.Progress{Done: 1400, Total: 1400, Unit: "bytes", Counts: map[string]int64{"read": 3, "accepted": 2, "rejected": 1}},
+			"1400 of 1400 bytes (100%); accepted 2, read 3, rejected 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, progressLine(tc.p))
+		})
+	}
+}
+
+// `evp jobs view --wait` follows a running file import to its end,
+// printing its progress (bytes read of the file's, the records' counts)
+// as it moves and in the final view.
+func TestJobsViewWaitShowsProgress(t *testing.T) {
+	t.Parallel()
+	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil),
+		Settings: map[string]string{jobsworkerfn.EnvImportStepRecords: "5"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := context.Background()
+	var body bytes.Buffer
+	for i := range 200 {
+		fmt.Fprintf(&body, `{"schemaVersion":1,"id":"imp-view-%03d","type":"audit.record.imported","source":"platform","timestamp":"2026-12-01T10:00:00Z","payload":{"i":%d}}`+"\n", i, i)
+	}
+	key := "imports/acme/view.ndjson"
+	_, err = st.Clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(st.Resources.Bucket), Key: aws.String(key), Body: bytes.NewReader(body.Bytes())})
+	require.NoError(t, err)
+
+	// The stack's S3 notification starts the import.
+	var id string
+	require.Eventually(t, func() bool {
+		out, err := run(t, ctx, "", "jobs", "list", "--url", st.URL(), "--tenant", "acme", "--kind", "file-import")
+		id = regexp.MustCompile(`job_[0-9a-f]{32}`).FindString(out)
+		return err == nil && id != ""
+	}, 30*time.Second, 50*time.Millisecond)
+
+	out, err := run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--wait", id)
+	require.NoError(t, err, out)
+	require.Regexp(t, `Status\s+completed`, out)
+	total := body.Len()
+	require.Regexp(t, fmt.Sprintf(`Progress\s+%d of %d bytes \(100%%\); accepted 200, duplicates 0, read 200, rejected 0`, total, total), out)
+	// Lines while it ran (not a terminal: one per change), with the
+	// progress the last committed step reported.
+	require.Regexp(t, id+` (queued|running)\s+step \d+, attempt \d+, generation 1; \d+ of \d+ bytes \(\d+%\); accepted \d+, duplicates 0, read \d+, rejected 0\n`, out)
+
+	_, err = run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--wait", "job_00000000000000000000000000000000")
+	require.ErrorContains(t, err, "not_found")
 }

@@ -29,6 +29,7 @@ type JobView struct {
 	Status         jobs.Status     `json:"status"`
 	Generation     int             `json:"generation"`
 	Steps          int             `json:"steps"`
+	Progress       *jobs.Progress  `json:"progress,omitempty"`
 	Attempts       int             `json:"attempts"`
 	Args           json.RawMessage `json:"args"`
 	Result         json.RawMessage `json:"result,omitempty"`
@@ -43,7 +44,7 @@ type JobView struct {
 // ViewOfJob is j as JobView shows it.
 func ViewOfJob(j jobs.Job) JobView {
 	v := JobView{JobID: j.ID, Kind: j.Kind, TenantID: j.TenantID, IdempotencyKey: j.IdempotencyKey, Status: j.Status,
-		Generation: j.Generation, Steps: j.Steps, Attempts: j.Attempts, Args: j.Args, Result: j.Result, Error: j.Error,
+		Generation: j.Generation, Steps: j.Steps, Progress: j.Progress, Attempts: j.Attempts, Args: j.Args, Result: j.Result, Error: j.Error,
 		IncidentID: j.IncidentID, CreatedAt: rfc3339(j.CreatedAt), UpdatedAt: rfc3339(j.UpdatedAt)}
 	if !j.FinishedAt.IsZero() {
 		v.FinishedAt = rfc3339(j.FinishedAt)

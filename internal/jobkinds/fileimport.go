@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +86,11 @@ type importCheckpoint struct {
 	EOF      bool     `json:"eof,omitempty"`
 	Parts    []string `json:"parts,omitempty"` // error report parts
 	Reported int64    `json:"reported,omitempty"`
+	// Acked are the records ("line.index") of the batch at Offset that an
+	// attempt which then failed had stored: that attempt counted nothing,
+	// so the retry counts them accepted, not duplicates (a fresh file
+	// shows no duplicates however often a batch is retried).
+	Acked []string `json:"acked,omitempty"`
 	ImportResult
 }
 
@@ -256,16 +263,45 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 	if dl, ok := ctx.Deadline(); ok && dl.Add(-15*time.Second).Before(stop) {
 		stop = dl.Add(-15 * time.Second)
 	}
+	// Publishing stops 10 s before the step must end, so a batch cut short
+	// still leaves time to commit what the step did.
+	pctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
+		defer cancel()
+	}
+	acked := make(map[string]bool, len(cp.Acked))
+	for _, k := range cp.Acked {
+		acked[k] = true
+	}
 	var report []ImportError
 	records := 0
 	for {
+		linesBefore := cp.Lines
 		batch, n, eof, readErr := readBatch(ctx, lr, parser, &cp, min(opt.BatchRecords, opt.StepRecords-records))
 		if readErr != nil && len(batch) == 0 {
 			return jobs.Outcome{}, readFailure(readErr)
 		}
-		results, err := publishBatch(ctx, d.Ingest, batch, opt.Concurrency)
+		results, err := publishBatch(pctx, d.Ingest, batch, opt.Concurrency)
 		if err != nil {
-			return jobs.Outcome{}, err // the step retries from its checkpoint; ingest dedupes what was published
+			// The batch is not committed: the next step reads it again from
+			// the offset before it (ingest dedupes what was published). What
+			// this attempt stored is remembered so the retry counts it
+			// accepted; the batches before it commit now, not with a retry
+			// of the whole step.
+			cp.Lines = linesBefore
+			stored := false
+			for i, r := range batch {
+				if st := results[i].Status; r.rej == nil && (st == envelope.StatusEnqueued || st == envelope.StatusAccepted) {
+					acked[ackKey(r)], stored = true, true
+				}
+			}
+			if records == 0 && !stored {
+				return jobs.Outcome{}, err
+			}
+			cp.Acked = slices.Sorted(maps.Keys(acked))
+			break
 		}
 		for i, r := range batch {
 			cp.Read++
@@ -275,7 +311,11 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 				case envelope.StatusEnqueued, envelope.StatusAccepted:
 					cp.Accepted++
 				case envelope.StatusDuplicate:
-					cp.Duplicates++
+					if acked[ackKey(r)] {
+						cp.Accepted++ // stored by an attempt that failed
+					} else {
+						cp.Duplicates++
+					}
 				case envelope.StatusUnrouted:
 					rej = &ImportError{Line: r.line, ID: r.id, Code: CodeUnrouted, Message: "no route takes this event's type: nothing was stored"}
 				default:
@@ -296,6 +336,9 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 					report = append(report, *rej)
 				}
 			}
+		}
+		if len(acked) > 0 {
+			acked, cp.Acked = map[string]bool{}, nil // the batch they were in is counted
 		}
 		pos += n
 		records += len(batch)
@@ -428,10 +471,14 @@ func publishBatch(ctx context.Context, ingest Publisher, batch []importRecord, c
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return nil, err
+		return results, err // with the results of the records that were published
 	}
 	return results, nil
 }
+
+// ackKey names a record by its place in the file (line, index in a
+// Stripe page): an id may repeat in a file, a place does not.
+func ackKey(r importRecord) string { return fmt.Sprintf("%d.%d", r.line, r.index) }
 
 // finishImport writes the error report next to the file from the steps'
 // parts and completes the job.

@@ -69,6 +69,9 @@ func TestAFileDroppedUnderImportsIsImportedByTheLocalStack(t *testing.T) {
 	require.Equal(t, 25.0, res["read"], job)
 	require.Equal(t, 25.0, res["accepted"], job)
 	require.Equal(t, true, res["gzip"])
+	// The view shows the import's progress: the whole file read, the counts.
+	require.Equal(t, map[string]any{"done": float64(gz.Len()), "total": float64(gz.Len()), "unit": "bytes",
+		"counts": map[string]any{"read": 25.0, "accepted": 25.0, "duplicates": 0.0, "rejected": 0.0}}, job["progress"], job)
 	require.Eventually(t, func() bool { return len(st.Sink.Deliveries(topology.Notifications)) >= 25 }, 30*time.Second, 100*time.Millisecond)
 
 	put() // a new version of the file

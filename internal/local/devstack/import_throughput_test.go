@@ -6,12 +6,18 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
@@ -25,13 +31,17 @@ import (
 var (
 	importRecords     = flag.Int("import-throughput", 0, "drop a file of this many records under imports/ of the local stack and report the import's rate (make import-throughput)")
 	importConcurrency = flag.String("import-concurrency", "", "IMPORT_CONCURRENCY of the stack's jobs-worker (default its own)")
+	importDynamo      = flag.String("import-dynamodb", awslocal.DynamoAuto, "the DynamoDB emulator: local (DynamoDB Local), embedded or auto")
 )
 
 // The file import's rate on the local stack (DynamoDB Local when Java is
 // there): a file of N audit envelopes (one topic, the archive consumer)
 // dropped under imports/bench/, imported by the job the notification
 // starts, from the put to the job's completion. Only with
-// -import-throughput=N: at 100,000 records it runs for minutes.
+// -import-throughput=N: at 100,000 records it runs for minutes. It also
+// reports the AWS calls the functions made per record (by operation), the
+// invocations per function and the load average before and after, since
+// the machine it runs on is shared.
 func TestImportThroughput(t *testing.T) {
 	if *importRecords == 0 {
 		t.Skip("run with -import-throughput=N (make import-throughput)")
@@ -40,9 +50,24 @@ func TestImportThroughput(t *testing.T) {
 	if *importConcurrency != "" {
 		settings[jobsworkerfn.EnvImportConcurrency] = *importConcurrency
 	}
+	calls := awslocal.NewCalls()
+	var (
+		mu          sync.Mutex
+		invocations = map[string]int{}
+		busy        = map[string]time.Duration{}
+	)
 	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: awslocal.DynamoAuto,
-		Settings: settings,
+		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), DynamoDB: *importDynamo,
+		Settings:   settings,
+		APIOptions: []func(*middleware.Stack) error{calls.APIOption},
+		Invoked: func(ctx context.Context, fn string) (context.Context, func(time.Duration)) {
+			return ctx, func(d time.Duration) {
+				mu.Lock()
+				invocations[fn]++
+				busy[fn] += d
+				mu.Unlock()
+			}
+		},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -52,6 +77,8 @@ func TestImportThroughput(t *testing.T) {
 		fmt.Fprintf(&body, `{"schemaVersion":1,"id":"imp-bench-%07d","type":"audit.record.imported","source":"platform","timestamp":"2026-12-01T10:00:00Z","subject":"acct-%d","payload":{"i":%d,"note":"an imported audit record of about two hundred bytes, as an export from another system would hold"}}`+"\n", i, i%500, i)
 	}
 	key := "imports/bench/records.ndjson"
+	loadBefore := loadAverage()
+	calls.Reset()
 	start := time.Now()
 	_, err = st.Clients.S3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(st.Resources.Bucket), Key: aws.String(key), Body: bytes.NewReader(body.Bytes())})
 	require.NoError(t, err)
@@ -68,16 +95,42 @@ func TestImportThroughput(t *testing.T) {
 	lastLog := time.Now()
 	require.Eventually(t, func() bool {
 		_, job = devstacktest.AdminDo(t, st, http.MethodGet, "/admin/jobs/"+id, nil)
-		if time.Since(lastLog) > time.Minute {
+		if time.Since(lastLog) > 30*time.Second {
 			// Progress while it runs (a 100,000-record run takes minutes).
 			lastLog = time.Now()
-			t.Logf("after %s: steps %v, progress %v", time.Since(start).Round(time.Second), job["steps"], job["progress"])
+			t.Logf("after %s: steps %v, progress %v, load %s", time.Since(start).Round(time.Second), job["steps"], job["progress"], loadAverage())
 		}
 		return job["status"] == "completed" || job["status"] == "failed"
 	}, 120*time.Minute, time.Second)
 	took := time.Since(start)
+	loadAfter := loadAverage()
 	require.Equal(t, "completed", job["status"], job)
 	res, _ := json.Marshal(job["result"])
-	t.Logf("IMPORT %d records (%d bytes) in %s: %.0f records/s on %s; %v steps; result %s", n, body.Len(), took.Round(time.Second), float64(n)/took.Seconds(), st.Emulators.DynamoKind, job["steps"], res)
+	t.Logf("IMPORT %d records (%d bytes) in %s: %.0f records/s on %s; %v steps; result %s; load average before %s, after %s",
+		n, body.Len(), took.Round(time.Second), float64(n)/took.Seconds(), st.Emulators.DynamoKind, job["steps"], res, loadBefore, loadAfter)
+	snap := calls.Snapshot()
+	for _, op := range slices.Sorted(maps.Keys(snap)) {
+		if !strings.HasSuffix(op, ".ReceiveMessage") {
+			t.Logf("CALLS %-40s %8d  %.3f/record", op, snap[op], float64(snap[op])/float64(n))
+		}
+	}
+	mu.Lock()
+	for _, fn := range slices.Sorted(maps.Keys(invocations)) {
+		t.Logf("INVOKED %-24s %8d  busy %s", fn, invocations[fn], busy[fn].Round(time.Second))
+	}
+	mu.Unlock()
 	require.Equal(t, float64(n), job["result"].(map[string]any)["accepted"])
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
