@@ -83,8 +83,10 @@ func outageWait() time.Duration {
 }
 
 // publishAt publishes ids at rate events per second (each publish in its
-// own goroutine, as callers arrive) and returns when the last is
-// acknowledged or refused.
+// own goroutine, as callers arrive), then publishes again, as a caller
+// would, those ingest did not acknowledge (an invocation that failed or
+// timed out on a loaded machine), and returns when every one is
+// acknowledged or the wait is over.
 func (r *reliabilityStack) publishAt(ids []string, rate float64, body func(id string) []byte) {
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
@@ -94,6 +96,28 @@ func (r *reliabilityStack) publishAt(ids []string, rate float64, body func(id st
 		wg.Go(func() { r.publishWith([]string{id}, 1, body) })
 	}
 	wg.Wait()
+	r.publishUnacked(ids, body)
+}
+
+// publishUnacked publishes again, 4 at a time, the ids ingest has not
+// acknowledged, until it has acknowledged every one or outageWait is over.
+func (r *reliabilityStack) publishUnacked(ids []string, body func(id string) []byte) {
+	deadline := time.Now().Add(outageWait())
+	for time.Now().Before(deadline) {
+		var unacked []string
+		r.ledger.mu.Lock()
+		for _, id := range ids {
+			if !r.ledger.acked[id] {
+				unacked = append(unacked, id)
+			}
+		}
+		r.ledger.mu.Unlock()
+		if len(unacked) == 0 {
+			return
+		}
+		time.Sleep(time.Second)
+		r.publishWith(unacked, 4, body)
+	}
 }
 
 // latency is publish → first delivery to topic of the acknowledged events
@@ -283,6 +307,7 @@ func TestReliabilityBreakerOutage(t *testing.T) {
 	r := out.r
 	f := r.ledger.figures("8a. the same outage with the subscriber-health breaker", fanOut, n, out.start, out.end, r.isIncident)
 	t.Log(f.String())
+	require.Equal(t, n, f.Acked)
 	require.Zero(t, f.Incidents, "the breaker dead-letters nothing")
 	require.Zero(t, f.Lost)
 	// The outage ends once the subscriber stayed up for the quiet period
@@ -377,6 +402,7 @@ func TestReliabilityBreakerFlapping(t *testing.T) {
 	f.Note = fmt.Sprintf("%d down phases; CRM's breaker seen opening %d time(s), %d probe(s) failed; %d subscriber-health alert(s): %s; everything delivered %s after the last recovery",
 		cycles, opened, level, len(order), strings.Join(order, ", "), r.ledger.lastDelivery(topology.CRM).Sub(recovered).Round(100*time.Millisecond))
 	record(t, f)
+	require.Equal(t, n, f.Acked)
 	require.Zero(t, f.Lost)
 	require.Zero(t, f.Duplicates)
 	require.Equal(t, []string{health.KindUnhealthy, health.KindRecovered}, order, "no alert storm: one outage, one pair (the breaker opened %d times)", opened)
@@ -423,7 +449,10 @@ func TestReliabilityBreakerOneTenantGone(t *testing.T) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, tenant := range tenants {
-		wg.Go(func() { r.publishWith(byTenant[tenant], 4, tenantInquiry(tenant)) })
+		wg.Go(func() {
+			r.publishWith(byTenant[tenant], 4, tenantInquiry(tenant))
+			r.publishUnacked(byTenant[tenant], tenantInquiry(tenant))
+		})
 	}
 	wg.Wait()
 	end := r.waitCompleteWith(fanOut, time.Duration(n/5+120)*time.Second, isIncident)
@@ -442,6 +471,7 @@ func TestReliabilityBreakerOneTenantGone(t *testing.T) {
 	f.Note = fmt.Sprintf("%d of %s's CRM dispatches are incidents (%d incident alerts); CRM's breaker stayed closed: %t; the other tenants' CRM deliveries p50 %s, p99 %s",
 		f.Incidents, gone, incidentAlerts, !unwell, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
 	record(t, f)
+	require.Equal(t, n, f.Acked)
 	require.Zero(t, f.Lost)
 	require.Equal(t, len(byTenant[gone]), f.Incidents, "every one of its CRM dispatches is an incident, and nothing else is")
 	for _, id := range byTenant[gone] {
