@@ -28,6 +28,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -233,6 +234,13 @@ func startReliabilityStack(t *testing.T, settings map[string]string) *reliabilit
 // default one).
 func startReliabilityStackWith(t *testing.T, settings map[string]string, top topology.Topology) *reliabilityStack {
 	t.Helper()
+	return startReliabilityStackMetered(t, settings, top, false)
+}
+
+// startReliabilityStackMetered is startReliabilityStackWith with, when
+// metered, every AWS call and function invocation measured (r.meter).
+func startReliabilityStackMetered(t *testing.T, settings map[string]string, top topology.Topology, metered bool) *reliabilityStack {
+	t.Helper()
 	faults := awslocal.NewFaults()
 	s := map[string]string{
 		devstack.SettingSweepEvery: "1s", "DISPATCH_RETRY_DELAY": "1s", "DISPATCH_LEASE": "5s", "SWEEP_BACKOFF_BASE": "1s", "SWEEP_LEASE": "5s",
@@ -246,13 +254,26 @@ func startReliabilityStackWith(t *testing.T, settings map[string]string, top top
 		kind = awslocal.DynamoAuto // DynamoDB Local keeps its write rate at 10,000 events
 	}
 	r := &reliabilityStack{faults: faults, ledger: newAccounts()}
-	st, err := devstack.Start(context.Background(), devstack.Options{
-		Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard(), Env: envconf.FromMap(nil), Settings: s,
+	prefix := awslocal.NewPrefix()
+	o := devstack.Options{
+		Addr: "127.0.0.1:0", Prefix: prefix, Log: logging.Discard(), Env: envconf.FromMap(nil), Settings: s,
 		APIOptions: []func(*middleware.Stack) error{r.countSends, faults.APIOption}, DynamoDB: kind, Topology: top,
-	})
+	}
+	var meter *costmodel.Meter // r.meter: the stack's AWS calls and invocations, priced
+	if metered {
+		meter = costmodel.NewMeter(nil, prefix)
+		o.APIOptions = append(o.APIOptions, meter.APIOption)
+		o.Invoked = func(ctx context.Context, fn string) (context.Context, func(time.Duration)) {
+			return meter.Begin(ctx, fn)
+		}
+	}
+	st, err := devstack.Start(context.Background(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	r.costKit = &costKit{t: t, st: st, lambda: awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())}
+	if metered {
+		meter.Peek = awslocal.NewDynamoDBClient(st.Emulators.Config(), st.Emulators.DynamoDBEndpoint)
+	}
+	r.costKit = &costKit{t: t, st: st, lambda: awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL()), meter: meter}
 	st.Sink.Observe = r.ledger.observe
 	r.incidents = &dynamo.Incidents{Client: awslocal.NewDynamoDBClient(awslocal.NewConfig(), st.Emulators.DynamoDBEndpoint), Table: st.Resources.IncidentsTable}
 	return r
@@ -308,9 +329,14 @@ func (r *reliabilityStack) invokeRaw(fn string, payload []byte) []byte {
 }
 
 func (r *reliabilityStack) waitComplete(topics []string, timeout time.Duration) time.Time {
+	return r.waitCompleteWith(topics, timeout, r.isIncident)
+}
+
+// waitCompleteWith is waitComplete with the scenario's incident lookup.
+func (r *reliabilityStack) waitCompleteWith(topics []string, timeout time.Duration, isIncident func(id, topic string) bool) time.Time {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if r.ledger.complete(topics, r.isIncident) {
+		if r.ledger.complete(topics, isIncident) {
 			return time.Now()
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -593,7 +619,11 @@ func TestMain(m *testing.M) {
 // scenarioNumber is the number a scenario's name starts with ("14. …"),
 // so that 14 sorts after 9.
 func scenarioNumber(name string) int {
-	n, _ := strconv.Atoi(name[:strings.IndexByte(name+".", '.')])
+	i := 0
+	for i < len(name) && name[i] >= '0' && name[i] <= '9' {
+		i++
+	}
+	n, _ := strconv.Atoi(name[:i])
 	return n
 }
 
@@ -603,7 +633,12 @@ func writeReliabilityReport() {
 		": each scenario runs on the local stack (DynamoDB Local where Java is installed), through the real functions and SDK clients,\n" +
 		"with faults injected by SDK middleware. *Lost* counts events ingest acknowledged that reached neither every routed topic nor an incident.\n" +
 		"Throughput is acknowledged events per second from the first publish until the last delivery; latency is publish → the last topic's first delivery.\n\n")
-	slices.SortFunc(reportRows, func(a, b figures) int { return scenarioNumber(a.Scenario) - scenarioNumber(b.Scenario) })
+	slices.SortStableFunc(reportRows, func(a, b figures) int {
+		if d := scenarioNumber(a.Scenario) - scenarioNumber(b.Scenario); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Scenario, b.Scenario) // 8, 8a, 8b
+	})
 	for _, f := range reportRows {
 		b.WriteString("- " + f.String() + "\n")
 	}
