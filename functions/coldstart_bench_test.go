@@ -34,7 +34,7 @@ func coldStartEnv(fn string) []string {
 	env := []string{
 		"AWS_REGION=eu-west-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=secret", "AWS_LAMBDA_FUNCTION_NAME=" + fn,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_LOG_LEVEL=WARN", "HOME=" + os.TempDir(),
-		"EVENTS_TABLE=evp-bench-events", "INCIDENTS_TABLE=evp-bench-incidents", "PURGE_TABLE=evp-bench-purge", "JOBS_TABLE=evp-bench-jobs",
+		"EVENTS_TABLE=evp-bench-events", "INCIDENTS_TABLE=evp-bench-incidents", "PURGE_TABLE=evp-bench-purge", "JOBS_TABLE=evp-bench-jobs", "ADMIN_TABLE=evp-bench-admin",
 		"ARCHIVE_BUCKET=evp-bench-archive", "STAGE_NAME=evp-bench", "TOPIC_QUEUE_URLS=" + queues, "TOPIC_DLQ_URLS=" + queues, "TOPIC_DLQ_ARNS=" + arns,
 		"JOBS_QUEUE_URL=https://sqs.eu-west-1.amazonaws.com/123456789012/jobs",
 		"INGEST_FUNCTION_ARN=arn:aws:lambda:eu-west-1:123456789012:function:evp-bench-ingest",
