@@ -3,7 +3,6 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -129,22 +128,4 @@ func (p *Platform) newHealth() {
 			Threshold: b.EscalateAfter.Seconds(),
 		})
 	}
-}
-
-// jsonObjects renders {"key":value,…} in the given order, where each value
-// is already JSON (it may hold CDK tokens: ARNs never contain quotes).
-func jsonObjects(kv []keyValue) *string {
-	var b strings.Builder
-	b.WriteString("{")
-	for i, e := range kv {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		k, _ := json.Marshal(e.Key)
-		b.Write(k)
-		b.WriteString(":")
-		b.WriteString(*e.Value)
-	}
-	b.WriteString("}")
-	return jsii.String(b.String())
 }

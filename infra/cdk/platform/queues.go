@@ -128,6 +128,16 @@ type keyValue struct {
 // backslashes). Stack.ToJsonString would take a Go map, whose random
 // iteration order would change the template on every synth.
 func jsonObject(kv []keyValue) *string {
+	quoted := make([]keyValue, len(kv))
+	for i, e := range kv {
+		quoted[i] = keyValue{Key: e.Key, Value: jsii.String(`"` + *e.Value + `"`)}
+	}
+	return jsonObjects(quoted)
+}
+
+// jsonObjects renders {"key":value,…} in the given order, where each value
+// is already JSON (it may hold CDK tokens: ARNs never contain quotes).
+func jsonObjects(kv []keyValue) *string {
 	var b strings.Builder
 	b.WriteString("{")
 	for i, e := range kv {
@@ -136,9 +146,8 @@ func jsonObject(kv []keyValue) *string {
 		}
 		k, _ := json.Marshal(e.Key)
 		b.Write(k)
-		b.WriteString(`:"`)
+		b.WriteString(":")
 		b.WriteString(*e.Value)
-		b.WriteString(`"`)
 	}
 	b.WriteString("}")
 	return jsii.String(b.String())
