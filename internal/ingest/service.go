@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/identity"
@@ -27,25 +28,57 @@ type Service struct {
 
 // Publish ingests one raw envelope.
 func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, error) {
-	now := s.d.Now()
+	p, res, err := s.prepare(ctx, raw, s.d.Now(), newOwner())
+	if p == nil || err != nil {
+		return res, err
+	}
+	err = s.d.Ledger.Commit(ctx, p.commit)
+	var exists *ledger.ExistsError
+	if errors.As(err, &exists) {
+		return s.duplicate(ctx, p.log, p.producer, exists.Key, p.ev)
+	}
+	if err != nil {
+		return envelope.Result{}, err
+	}
+	jobs, err := s.jobs(ctx, p)
+	if err != nil {
+		return envelope.Result{}, err
+	}
+	return s.settled(ctx, p, s.dispatcher().Dispatch(ctx, jobs)), nil
+}
+
+// plan is an accepted envelope ready to commit: its record, its outbox
+// rows (leased to the sender) and its logger.
+type plan struct {
+	ev       envelope.Event
+	producer topology.Producer
+	log      *slog.Logger
+	commit   CommitParams
+	owner    string
+}
+
+// prepare validates and routes raw for owner: a plan to commit, or (plan
+// nil) the result that ends the publish (rejected, unrouted), or an error
+// when a claim-checked payload could not be stored.
+func (s *Service) prepare(ctx context.Context, raw []byte, now time.Time, owner string) (*plan, envelope.Result, error) {
 	ev, rerr := envelope.Parse(raw, now, s.cfg.Limits)
 	if rerr != nil {
-		return envelope.Reject(peekID(raw), rerr), nil
+		return nil, envelope.Reject(peekID(raw), rerr), nil
 	}
 	log := s.d.Log.With("eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type, "source", ev.Source)
 	producer, ok := s.d.Topology.Producer(ev.Source)
 	if !ok {
-		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeUnknownSource, Field: "source",
+		return nil, envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeUnknownSource, Field: "source",
 			Message: fmt.Sprintf("source %q is not a registered producer", ev.Source)}), nil
 	}
 	if !producer.Allows(ev.Type) {
-		return envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeTypeNotAllowed, Field: "type",
+		return nil, envelope.Reject(ev.ID, &envelope.Error{Code: envelope.CodeTypeNotAllowed, Field: "type",
 			Message: fmt.Sprintf("producer %q may not publish %q", ev.Source, ev.Type)}), nil
 	}
 	topics := s.d.Topology.Route(ev.Type)
 	if len(topics) == 0 {
 		log.InfoContext(ctx, "ingest: no route for type; nothing stored")
-		return envelope.Result{Status: envelope.StatusUnrouted, EventID: ev.ID, Topics: []string{}, PendingTopics: []string{}}, nil
+		return nil, envelope.Result{Status: envelope.StatusUnrouted, EventID: ev.ID, Topics: []string{}, PendingTopics: []string{}}, nil
 	}
 
 	key := ledger.Key(producer, ev.TenantID, ev.ID)
@@ -64,12 +97,11 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 		// missing object. The key is deterministic: a retry overwrites it.
 		ref, err := s.d.ClaimCheck.Put(ctx, ev.TenantID, ev.ID, ev.Payload)
 		if err != nil {
-			return envelope.Result{}, err
+			return nil, envelope.Result{EventID: ev.ID}, err
 		}
 		rec.Event.Payload, rec.Event.PayloadRef = nil, ref
 	}
 
-	owner := newOwner()
 	lease := now.Add(s.cfg.Lease)
 	rows := make([]outbox.Row, len(topics))
 	for i, name := range topics {
@@ -83,35 +115,36 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 			CreatedAt: now, UpdatedAt: now,
 		}
 	}
-
 	commit := CommitParams{Record: rec, Rows: rows}
 	if ledger.Scoped(key) && now.Before(s.cfg.LegacyKeysUntil) {
 		commit.LegacyKey = ledger.LegacyKey(ev.ID)
 	}
-	err := s.d.Ledger.Commit(ctx, commit)
-	var exists *ledger.ExistsError
-	if errors.As(err, &exists) {
-		return s.duplicate(ctx, log, producer, exists.Key, ev)
-	}
-	if err != nil {
-		return envelope.Result{}, err
-	}
+	return &plan{ev: ev, producer: producer, log: log, commit: commit, owner: owner}, envelope.Result{}, nil
+}
 
-	jobs := make([]outbox.Job, 0, len(rows))
-	for _, row := range rows {
-		job, err := s.job(ctx, rec, row.Topic, owner, 0)
+// jobs are the sends of a committed plan, one per topic.
+func (s *Service) jobs(ctx context.Context, p *plan) ([]outbox.Job, error) {
+	jobs := make([]outbox.Job, 0, len(p.commit.Rows))
+	for _, row := range p.commit.Rows {
+		job, err := s.job(ctx, p.commit.Record, row.Topic, p.owner, 0)
 		if err != nil {
-			return envelope.Result{}, err
+			return nil, err
 		}
 		jobs = append(jobs, job)
 	}
-	pending := unsent(s.dispatcher().Dispatch(ctx, jobs))
-	if len(pending) > 0 {
-		log.WarnContext(ctx, "ingest: stored, some topics pending", "pendingTopics", pending)
-		return envelope.Result{Status: envelope.StatusAccepted, EventID: ev.ID, Topics: topics, PendingTopics: pending}, nil
+	return jobs, nil
+}
+
+// settled is the result of a committed plan whose sends ended with
+// outcomes (one per topic).
+func (s *Service) settled(ctx context.Context, p *plan, outcomes []outbox.Outcome) envelope.Result {
+	topics := p.commit.Record.Topics
+	if pending := unsent(outcomes); len(pending) > 0 {
+		p.log.WarnContext(ctx, "ingest: stored, some topics pending", "pendingTopics", pending)
+		return envelope.Result{Status: envelope.StatusAccepted, EventID: p.ev.ID, Topics: topics, PendingTopics: pending}
 	}
-	log.InfoContext(ctx, "ingest: enqueued", "topics", topics)
-	return envelope.Result{Status: envelope.StatusEnqueued, EventID: ev.ID, Topics: topics, PendingTopics: []string{}}, nil
+	p.log.InfoContext(ctx, "ingest: enqueued", "topics", topics)
+	return envelope.Result{Status: envelope.StatusEnqueued, EventID: p.ev.ID, Topics: topics, PendingTopics: []string{}}
 }
 
 // duplicate handles a publish of an id already in the ledger (docs/architecture.md §5, guarantee 3):
@@ -229,9 +262,4 @@ func newOwner() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// Handle is the Lambda handler: the invoke payload is the envelope.
-func (s *Service) Handle(ctx context.Context, raw json.RawMessage) (envelope.Result, error) {
-	return s.Publish(ctx, raw)
 }

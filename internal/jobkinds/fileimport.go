@@ -103,8 +103,13 @@ type ImportOptions struct {
 	// 40 s): the checkpoint commits after them.
 	StepRecords int
 	StepBudget  time.Duration
-	// BatchRecords are read, published and counted together (default 256).
+	// BatchRecords are read, published and counted together (default
+	// 1024).
 	BatchRecords int
+	// InvokeRecords is how many records one ingest call carries (default
+	// 25, at most envelope.MaxBatch): a lane's records go in calls of up
+	// to this many.
+	InvokeRecords int
 }
 
 func (o ImportOptions) withDefaults() ImportOptions {
@@ -118,8 +123,12 @@ func (o ImportOptions) withDefaults() ImportOptions {
 		o.StepBudget = 40 * time.Second
 	}
 	if o.BatchRecords <= 0 {
-		o.BatchRecords = 256
+		o.BatchRecords = 1024
 	}
+	if o.InvokeRecords <= 0 {
+		o.InvokeRecords = 25
+	}
+	o.InvokeRecords = min(o.InvokeRecords, envelope.MaxBatch)
 	return o
 }
 
@@ -135,7 +144,7 @@ type FileImportDeps struct {
 	// StripeFor is the webhook adapter's canonicalizer attributing to
 	// tenant what names no tenant of its own.
 	StripeFor func(tenant string) Canonicalizer
-	Ingest    Publisher
+	Ingest    BatchPublisher
 	Bucket    string
 	Options   ImportOptions
 }
@@ -283,7 +292,7 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 		if readErr != nil && len(batch) == 0 {
 			return jobs.Outcome{}, readFailure(readErr)
 		}
-		results, err := publishBatch(pctx, d.Ingest, batch, opt.Concurrency)
+		results, err := publishBatch(pctx, d.Ingest, batch, opt)
 		if err != nil {
 			// The batch is not committed: the next step reads it again from
 			// the offset before it (ingest dedupes what was published). What
@@ -433,47 +442,85 @@ func readBatch(ctx context.Context, lr *lineReader, p recordParser, cp *importCh
 	return batch, n, false, nil
 }
 
-// publishBatch publishes a batch's records through ingest, concurrency at
-// a time; the records of one lane (subject, else id) go one after the
-// other in file order, so a subject's events keep their order.
-func publishBatch(ctx context.Context, ingest Publisher, batch []importRecord, concurrency int) ([]envelope.Result, error) {
+// publishBatch publishes a batch's records through ingest, opt.Concurrency
+// lanes at a time, a lane's records opt.InvokeRecords to a call; the
+// records of one lane (subject, else id) go one call after the other in
+// file order, so a subject's events keep their order. It returns the
+// results of the records that were published and, when one could not be,
+// the first such failure (the lanes stop then).
+func publishBatch(ctx context.Context, ingest BatchPublisher, batch []importRecord, opt ImportOptions) ([]envelope.Result, error) {
 	results := make([]envelope.Result, len(batch))
-	lanes := make([][]int, concurrency)
+	lanes := make([][]int, opt.Concurrency)
 	for i, r := range batch {
 		if r.rej != nil {
 			continue
 		}
 		h := fnv.New32a()
 		_, _ = h.Write([]byte(r.lane))
-		l := int(h.Sum32() % uint32(concurrency))
+		l := int(h.Sum32() % uint32(opt.Concurrency))
 		lanes[l] = append(lanes[l], i)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	for _, lane := range lanes {
-		if len(lane) == 0 {
-			continue
+		if len(lane) > 0 {
+			wg.Go(func() { publishLane(ctx, cancel, ingest, batch, lane, opt.InvokeRecords, results) })
 		}
-		wg.Go(func() {
-			for _, i := range lane {
-				if ctx.Err() != nil {
-					return
-				}
-				res, err := ingest.Publish(ctx, batch[i].raw)
-				if err != nil {
-					cancel(fmt.Errorf("publish line %d (%s): %w", batch[i].line, batch[i].id, err))
-					return
-				}
-				results[i] = res
-			}
-		})
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return results, err // with the results of the records that were published
 	}
 	return results, nil
+}
+
+// maxInvokeBytes bounds one batch call's envelopes, under Lambda's 6 MB
+// synchronous request limit.
+const maxInvokeBytes = 5 << 20
+
+// publishLane publishes a lane's records in calls of up to per records
+// (and maxInvokeBytes), one call after another. A call that fails, or a
+// record ingest could not store (Retry), stops the lane and cancels the
+// others with the failure; the results of the call's other records are
+// kept.
+func publishLane(ctx context.Context, cancel context.CancelCauseFunc, bp BatchPublisher, batch []importRecord, lane []int, per int, results []envelope.Result) {
+	for start := 0; start < len(lane); {
+		if ctx.Err() != nil {
+			return
+		}
+		end, size := start, 0
+		for end < len(lane) && end-start < per && (end == start || size+len(batch[lane[end]].raw) <= maxInvokeBytes) {
+			size += len(batch[lane[end]].raw) + 1
+			end++
+		}
+		call := lane[start:end]
+		raws := make([][]byte, len(call))
+		for k, i := range call {
+			raws[k] = batch[i].raw
+		}
+		res, err := bp.PublishBatch(ctx, raws)
+		if err != nil {
+			first := batch[call[0]]
+			cancel(fmt.Errorf("publish lines %d.. (%d records, from %s): %w", first.line, len(call), first.id, err))
+			return
+		}
+		var failed error
+		for k, i := range call {
+			if res[k].Retry != "" {
+				if failed == nil {
+					failed = fmt.Errorf("publish line %d (%s): ingest did not store it: %s", batch[i].line, batch[i].id, res[k].Retry)
+				}
+				continue
+			}
+			results[i] = res[k].Result
+		}
+		if failed != nil {
+			cancel(failed)
+			return
+		}
+		start = end
+	}
 }
 
 // ackKey names a record by its place in the file (line, index in a

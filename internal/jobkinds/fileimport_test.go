@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -18,6 +19,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
@@ -203,37 +206,49 @@ func TestFileImportResumesEachStepFromItsOffset(t *testing.T) {
 	}
 }
 
-// A step that fails half-way (ingest unreachable after some records were
-// published) is retried from its checkpoint: none is stored or sent twice,
-// and the records the failed attempt stored count as accepted, not as
-// duplicates (the failed attempt commits which they were), while a record
-// the file really repeats still counts as a duplicate. Before, a fresh file
-// showed the failed attempt's records as duplicates (1,064 of 100,000 in
-// a loaded throughput run whose steps ran out of time).
+// A step that fails half-way (ingest unreachable after some of its calls
+// stored their records) is retried from its checkpoint: none is stored or
+// sent twice, and the records the failed attempt stored count as accepted,
+// not as duplicates (the failed attempt commits which they were), while a
+// record the file really repeats still counts as a duplicate. Before, a
+// fresh file showed the failed attempt's records as duplicates (1,064 of
+// 100,000 in a loaded throughput run whose steps ran out of time).
 func TestFileImportCrashMidStepPublishesNothingTwice(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]string{jobsworkerfn.EnvImportStepRecords: "10", jobsworkerfn.EnvImportConcurrency: "1"})
+	b := setup(t, map[string]string{jobsworkerfn.EnvImportStepRecords: "10", jobsworkerfn.EnvImportConcurrency: "1", jobsworkerfn.EnvImportInvokeRecords: "3"})
 	key := "imports/acme/crash.ndjson"
 	lines := strings.SplitAfter(string(manyLines("cr", 30)), "\n")
-	lines[13] = lines[11] // line 14 repeats line 12: a real duplicate, in the batch that fails
+	lines[13] = lines[11] // line 14 repeats line 12: a real duplicate, in the call that fails
 	b.putFile(t, key, []byte(strings.Join(lines, "")))
 	j, _, err := b.engine.Start(context.Background(), jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(fmt.Sprintf(`{"key":%q}`, key))})
 	require.NoError(t, err)
-	// One step (ten records) commits; in the second, the fifth publish fails.
+	// One step (ten records, four calls of up to three) commits; in the
+	// second, the first call (lines 11-13) stores its records and the
+	// second (lines 14-16) fails.
 	w := jobs.Wake{TenantID: j.TenantID, IdempotencyKey: j.IdempotencyKey, Payload: jobs.WakePayload{Kind: j.Kind, JobID: j.ID, Generation: j.Generation}}
 	require.NoError(t, b.engine.RunWake(context.Background(), w))
 	j, err = b.engine.Get(context.Background(), j.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, j.Steps)
 	require.Equal(t, int64(10), j.Progress.Counts["read"])
+	require.Equal(t, 4, b.env.Calls.Count("Lambda", "Invoke"), "ten records in calls of up to three")
 	calls := 0
-	b.env.Faults.Add(awslocal.Fault{Service: "Lambda", Operation: "Invoke", Times: 1, Match: func(any) bool { calls++; return calls == 5 }})
+	b.env.Faults.Add(awslocal.Fault{Service: "Lambda", Operation: "Invoke", Times: 1, Match: func(any) bool { calls++; return calls == 2 }})
 	r := importResult(t, b.finish(t, j.ID))
 	require.Equal(t, int64(30), r.Read)
 	require.Equal(t, int64(1), r.Duplicates, "line 14 only: the failed attempt's stored records are counted accepted on the retry")
 	require.Equal(t, int64(29), r.Accepted)
 	require.Equal(t, 1, b.env.Faults.Injected("Invoke"))
-	require.Equal(t, 29*2, b.env.Calls.Count("SQS", "SendMessage"), "each event sent once to each of its two topics")
+	for _, topic := range []string{topology.Notifications, topology.CRM} {
+		ids := map[string]int{}
+		for _, m := range b.env.ReceiveAll(context.Background(), b.env.Resources.Queues[topic].URL, 100, 300*time.Millisecond) {
+			ids[aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue)]++
+		}
+		require.Len(t, ids, 29, "each event sent to %s", topic)
+		for id, n := range ids {
+			require.Equal(t, 1, n, "%s sent to %s once", id, topic)
+		}
+	}
 }
 
 // A line longer than the limit is reported and skipped without being held,

@@ -23,7 +23,7 @@ type Deps struct {
 	StripeEvents StripeEvents
 	// StripeTypes filter the listing (StripeTypes of the topology).
 	StripeTypes []string
-	Ingest      Publisher
+	Ingest      Ingest
 	// Imports reads import files and writes their error reports;
 	// StripeFor canonicalizes their Stripe events for a tenant (both nil
 	// where imports do not run: a step then fails with a clear error).

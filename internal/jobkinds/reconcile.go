@@ -44,6 +44,20 @@ type Publisher interface {
 	Publish(ctx context.Context, raw []byte) (envelope.Result, error)
 }
 
+// BatchPublisher is ingest's batch entry (lambdainvoke.Ingest): several
+// envelopes in one call, a result each (Retry set: not stored, safe to
+// send again); the error is the call's. A file import publishes through
+// it.
+type BatchPublisher interface {
+	PublishBatch(ctx context.Context, envelopes [][]byte) ([]envelope.BatchResult, error)
+}
+
+// Ingest is ingest with both entries (lambdainvoke.Ingest).
+type Ingest interface {
+	Publisher
+	BatchPublisher
+}
+
 // ReconcileArgs: the day the run covers (YYYY-MM-DD, the daily schedule's
 // idempotency key too) and how many days before it to look back (default
 // 4: longer than Stripe's 3-day webhook retry window).

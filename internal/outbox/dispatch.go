@@ -156,6 +156,13 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 		}
 		return o
 	}
+	d.failed(ctx, j, sendErr, now, &o)
+	return o
+}
+
+// failed records a failed send of j in o and on its row.
+func (d *Dispatcher) failed(ctx context.Context, j Job, sendErr error, now time.Time, o *Outcome) {
+	m := j.Message
 	o.SendErr = sendErr
 	err := d.Store.MarkFailed(ctx, Failure{
 		Row: m.Row(), EventID: m.EventID, Owner: j.Owner,
@@ -167,7 +174,88 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	}
 	d.log().WarnContext(ctx, "outbox: send failed",
 		"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "attempt", j.Attempts+1, "error", sendErr)
-	return o
+}
+
+// BatchSender is a Sender that also sends several messages in few
+// requests (SQS's SendMessageBatch). SendBatch returns one error per
+// message, in order (nil: sent). It keeps the order of a topic's messages
+// (a FIFO group's sequence): after a failed message, the rest of its
+// topic's messages are not sent either.
+type BatchSender interface {
+	Sender
+	SendBatch(ctx context.Context, ms []Message) []error
+}
+
+// BatchMarker is a Store that also records several successful sends at
+// once. MarkEnqueuedBatch returns one error per row, in order, each as
+// MarkEnqueued would (ErrLeaseLost when the row moved on meanwhile).
+type BatchMarker interface {
+	Store
+	MarkEnqueuedBatch(ctx context.Context, rs []Enqueued) []error
+}
+
+// Enqueued is one successful send to record.
+type Enqueued struct {
+	Row   RowRef
+	Owner string
+	Now   time.Time
+}
+
+// DispatchBatch is Dispatch for many jobs at once: the messages go out
+// through the Sender's SendBatch and the successes are recorded through
+// the Store's MarkEnqueuedBatch when they have them (one at a time in
+// parallel otherwise); failures are recorded one by one, as Dispatch does.
+// Outcomes are in job order.
+func (d *Dispatcher) DispatchBatch(ctx context.Context, jobs []Job) []Outcome {
+	out := make([]Outcome, len(jobs))
+	if len(jobs) == 0 {
+		return out
+	}
+	bs, ok := d.Sender.(BatchSender)
+	if !ok {
+		return d.Dispatch(ctx, jobs)
+	}
+	ms := make([]Message, len(jobs))
+	for i, j := range jobs {
+		ms[i] = j.Message
+	}
+	sendErrs := bs.SendBatch(ctx, ms)
+	now := d.Now()
+	var (
+		sent []int
+		wg   sync.WaitGroup
+	)
+	for i, j := range jobs {
+		out[i].Topic = j.Message.Topic
+		if sendErrs[i] == nil {
+			out[i].Sent = true
+			sent = append(sent, i)
+			continue
+		}
+		wg.Go(func() { d.failed(ctx, j, sendErrs[i], now, &out[i]) })
+	}
+	marks := make([]error, len(sent))
+	if bm, ok := d.Store.(BatchMarker); ok && len(sent) > 0 {
+		rs := make([]Enqueued, len(sent))
+		for k, i := range sent {
+			rs[k] = Enqueued{Row: jobs[i].Message.Row(), Owner: jobs[i].Owner, Now: now}
+		}
+		marks = bm.MarkEnqueuedBatch(ctx, rs)
+	} else {
+		for k, i := range sent {
+			wg.Go(func() { marks[k] = d.Store.MarkEnqueued(ctx, jobs[i].Message.Row(), jobs[i].Owner, now) })
+		}
+	}
+	wg.Wait()
+	for k, i := range sent {
+		if err := marks[k]; err != nil && !errors.Is(err, ErrLeaseLost) {
+			m := jobs[i].Message
+			out[i].MarkErr = err
+			d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
+				"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+		}
+	}
+	return out
 }
 
 func (d *Dispatcher) log() *slog.Logger {

@@ -39,8 +39,11 @@ func (p *Platform) newIngest() *Function {
 	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item)
 	// and, while legacy keys are checked, a ConditionCheck; Load is a
 	// Query of the event's item collection, Claim/Mark* are conditional
-	// UpdateItems. Nothing is ever deleted.
-	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}, events.TableArn())
+	// UpdateItems, and a batch's enqueued marks are PartiQL UPDATEs
+	// (BatchExecuteStatement: IAM checks PartiQLUpdate per statement; an
+	// UPDATE never creates an item). Nothing is ever deleted. SQS checks a
+	// SendMessageBatch as SendMessage.
+	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PartiQLUpdate"}, events.TableArn())
 	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`,
 		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json; the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")

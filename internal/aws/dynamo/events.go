@@ -51,30 +51,9 @@ var (
 // anything else is returned.
 func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
 	rec := p.Record
-	items := make([]ddbtypes.TransactWriteItem, 0, len(p.Rows)+2)
-	led, err := attributevalue.MarshalMap(toLedgerItem(rec))
+	items, legacyAt, err := e.commitItems(p)
 	if err != nil {
-		return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
-	}
-	items = append(items, putNew(e.Table, led))
-	for _, r := range p.Rows {
-		av, err := attributevalue.MarshalMap(toRowItem(r, rec.ExpiresAt))
-		if err != nil {
-			return fmt.Errorf("dynamo: marshal row %s: %w", r.Ref(), err)
-		}
-		items = append(items, putNew(e.Table, av))
-	}
-	legacyAt := -1
-	if p.LegacyKey != "" {
-		legacyAt = len(items)
-		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-			TableName: aws.String(e.Table),
-			Key: map[string]ddbtypes.AttributeValue{
-				table.AttrPK: str(EventPK(p.LegacyKey)), table.AttrSK: str(ledgerSK),
-			},
-			ConditionExpression:       aws.String("attribute_not_exists(pk) OR tenantId <> :t"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": str(rec.Event.TenantID)},
-		}})
+		return err
 	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 	if len(p.Rows) > 0 {
@@ -117,6 +96,38 @@ func (e *Events) Commit(ctx context.Context, p ingest.CommitParams) error {
 			return fmt.Errorf("dynamo: commit %s: %w", rec.Key, err)
 		}
 	}
+}
+
+// commitItems are p's transaction items: the ledger Put first, then one
+// Put per outbox row, then (legacyAt, else -1) the legacy key's check.
+func (e *Events) commitItems(p ingest.CommitParams) (items []ddbtypes.TransactWriteItem, legacyAt int, err error) {
+	rec := p.Record
+	items = make([]ddbtypes.TransactWriteItem, 0, p.Items())
+	led, err := attributevalue.MarshalMap(toLedgerItem(rec))
+	if err != nil {
+		return nil, -1, fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
+	}
+	items = append(items, putNew(e.Table, led))
+	for _, r := range p.Rows {
+		av, err := attributevalue.MarshalMap(toRowItem(r, rec.ExpiresAt))
+		if err != nil {
+			return nil, -1, fmt.Errorf("dynamo: marshal row %s: %w", r.Ref(), err)
+		}
+		items = append(items, putNew(e.Table, av))
+	}
+	legacyAt = -1
+	if p.LegacyKey != "" {
+		legacyAt = len(items)
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: aws.String(e.Table),
+			Key: map[string]ddbtypes.AttributeValue{
+				table.AttrPK: str(EventPK(p.LegacyKey)), table.AttrSK: str(ledgerSK),
+			},
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR tenantId <> :t"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": str(rec.Event.TenantID)},
+		}})
+	}
+	return items, legacyAt, nil
 }
 
 type txClass int

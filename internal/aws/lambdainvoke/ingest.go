@@ -41,6 +41,73 @@ type Ingest struct {
 // retries); nothing after the commit is lost, so every error here is safe
 // to retry.
 func (i *Ingest) Publish(ctx context.Context, payload []byte) (envelope.Result, error) {
+	out, err := i.invoke(ctx, payload)
+	if err != nil {
+		return envelope.Result{}, err
+	}
+	var res envelope.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: "the result is not an ingest result", Err: err}
+	}
+	if !known(res.Status) {
+		return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: fmt.Sprintf("unknown result status %q", res.Status)}
+	}
+	return res, nil
+}
+
+// PublishBatch invokes ingest once with several envelopes (a JSON array of
+// at most envelope.MaxBatch) and returns its result for each, in order
+// (see ingest.Service.PublishBatch: an envelope an infrastructure failure
+// kept from being stored carries Retry). The error is the call's: then
+// nothing is known of any envelope, and sending them all again is safe.
+func (i *Ingest) PublishBatch(ctx context.Context, envelopes [][]byte) ([]envelope.BatchResult, error) {
+	if len(envelopes) == 0 {
+		return nil, nil
+	}
+	payload := make([]byte, 0, 2+len(envelopes)*512)
+	payload = append(payload, '[')
+	for k, e := range envelopes {
+		if k > 0 {
+			payload = append(payload, ',')
+		}
+		payload = append(payload, e...)
+	}
+	payload = append(payload, ']')
+	out, err := i.invoke(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	var reply envelope.BatchReply
+	if err := json.Unmarshal(out, &reply); err != nil || reply.Results == nil {
+		// A single rejection answers a payload that is not a batch.
+		var res envelope.Result
+		if json.Unmarshal(out, &res) == nil && res.Error != nil {
+			return nil, &Error{Function: i.Function, Kind: KindBadResult, Type: string(res.Error.Code), Message: res.Error.Message}
+		}
+		return nil, &Error{Function: i.Function, Kind: KindBadResult, Message: "the result is not an ingest batch result", Err: err}
+	}
+	if len(reply.Results) != len(envelopes) {
+		return nil, &Error{Function: i.Function, Kind: KindBadResult, Message: fmt.Sprintf("%d results for %d envelopes", len(reply.Results), len(envelopes))}
+	}
+	for k, r := range reply.Results {
+		if r.Retry == "" && !known(r.Status) {
+			return nil, &Error{Function: i.Function, Kind: KindBadResult, Message: fmt.Sprintf("result %d: unknown result status %q", k, r.Status)}
+		}
+	}
+	return reply.Results, nil
+}
+
+func known(s envelope.Status) bool {
+	switch s {
+	case envelope.StatusEnqueued, envelope.StatusDuplicate, envelope.StatusAccepted, envelope.StatusRejected, envelope.StatusUnrouted:
+		return true
+	}
+	return false
+}
+
+// invoke calls ingest synchronously with payload and returns its answer;
+// every failure is an *Error.
+func (i *Ingest) invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	timeout := i.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -54,7 +121,7 @@ func (i *Ingest) Publish(ctx context.Context, payload []byte) (envelope.Result, 
 	})
 	if err != nil {
 		kind, code := classify(ctx, err)
-		return envelope.Result{}, &Error{Function: i.Function, Kind: kind, Type: code, Err: err}
+		return nil, &Error{Function: i.Function, Kind: kind, Type: code, Err: err}
 	}
 	if out.FunctionError != nil {
 		var fe struct {
@@ -66,17 +133,9 @@ func (i *Ingest) Publish(ctx context.Context, payload []byte) (envelope.Result, 
 		if fe.Type == "Sandbox.Timedout" {
 			kind = KindTimeout
 		}
-		return envelope.Result{}, &Error{Function: i.Function, Kind: kind, Type: fe.Type, Message: fe.Message}
+		return nil, &Error{Function: i.Function, Kind: kind, Type: fe.Type, Message: fe.Message}
 	}
-	var res envelope.Result
-	if err := json.Unmarshal(out.Payload, &res); err != nil {
-		return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: "the result is not an ingest result", Err: err}
-	}
-	switch res.Status {
-	case envelope.StatusEnqueued, envelope.StatusDuplicate, envelope.StatusAccepted, envelope.StatusRejected, envelope.StatusUnrouted:
-		return res, nil
-	}
-	return envelope.Result{}, &Error{Function: i.Function, Kind: KindBadResult, Message: fmt.Sprintf("unknown result status %q", res.Status)}
+	return out.Payload, nil
 }
 
 // classify turns an Invoke API failure into a Kind and the service's

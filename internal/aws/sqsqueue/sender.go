@@ -31,13 +31,26 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 	if !ok {
 		return fmt.Errorf("sqsqueue: no queue configured for topic %q", m.Topic)
 	}
+	e := s.entry(m, "0")
 	in := &sqs.SendMessageInput{
-		QueueUrl:          aws.String(url),
+		QueueUrl: aws.String(url), MessageBody: e.MessageBody, MessageAttributes: e.MessageAttributes,
+		MessageSystemAttributes: e.MessageSystemAttributes, MessageGroupId: e.MessageGroupId, MessageDeduplicationId: e.MessageDeduplicationId,
+	}
+	if _, err := s.Client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("sqs send %s: %w", m.Topic, err)
+	}
+	return nil
+}
+
+// entry is m as SQS takes it (a batch entry; Send copies its fields).
+func (s *Sender) entry(m outbox.Message, id string) sqstypes.SendMessageBatchRequestEntry {
+	e := sqstypes.SendMessageBatchRequestEntry{
+		Id:                aws.String(id),
 		MessageBody:       aws.String(string(Body(m.Body))),
 		MessageAttributes: Attributes(m),
 	}
 	if m.TraceHeader != "" {
-		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+		e.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
 			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(m.TraceHeader)},
 		}
 	}
@@ -45,30 +58,27 @@ func (s *Sender) Send(ctx context.Context, m outbox.Message) error {
 		// A standard queue with message groups is an SQS fair queue: the
 		// tenant is the group, so one tenant's backlog does not raise the
 		// others' dwell time (docs/consumers.md, "Fair queues").
-		in.MessageGroupId = aws.String(TenantGroup(m.TenantID))
-	} else {
-		in.MessageGroupId = aws.String(OrderingGroup(m.TenantID, m.OrderingKey))
-		// The event's key dedupes provider retries and re-drives inside
-		// SQS's 5-minute window; a replay must get through, so it carries
-		// its own id. The key, not the id: an internal producer's id is
-		// unique within its tenant only (the key is <tenant>/<id>), and a
-		// queue whose deduplication scope is the queue (SQS's default, and
-		// the local SQS's only one) would drop one tenant's event as a copy
-		// of another's. Explicit ids rather than content-based
-		// deduplication: a replay's body is the original's.
-		dedup := m.DedupID
-		if dedup == "" {
-			dedup = m.Key
-		}
-		if dedup == "" {
-			dedup = m.EventID
-		}
-		in.MessageDeduplicationId = aws.String(dedupID(dedup))
+		e.MessageGroupId = aws.String(TenantGroup(m.TenantID))
+		return e
 	}
-	if _, err := s.Client.SendMessage(ctx, in); err != nil {
-		return fmt.Errorf("sqs send %s: %w", m.Topic, err)
+	e.MessageGroupId = aws.String(OrderingGroup(m.TenantID, m.OrderingKey))
+	// The event's key dedupes provider retries and re-drives inside
+	// SQS's 5-minute window; a replay must get through, so it carries
+	// its own id. The key, not the id: an internal producer's id is
+	// unique within its tenant only (the key is <tenant>/<id>), and a
+	// queue whose deduplication scope is the queue (SQS's default, and
+	// the local SQS's only one) would drop one tenant's event as a copy
+	// of another's. Explicit ids rather than content-based
+	// deduplication: a replay's body is the original's.
+	dedup := m.DedupID
+	if dedup == "" {
+		dedup = m.Key
 	}
-	return nil
+	if dedup == "" {
+		dedup = m.EventID
+	}
+	e.MessageDeduplicationId = aws.String(dedupID(dedup))
+	return e
 }
 
 // Body is an envelope as SQS carries it: characters SQS (or the local

@@ -25,6 +25,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
@@ -63,6 +64,9 @@ const (
 	// its steps reads before it commits its checkpoint (default 20,000).
 	EnvImportConcurrency = "IMPORT_CONCURRENCY"
 	EnvImportStepRecords = "IMPORT_STEP_RECORDS"
+	// EnvImportInvokeRecords is how many records one ingest call of a
+	// file import carries (default 25, at most 100: ingest's batch).
+	EnvImportInvokeRecords = "IMPORT_INVOKE_RECORDS"
 )
 
 // WorkerTimeout: a worker runs one step (at most a kind's StepTimeout plus
@@ -106,6 +110,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c.AccountTenantsPath = r.String(EnvStripeAccountTenantsPath, "")
 	c.Import.Concurrency = r.Int(EnvImportConcurrency, 0)
 	c.Import.StepRecords = r.Int(EnvImportStepRecords, 0)
+	c.Import.InvokeRecords = r.Int(EnvImportInvokeRecords, 0)
 	if err := r.Err(); err != nil {
 		return c, err
 	}
@@ -114,6 +119,9 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	}
 	if c.Import.Concurrency < 0 || c.Import.Concurrency > 128 {
 		return c, fmt.Errorf("%s=%d: must be 1..128", EnvImportConcurrency, c.Import.Concurrency)
+	}
+	if c.Import.InvokeRecords < 0 || c.Import.InvokeRecords > envelope.MaxBatch {
+		return c, fmt.Errorf("%s=%d: must be 1..%d", EnvImportInvokeRecords, c.Import.InvokeRecords, envelope.MaxBatch)
 	}
 	if c.Import.StepRecords < 0 || c.Import.StepRecords > 1_000_000 {
 		return c, fmt.Errorf("%s=%d: must be 1..1000000", EnvImportStepRecords, c.Import.StepRecords)
