@@ -37,6 +37,9 @@ type bundle struct {
 	clock  *testkit.Clock
 	cfg    ingestfn.Config
 	deps   ingest.Deps
+	// local: the events table is DynamoDB Local's (else the embedded
+	// emulator's).
+	local bool
 }
 
 // with builds another service on the bundle's environment and clock, with
@@ -55,7 +58,12 @@ func (b *bundle) with(t testing.TB, mod func(*ingest.Config)) *ingest.Service {
 // first.
 func setup(t testing.TB, mods ...func(*ingest.Config, *ingest.Deps)) *bundle {
 	t.Helper()
-	env := awslocaltest.NewEnv(t)
+	return setupOn(t, awslocaltest.NewEnv(t), mods...)
+}
+
+// setupOn is setup on env.
+func setupOn(t testing.TB, env *awslocaltest.Env, mods ...func(*ingest.Config, *ingest.Deps)) *bundle {
+	t.Helper()
 	clk := testkit.NewClock(testkit.T0)
 	cfg := wiretest.IngestConfig(t, env, wiretest.Opts{})
 	d := ingestfn.Deps(cfg, ingestfn.Clients{DynamoDB: env.DynamoDB, SQS: env.SQS, S3: env.S3}, wire.Runtime{Now: clk.Now})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -83,19 +84,26 @@ func (e *Events) CommitBatch(ctx context.Context, ps []ingest.CommitParams) ([]e
 			}
 			continue
 		}
+		// An event is answered by its first failing item: the ledger Put
+		// or the legacy check (a duplicate, whose rows fail too), else a
+		// row (an orphan).
 		answered := map[int]bool{}
+		offsets := map[int][]int{}
 		for _, at := range failed {
 			// The span holding item at: the last one starting at or before it.
 			k := 0
 			for k+1 < len(spans) && spans[k+1].first <= at {
 				k++
 			}
+			offsets[k] = append(offsets[k], at-spans[k].first)
+		}
+		for k, offs := range offsets {
 			sp := spans[k]
 			p := ps[sp.event]
-			switch at - sp.first {
-			case 0:
+			switch {
+			case slices.Contains(offs, 0):
 				errs[sp.event] = &ledger.ExistsError{Key: p.Record.Key}
-			case sp.legacyAt:
+			case sp.legacyAt >= 0 && slices.Contains(offs, sp.legacyAt):
 				errs[sp.event] = &ledger.ExistsError{Key: p.LegacyKey}
 			default:
 				errs[sp.event] = fmt.Errorf("dynamo: commit %s: an outbox row exists without its ledger item (written before rows were tied to their ledger item); delete it to accept the event: %w", p.Record.Key, err)

@@ -1,0 +1,314 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/wiretest"
+)
+
+// eachEmulator runs fn on a bundle on each DynamoDB emulator: the
+// embedded one, where the enqueued marks fall back to UpdateItems (it has
+// no PartiQL), and DynamoDB Local, which names every failed condition of a
+// cancelled transaction.
+func eachEmulator(t *testing.T, fn func(t *testing.T, b *bundle)) {
+	t.Run("embedded", func(t *testing.T) {
+		t.Parallel()
+		fn(t, setup(t))
+	})
+	t.Run("dynamodb-local", func(t *testing.T) {
+		t.Parallel()
+		b := setupOn(t, awslocaltest.NewEnv(t, awslocaltest.WithEmulators(awslocaltest.SharedDynamoDBLocal(t))))
+		b.local = true
+		fn(t, b)
+	})
+}
+
+func (b *bundle) batch(t *testing.T, raws ...[]byte) []envelope.BatchResult {
+	t.Helper()
+	in := make([]json.RawMessage, len(raws))
+	for i, r := range raws {
+		in[i] = r
+	}
+	out := b.svc.PublishBatch(context.Background(), in)
+	require.Len(t, out, len(raws))
+	return out
+}
+
+// sentOnce drains topic and requires each id exactly once, nothing else.
+func (b *bundle) sentOnce(t *testing.T, topic string, ids ...string) {
+	t.Helper()
+	got := map[string]int{}
+	for _, m := range b.drain(t, topic) {
+		got[aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue)]++
+	}
+	want := map[string]int{}
+	for _, id := range ids {
+		want[id] = 1
+	}
+	require.Equal(t, want, got, topic)
+}
+
+// A batch answers each envelope exactly as Publish would: new events
+// enqueued, a stored one a duplicate, an id the batch repeats a duplicate
+// (same content) or a conflict (other content), bad input rejected with
+// its code, an unrouted type unrouted; each new event stored once and
+// sent once to each of its topics, its rows marked enqueued.
+func TestBatchAnswersEachEnvelopeAsPublishWould(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		require.Equal(t, envelope.StatusEnqueued, b.publish(t, inquiry("evt_b_old")).Status)
+		b.drain(t, topology.Notifications)
+		b.drain(t, topology.CRM)
+
+		other := event("evt_b2", "inquiry.created", "storefront", map[string]any{"name": "Bob"})
+		out := b.batch(t,
+			inquiry("evt_b1"),
+			inquiry("evt_b_old"),
+			[]byte(`{"id":"evt_bad","tenantId":"acme"}`),
+			inquiry("evt_b2"),
+			event("evt_b3", "content.drafted", "cms", map[string]any{}),
+			inquiry("evt_b1"),
+			other,
+			[]byte(`7`),
+			inquiry("evt_b4"),
+		)
+		status := func(i int) envelope.Status { require.Empty(t, out[i].Retry, i); return out[i].Status }
+		require.Equal(t, envelope.StatusEnqueued, status(0))
+		require.Equal(t, []string{topology.Notifications, topology.CRM}, out[0].Topics)
+		require.Empty(t, out[0].PendingTopics)
+		require.Equal(t, envelope.StatusDuplicate, status(1))
+		require.Equal(t, envelope.StatusRejected, status(2))
+		require.Equal(t, envelope.CodeMissingField, out[2].Error.Code)
+		require.Equal(t, "evt_bad", out[2].EventID)
+		require.Equal(t, envelope.StatusEnqueued, status(3))
+		require.Equal(t, envelope.StatusUnrouted, status(4))
+		require.Equal(t, envelope.StatusDuplicate, status(5), "the batch's own repeat meets the first")
+		require.Equal(t, envelope.StatusRejected, status(6))
+		require.Equal(t, envelope.CodeIdempotencyConflict, out[6].Error.Code)
+		require.Equal(t, envelope.StatusRejected, status(7))
+		require.Equal(t, envelope.CodeInvalidEnvelope, out[7].Error.Code)
+		require.Equal(t, envelope.StatusEnqueued, status(8))
+
+		for _, id := range []string{"evt_b1", "evt_b2", "evt_b4"} {
+			require.Len(t, b.collection(t, id), 3, "%s: the ledger item and two rows, once", id)
+			for topic, r := range b.rows(t, id) {
+				require.Equal(t, outbox.StatusEnqueued, r.Status, "%s/%s", id, topic)
+				require.False(t, r.Leased(b.clock.Now()), "%s/%s: the lease is released", id, topic)
+			}
+		}
+		require.Empty(t, b.collection(t, "evt_b3"), "unrouted: nothing stored")
+		b.sentOnce(t, topology.Notifications, "evt_b1", "evt_b2", "evt_b4")
+		b.sentOnce(t, topology.CRM, "evt_b1", "evt_b2", "evt_b4")
+	})
+}
+
+// The point of the batch: 40 new events of two topics are one commit
+// transaction (80 rows and 40 ledger items do not fit one: two), eight
+// SendMessageBatch requests (40 messages per topic, 10 a request) and no
+// single send.
+func TestBatchCommitsTogetherAndSendsInSQSBatches(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		raws := make([][]byte, 40)
+		ids := make([]string, 40)
+		for i := range raws {
+			ids[i] = fmt.Sprintf("evt_many_%02d", i)
+			raws[i] = inquiry(ids[i])
+		}
+		b.env.Calls.Reset()
+		for i, r := range b.batch(t, raws...) {
+			require.Equal(t, envelope.StatusEnqueued, r.Status, i)
+		}
+		require.Equal(t, 2, b.env.Calls.Count("DynamoDB", "TransactWriteItems"), "120 items: two transactions of at most 100")
+		require.Equal(t, 8, b.env.Calls.Count("SQS", "SendMessageBatch"))
+		require.Zero(t, b.env.Calls.Count("SQS", "SendMessage"))
+		if b.local {
+			require.Equal(t, 4, b.env.Calls.Count("DynamoDB", "BatchExecuteStatement"), "80 enqueued marks, 25 a request")
+			require.Zero(t, b.env.Calls.Count("DynamoDB", "UpdateItem"))
+		} else {
+			require.Equal(t, 80, b.env.Calls.Count("DynamoDB", "UpdateItem"), "no PartiQL: the marks one by one")
+		}
+		b.sentOnce(t, topology.Notifications, ids...)
+		b.sentOnce(t, topology.CRM, ids...)
+	})
+}
+
+// A transaction that cannot be committed (its retries used up) stores
+// none of its events and answers each with Retry, while the batch's other
+// transaction commits and sends; publishing the failed ones again stores
+// each once.
+func TestBatchCommitFailureAsksForARetryOfItsEventsOnly(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		raws := make([][]byte, 40)
+		for i := range raws {
+			raws[i] = inquiry(fmt.Sprintf("evt_fail_%02d", i))
+		}
+		// The first transaction (33 events: 99 items) fails for good.
+		remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems",
+			Err: awslocal.ServiceUnavailable(), Match: func(in any) bool {
+				return len(in.(*dynamodb.TransactWriteItemsInput).TransactItems) == 99
+			}})
+		out := b.batch(t, raws...)
+		remove()
+		var retry, stored []int
+		for i, r := range out {
+			if r.Retry != "" {
+				require.Equal(t, fmt.Sprintf("evt_fail_%02d", i), r.EventID)
+				require.Empty(t, r.Status)
+				retry = append(retry, i)
+				require.Empty(t, b.collection(t, r.EventID), "not stored")
+				continue
+			}
+			require.Equal(t, envelope.StatusEnqueued, r.Status)
+			stored = append(stored, i)
+		}
+		require.Len(t, retry, 33)
+		require.Len(t, stored, 7)
+
+		again := make([][]byte, len(retry))
+		for k, i := range retry {
+			again[k] = raws[i]
+		}
+		for _, r := range b.batch(t, again...) {
+			require.Equal(t, envelope.StatusEnqueued, r.Status)
+		}
+		all := make([]string, 40)
+		for i := range all {
+			all[i] = fmt.Sprintf("evt_fail_%02d", i)
+		}
+		b.sentOnce(t, topology.Notifications, all...)
+	})
+}
+
+// A topic whose SendMessageBatch fails leaves that topic's rows failed
+// (due for the sweeper, lease released) and the events accepted with the
+// topic pending; the other topic is sent and marked.
+func TestBatchSendFailureLeavesThatTopicPending(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		remove := b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessageBatch", Resource: b.queueURL(topology.CRM)})
+		out := b.batch(t, inquiry("evt_sf1"), inquiry("evt_sf2"))
+		remove()
+		for _, r := range out {
+			require.Equal(t, envelope.StatusAccepted, r.Status)
+			require.Equal(t, []string{topology.CRM}, r.PendingTopics)
+		}
+		for _, id := range []string{"evt_sf1", "evt_sf2"} {
+			rows := b.rows(t, id)
+			require.Equal(t, outbox.StatusEnqueued, rows[topology.Notifications].Status)
+			crm := rows[topology.CRM]
+			require.Equal(t, outbox.StatusFailed, crm.Status)
+			require.Equal(t, 1, crm.Attempts)
+			require.NotEmpty(t, crm.LastError)
+			require.Equal(t, b.clock.Now().Add(2*time.Minute), crm.NextRetryAt)
+			require.False(t, crm.Leased(b.clock.Now()))
+		}
+		b.sentOnce(t, topology.Notifications, "evt_sf1", "evt_sf2")
+		b.sentOnce(t, topology.CRM)
+	})
+}
+
+// More than envelope.MaxBatch envelopes are refused whole, each with
+// batch_too_large, and nothing is stored.
+func TestBatchOfMoreThanMaxIsRefused(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		raws := make([][]byte, envelope.MaxBatch+1)
+		for i := range raws {
+			raws[i] = inquiry(fmt.Sprintf("evt_big_%03d", i))
+		}
+		for _, r := range b.batch(t, raws...) {
+			require.Equal(t, envelope.StatusRejected, r.Status)
+			require.Equal(t, envelope.CodeBatchTooLarge, r.Error.Code)
+			require.NotEmpty(t, r.Error.Message)
+		}
+		require.Zero(t, b.env.Calls.Total())
+		require.Zero(t, b.tableItems(t))
+	})
+}
+
+// The Lambda handler: an envelope gets its Result (as before batches), a
+// JSON array a {"results":[…]} in order; an array that is not JSON is an
+// invalid_batch rejection.
+func TestHandleTakesAnEnvelopeOrABatch(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		reply, err := b.svc.Handle(ctx, inquiry("evt_h1"))
+		require.NoError(t, err)
+		raw, err := json.Marshal(reply)
+		require.NoError(t, err)
+		var one envelope.Result
+		require.NoError(t, json.Unmarshal(raw, &one))
+		require.Equal(t, envelope.StatusEnqueued, one.Status)
+		require.NotContains(t, string(raw), "results")
+
+		reply, err = b.svc.Handle(ctx, json.RawMessage(" \n["+string(inquiry("evt_h2"))+`,{"id":"x"}]`))
+		require.NoError(t, err)
+		raw, err = json.Marshal(reply)
+		require.NoError(t, err)
+		var many envelope.BatchReply
+		require.NoError(t, json.Unmarshal(raw, &many))
+		require.Len(t, many.Results, 2)
+		require.Equal(t, envelope.StatusEnqueued, many.Results[0].Status)
+		require.Equal(t, "evt_h2", many.Results[0].EventID)
+		require.Equal(t, envelope.StatusRejected, many.Results[1].Status)
+
+		reply, err = b.svc.Handle(ctx, json.RawMessage(`[{"id":`))
+		require.NoError(t, err)
+		require.Nil(t, reply.Batch)
+		require.Equal(t, envelope.StatusRejected, reply.Result.Status)
+		require.Equal(t, envelope.CodeInvalidBatch, reply.Result.Error.Code)
+	})
+}
+
+// On a FIFO topic a batch keeps an entity's events in the batch's order
+// (one message group, sent in sequence), whatever the batch's size.
+func TestBatchKeepsAnEntitysOrderOnAFIFOTopic(t *testing.T) {
+	t.Parallel()
+	top := topology.Default().Clone()
+	for i := range top.Topics {
+		if top.Topics[i].Name == topology.Billing {
+			top.Topics[i].FIFO = true
+		}
+	}
+	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	svc := wiretest.Ingest(t, env, wiretest.Opts{})
+	ctx := context.Background()
+	var raws []json.RawMessage
+	var want []string
+	for i := range 23 {
+		id := fmt.Sprintf("evt_fifo_%02d", i)
+		want = append(want, id)
+		raws = append(raws, stripeEnvelope(t, id, "cus_B", 0))
+	}
+	for _, r := range svc.PublishBatch(ctx, raws) {
+		require.Equal(t, envelope.StatusEnqueued, r.Status, r.Retry)
+	}
+	var got []string
+	for range 10 {
+		msgs := env.ReceiveAndDelete(ctx, env.Queue(topology.Billing).URL, 10, 2*time.Second)
+		for _, m := range msgs {
+			require.Equal(t, "acme/cus_B", m.Attributes["MessageGroupId"])
+			got = append(got, aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue))
+		}
+		if len(got) >= len(want) {
+			break
+		}
+	}
+	require.Equal(t, want, got)
+}
