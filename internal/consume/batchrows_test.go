@@ -9,10 +9,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -129,4 +131,41 @@ func TestFIFOBatchClaimsNothingBehindARetriedMessage(t *testing.T) {
 	require.Empty(t, a3.LeaseOwner)
 	// Rounds: {a1, b1}, {a2, b2}, then a3 is blocked; one completion call.
 	require.Equal(t, 3, b.env.Calls.Count("DynamoDB", "BatchExecuteStatement"))
+}
+
+// A batch completion that cannot be written in the batch (the call
+// failed), nor by the adapter's per-row fallback, still gets
+// completeDurably's budget: every row ends completed, no copy carries it.
+func TestBatchCompletionFallsBackToTheDurableCompletion(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, awslocaltest.SharedDynamoDBLocal(t))
+	const n = 5
+	for i := range n {
+		b.publish(t, "evt_fb"+strconv.Itoa(i), "")
+	}
+	br := &batchRecorder{}
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Handler, d.Batch = nil, br })
+	msgs := b.receive(t, n, 5*time.Second)
+	require.Len(t, msgs, n)
+	completion := func(in any) bool {
+		switch in := in.(type) {
+		case *dynamodb.BatchExecuteStatementInput:
+			return strings.Contains(aws.ToString(in.Statements[0].Statement), "completedAt")
+		case *dynamodb.UpdateItemInput:
+			return strings.Contains(aws.ToString(in.UpdateExpression), "completedAt")
+		}
+		return false
+	}
+	b.env.Faults.Add(awslocal.Fault{Operation: "BatchExecuteStatement", Match: completion, Times: 1})
+	b.env.Faults.Add(awslocal.Fault{Operation: "UpdateItem", Match: completion, Times: n})
+	b.env.Calls.Reset()
+	require.Empty(t, b.invoke(t, msgs))
+	require.Len(t, br.batches, 1)
+	for i := range n {
+		require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_fb"+strconv.Itoa(i)).Status)
+	}
+	require.Equal(t, 1, b.env.Faults.Injected("BatchExecuteStatement"))
+	require.Equal(t, n, b.env.Faults.Injected("UpdateItem"))
+	require.Equal(t, 2*n, b.env.Calls.Count("DynamoDB", "UpdateItem"), "the adapter's fallback, then completeDurably's")
+	require.Zero(t, b.env.Calls.Count("SQS", "SendMessage"), "no carried copy")
 }
