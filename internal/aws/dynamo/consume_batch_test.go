@@ -15,6 +15,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -262,4 +263,45 @@ func TestBatchCompletionLosesOnlyTheRowTakenOver(t *testing.T) {
 		require.NoError(t, w.single.events.MarkCompleted(ctx, c4))
 		w.requireSameRows(t, []outbox.RowRef{c4.Row})
 	})
+}
+
+// Metered (internal/observe/costmodel), a batch claim of fresh rows costs
+// the single claims' write units, and a refused statement is billed like a
+// refused UpdateItem on top of the single claim its row then takes.
+func TestBatchClaimIsMeteredLikeTheSingleClaims(t *testing.T) {
+	t.Parallel()
+	emu := awslocaltest.SharedDynamoDBLocal(t)
+	metered := func(t *testing.T) (*leaseBundle, *costmodel.Meter) {
+		env := awslocaltest.NewEnv(t, awslocaltest.WithEmulators(emu))
+		peek := awslocal.NewDynamoDBClient(env.Emulators.Config(), env.Emulators.DynamoDBEndpoint)
+		m := costmodel.NewMeter(peek, env.Prefix)
+		client := awslocal.NewDynamoDBClient(env.Emulators.Config(), env.Emulators.DynamoDBEndpoint, func(o *dynamodb.Options) {
+			o.APIOptions = append(o.APIOptions, m.APIOption)
+		})
+		return &leaseBundle{env: env, events: &dynamo.Events{Client: client, Table: env.Resources.EventsTable}}, m
+	}
+	wru := func(m *costmodel.Meter) float64 { u, _ := m.Snapshot(); return u.WRU }
+	batch, bm := metered(t)
+	single, sm := metered(t)
+	w := &batchTwins{batch: batch, single: single, local: true}
+	var ps []consume.Processing
+	for i := range 5 {
+		id := fmt.Sprintf("evt_m%d", i)
+		w.each(func(b *leaseBundle) { b.commit(t, id, "ingest", time.Minute, "a.events") })
+		ps = append(ps, processing(id, "msg-"+id, batchT1, 30*time.Second))
+	}
+	bm.Reset()
+	sm.Reset()
+	require.Equal(t, w.singleClaims(t, ps), w.batch.events.BeginProcessingBatch(context.Background(), ps))
+	require.Positive(t, wru(sm))
+	require.Equal(t, wru(sm), wru(bm), "fresh rows: the same units")
+
+	var mixed []consume.Processing
+	w.each(func(b *leaseBundle) { mixed = seedMixed(t, b) })
+	bm.Reset()
+	sm.Reset()
+	require.Equal(t, w.singleClaims(t, mixed), w.batch.events.BeginProcessingBatch(context.Background(), mixed))
+	// 11 rows batched (the repeat is not): the fresh ones went through,
+	// 9 were refused and took the single path.
+	require.GreaterOrEqual(t, wru(bm)-wru(sm), 9.0, "every refused statement is billed")
 }
