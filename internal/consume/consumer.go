@@ -140,17 +140,22 @@ func (c *Consumer) lanes(items []*item) [][]*item {
 
 // eachLane runs fn on every lane with bounded concurrency.
 func (c *Consumer) eachLane(lanes [][]*item, fn func(lane []*item)) {
+	c.each(len(lanes), func(i int) { fn(lanes[i]) })
+}
+
+// each runs fn(0..n-1) with bounded concurrency.
+func (c *Consumer) each(n int, fn func(i int)) {
 	limit := c.cfg.Concurrency
 	if limit <= 0 {
 		limit = DefaultConcurrency
 	}
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for _, lane := range lanes {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			fn(lane)
+			fn(i)
 		})
 	}
 	wg.Wait()
@@ -163,9 +168,7 @@ func walk(lane []*item, step func(it *item)) {
 	var blocked *item
 	for _, it := range lane {
 		if blocked != nil {
-			it.outcome, it.delay = retried, blocked.delay
-			it.fail = transient("an earlier message of group %q is being retried", it.rec.Attributes[sysGroupID])
-			it.fail.benign = true
+			block(it, blocked)
 			continue
 		}
 		step(it)
@@ -173,6 +176,14 @@ func walk(lane []*item, step func(it *item)) {
 			blocked = it
 		}
 	}
+}
+
+// block retries it, unprocessed, behind the earlier message of its lane
+// that is being retried.
+func block(it, blocked *item) {
+	it.outcome, it.delay = retried, blocked.delay
+	it.fail = transient("an earlier message of group %q is being retried", it.rec.Attributes[sysGroupID])
+	it.fail.benign = true
 }
 
 // runEach runs the per-message Handler.
@@ -194,9 +205,7 @@ func (c *Consumer) runEach(ctx context.Context, items []*item, deadline time.Tim
 // order on FIFO), runs the BatchHandler once on the admitted ones, then
 // records each outcome.
 func (c *Consumer) runBatch(ctx context.Context, items []*item, deadline time.Time) {
-	c.eachLane(c.lanes(items), func(lane []*item) {
-		walk(lane, func(it *item) { c.prepare(ctx, it, deadline) })
-	})
+	c.admitBatch(ctx, items, deadline)
 	// Delivery order: the handler sees a FIFO group in sequence.
 	var ready []*item
 	for _, it := range items {
@@ -237,14 +246,16 @@ func (c *Consumer) runBatch(ctx context.Context, items []*item, deadline time.Ti
 			errs[i] = err
 		}
 	}
+	for _, it := range ready {
+		it.ran, it.took = true, took
+	}
+	if errs == nil {
+		errs = make([]error, len(ready))
+	}
+	batched := c.completeBatch(ctx, ready, errs)
 	var wg sync.WaitGroup
 	for i, it := range ready {
-		it.ran, it.took = true, took
-		var err error
-		if errs != nil {
-			err = errs[i]
-		}
-		wg.Go(func() { c.finish(it, err) })
+		wg.Go(func() { c.finishWith(it, errs[i], batched[i]) })
 	}
 	wg.Wait()
 }

@@ -195,3 +195,23 @@ type Hold struct {
 	// unknown): a held message's delay.
 	Until time.Time
 }
+
+// BatchRows is an optional port of Rows: claims and completions of many
+// messages in few requests, for a BatchHandler's batch (the per-message
+// Handler path claims one at a time). Each result is exactly what the
+// single method would have returned for that item: an implementation that
+// cannot batch an item falls back to the single method for it.
+type BatchRows interface {
+	// BeginProcessingBatch claims each ps[i] as BeginProcessing would; the
+	// result has one entry per request, in order.
+	BeginProcessingBatch(ctx context.Context, ps []Processing) []ClaimResult
+	// MarkCompletedBatch records each cs[i] as MarkCompleted would; the
+	// result has one error (nil for success) per completion, in order.
+	MarkCompletedBatch(ctx context.Context, cs []Completion) []error
+}
+
+// ClaimResult is one answer of BeginProcessingBatch.
+type ClaimResult struct {
+	Claim Claim
+	Err   error
+}

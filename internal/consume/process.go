@@ -24,13 +24,27 @@ const sysTraceHeader = "AWSTraceHeader"
 // row, rehydrate the payload. It returns true when the handler should run;
 // otherwise the item's outcome is decided.
 func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bool {
+	p, ok := c.admit(ctx, it, deadline)
+	if !ok {
+		return false
+	}
+	claim, err := c.d.Rows.BeginProcessing(it.ctx, p)
+	return c.admitted(it, claim, err, p.Now)
+}
+
+// admit is prepare before the claim: it parses the record and returns the
+// claim to request, or false when the item's outcome is decided without
+// one (poison, a copy carrying a completion). runBatch claims the
+// requests of a whole batch at once (BatchRows) between admit and
+// admitted.
+func (c *Consumer) admit(ctx context.Context, it *item, deadline time.Time) (Processing, bool) {
 	it.ctx = logging.With(ctx, "messageId", it.rec.MessageId, logging.KeyTopic, c.cfg.Topic.Name)
 	if c.d.Trace != nil {
 		it.ctx, it.end = c.d.Trace(it.ctx, "consume "+c.cfg.Topic.Name, it.rec.Attributes[sysTraceHeader])
 	}
 	if it.rec.MessageId == "" {
 		c.poison(it, poison(CodeInvalidMessage, "record has no message id"))
-		return false
+		return Processing{}, false
 	}
 	msg, f := parse(it.rec, c.cfg.Topic.Name)
 	it.msg = msg
@@ -42,22 +56,28 @@ func (c *Consumer) prepare(ctx context.Context, it *item, deadline time.Time) bo
 	}
 	if f != nil {
 		c.poison(it, f)
-		return false
+		return Processing{}, false
 	}
 	if mark, ok := attrOK(it.rec, outbox.AttrCompletionOf); ok {
 		c.land(it, mark) // a copy carrying a completion (carry.go)
-		return false
+		return Processing{}, false
 	}
 	if c.cfg.Topic.FIFO {
 		// Unknown until the claim counts it: a FIFO message's receive
 		// count says nothing about its attempts.
 		it.msg.Attempt = 0
 	}
-	now := c.d.Now()
-	claim, err := c.d.Rows.BeginProcessing(it.ctx, Processing{
+	return Processing{
 		Row: it.row(c.cfg.Topic.Name), EventID: msg.Event.ID, TenantID: msg.Event.TenantID, Type: msg.Event.Type,
-		Owner: it.rec.MessageId, Until: deadline, Now: now,
-	})
+		Owner: it.rec.MessageId, Until: deadline, Now: c.d.Now(),
+	}, true
+}
+
+// admitted is prepare after the claim: it acts on the claim's answer
+// (requested at now) and rehydrates the payload of a claimed message. It
+// returns true when the handler should run.
+func (c *Consumer) admitted(it *item, claim Claim, err error, now time.Time) bool {
+	msg := it.msg
 	if err != nil {
 		c.retry(it, transient("claim the outbox row: %v", err))
 		return false
@@ -131,13 +151,22 @@ func (c *Consumer) rehydrate(it *item) *failure {
 }
 
 // finish records the handler's outcome for a claimed item.
-func (c *Consumer) finish(it *item, err error) {
+func (c *Consumer) finish(it *item, err error) { c.finishWith(it, err, nil) }
+
+// finishWith is finish after the completion was written already (batched
+// is its result: nil for success or outbox.ErrLeaseLost; see
+// completeBatch); with batched nil it writes the completion itself.
+func (c *Consumer) finishWith(it *item, err error, batched *error) {
 	it.judge(err)
 	if err != nil {
 		c.fail(it, failureOf(err))
 		return
 	}
-	err = c.completeDurably(it, it.rec.MessageId)
+	if batched != nil {
+		err = *batched
+	} else {
+		err = c.completeDurably(it, it.rec.MessageId)
+	}
 	switch {
 	case err == nil:
 	case isLeaseLost(err):

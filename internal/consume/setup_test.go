@@ -68,6 +68,12 @@ type option func(*topology.Topic)
 
 func setup(t testing.TB, opts ...option) *bundle {
 	t.Helper()
+	return setupOn(t, nil, opts...)
+}
+
+// setupOn is setup on the given emulators (nil: the embedded ones).
+func setupOn(t testing.TB, emu *awslocal.Emulators, opts ...option) *bundle {
+	t.Helper()
 	tp := testTopic()
 	for _, o := range opts {
 		o(&tp)
@@ -77,7 +83,11 @@ func setup(t testing.TB, opts ...option) *bundle {
 		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
 		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{topicName}}},
 	}
-	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	envOpts := []awslocaltest.EnvOption{awslocaltest.WithTopology(top)}
+	if emu != nil {
+		envOpts = append(envOpts, awslocaltest.WithEmulators(emu))
+	}
+	env := awslocaltest.NewEnv(t, envOpts...)
 	events := env.Events()
 	q := env.Queue(topicName)
 	rec := newRecorder()

@@ -125,6 +125,13 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	// transaction with a check of its ledger item); replay attestation on
 	// the incident (read, conditional put).
 	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
+	if k.Batch {
+		// A batch handler's batch claims and completes its rows in PartiQL
+		// UPDATE statements (BatchExecuteStatement: 1 WRU a row, where a
+		// transaction costs 2). Only the kinds whose handler is a batch
+		// handler issue them, so only their roles get it.
+		allow(f.Role, []string{"dynamodb:PartiQLUpdate"}, events.TableArn())
+	}
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	// Backoff is a visibility change on its own queue; poison goes to its
 	// own DLQ.

@@ -143,7 +143,14 @@ func TestConsumerRoleTouchesOnlyItsQueues(t *testing.T) {
 					require.NotContains(t, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject", "s3:DeleteObjectVersion", "sqs:PurgeQueue"}, a, "%s on %s", topic, res)
 				}
 			}
-			if s.p.Topology.Topics[slices.IndexFunc(s.p.Topology.Topics, func(tp topology.Topic) bool { return tp.Name == topic })].Consumer == topology.ConsumerArchive {
+			kind := s.p.Topology.Topics[slices.IndexFunc(s.p.Topology.Topics, func(tp topology.Topic) bool { return tp.Name == topic })].Consumer
+			rows := []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+			if kind == topology.ConsumerArchive || kind == topology.ConsumerPurge {
+				// Batch handlers claim and complete in PartiQL batches.
+				rows = []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PartiQLUpdate", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+			}
+			require.Equal(t, rows, got[s.idOf(s.p.Tables[table.Events.Name])], "%s on the events table", topic)
+			if kind == topology.ConsumerArchive {
 				require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/archive/"+topic+"/*"], "%s writes its own archive prefix", topic)
 			}
 		}

@@ -125,3 +125,34 @@ func TestFIFOQueueCallsAreFIFORequests(t *testing.T) {
 		require.Equal(t, Units{SQSFIFORequests: tc.want}, callUnits(tc.in(fifo), nil), tc.name)
 	}
 }
+
+// A PartiQL write statement is priced on the item its WHERE clause names
+// with parameters; anything else is not a write the meter can price.
+func TestStatementKey(t *testing.T) {
+	t.Parallel()
+	m := NewMeter(nil, "evp-test")
+	tbl := table.Events.PhysicalName("evp-test")
+	pk, sk := &ddbtypes.AttributeValueMemberS{Value: "EVENT#a"}, &ddbtypes.AttributeValueMemberS{Value: "DISPATCH#t"}
+	x := &ddbtypes.AttributeValueMemberS{Value: "x"}
+	for _, tc := range []struct {
+		name   string
+		stmt   string
+		params []ddbtypes.AttributeValue
+		ok     bool
+	}{
+		{"quoted", `UPDATE "` + tbl + `" SET "status" = ? SET a = ? WHERE "pk" = ? AND "sk" = ? AND "status" <> ?`, []ddbtypes.AttributeValue{x, x, pk, sk, x}, true},
+		{"bare", `update ` + tbl + ` SET a = ? WHERE sk = ? AND pk = ?`, []ddbtypes.AttributeValue{x, sk, pk}, true},
+		{"delete", `DELETE FROM "` + tbl + `" WHERE "pk" = ? AND "sk" = ?`, []ddbtypes.AttributeValue{pk, sk}, true},
+		{"select", `SELECT * FROM "` + tbl + `" WHERE "pk" = ? AND "sk" = ?`, []ddbtypes.AttributeValue{pk, sk}, false},
+		{"other table", `UPDATE "nope" SET a = ? WHERE "pk" = ? AND "sk" = ?`, []ddbtypes.AttributeValue{x, pk, sk}, false},
+		{"literal key", `UPDATE "` + tbl + `" SET a = ? WHERE "pk" = 'EVENT#a' AND "sk" = ?`, []ddbtypes.AttributeValue{x, sk}, false},
+		{"missing parameter", `UPDATE "` + tbl + `" SET a = ? WHERE "pk" = ? AND "sk" = ?`, []ddbtypes.AttributeValue{x, pk}, false},
+	} {
+		gotTbl, key, ok := m.statementKey(tc.stmt, tc.params)
+		require.Equal(t, tc.ok, ok, tc.name)
+		if ok {
+			require.Equal(t, tbl, gotTbl, tc.name)
+			require.Equal(t, map[string]ddbtypes.AttributeValue{"pk": pk, "sk": sk}, key, tc.name)
+		}
+	}
+}

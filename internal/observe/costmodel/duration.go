@@ -47,7 +47,8 @@ var InRegion = DurationModel{
 		"DynamoDB.UpdateItem": 8 * time.Millisecond, "DynamoDB.DeleteItem": 8 * time.Millisecond,
 		"DynamoDB.Query": 10 * time.Millisecond, "DynamoDB.Scan": 10 * time.Millisecond,
 		"DynamoDB.BatchGetItem": 10 * time.Millisecond, "DynamoDB.BatchWriteItem": 10 * time.Millisecond,
-		"DynamoDB.TransactWriteItems": 20 * time.Millisecond, "DynamoDB.TransactGetItems": 20 * time.Millisecond,
+		"DynamoDB.BatchExecuteStatement": 10 * time.Millisecond,
+		"DynamoDB.TransactWriteItems":    20 * time.Millisecond, "DynamoDB.TransactGetItems": 20 * time.Millisecond,
 	},
 	Service: map[string]time.Duration{
 		"DynamoDB": 10 * time.Millisecond, "SQS": 20 * time.Millisecond, "S3": 100 * time.Millisecond,

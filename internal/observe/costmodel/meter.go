@@ -215,12 +215,16 @@ type write struct {
 	key   map[string]ddbtypes.AttributeValue
 	old   map[string]ddbtypes.AttributeValue
 	check bool // a transaction's ConditionCheck: read for the condition, not written
+	// refused: a batch's statement that failed (its condition): billed
+	// like a refused write.
+	refused bool
 }
 
 func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	var (
 		writes []write
 		factor = 1.0
+		stmtOf []int // a batch's writes: the statement of each
 	)
 	plan := func(tbl string, key map[string]ddbtypes.AttributeValue, item map[string]ddbtypes.AttributeValue, check bool) {
 		def, ok := m.tables[tbl]
@@ -266,8 +270,23 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 				plan(aws.ToString(it.ConditionCheck.TableName), it.ConditionCheck.Key, nil, true)
 			}
 		}
+	case *dynamodb.BatchExecuteStatementInput:
+		// Each write statement is billed as its single-item write.
+		for i, st := range p.Statements {
+			if tbl, key, ok := m.statementKey(aws.ToString(st.Statement), st.Parameters); ok {
+				plan(tbl, key, nil, false)
+				stmtOf = append(stmtOf, i)
+			}
+		}
 	}
 	out, md, err := next.HandleInitialize(ctx, in)
+	if o, ok := out.Result.(*dynamodb.BatchExecuteStatementOutput); ok && err == nil {
+		for j, i := range stmtOf {
+			if i < len(o.Responses) && o.Responses[i].Error != nil {
+				writes[j].refused = true
+			}
+		}
+	}
 	metering(ctx, func() { m.priceWrites(ctx, op, writes, factor, in.Parameters, out.Result, err) })
 	return out, md, err
 }
@@ -277,7 +296,7 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 func (m *Meter) priceWrites(ctx context.Context, op string, writes []write, factor float64, params, result any, err error) {
 	var u Units
 	for _, w := range writes {
-		if w.check || err != nil {
+		if w.check || w.refused || err != nil {
 			// A condition check, or a refused write: the item is read
 			// for the condition and billed as a write of its size.
 			u.WRU += factor * writeUnits(ItemSize(w.old))
@@ -474,4 +493,66 @@ var MemoryMB = map[string]int{
 	"ingest": 512, "webhook-stripe": 256, "consumer-http": 256, "consumer-archive": 256, "consumer-purge": 256,
 	"sweeper": 512, "dlq-archiver": 256, "replay": 512, "admin-api": 256, "purge-api": 256,
 	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256, "subscriber-health": 128,
+}
+
+// statementKey is the table and key a PartiQL write statement (UPDATE or
+// DELETE) names with parameters in its WHERE clause ("pk" = ? AND "sk" =
+// ?, as internal/aws/dynamo writes them), or false: a read, a table the
+// meter does not know, a key given as a literal.
+func (m *Meter) statementKey(stmt string, params []ddbtypes.AttributeValue) (string, map[string]ddbtypes.AttributeValue, bool) {
+	rest, ok := cutPrefixFold(strings.TrimSpace(stmt), "UPDATE ")
+	if !ok {
+		if rest, ok = cutPrefixFold(strings.TrimSpace(stmt), "DELETE FROM "); !ok {
+			return "", nil, false
+		}
+	}
+	rest = strings.TrimSpace(rest)
+	var tbl string
+	if strings.HasPrefix(rest, `"`) {
+		end := strings.Index(rest[1:], `"`)
+		if end < 0 {
+			return "", nil, false
+		}
+		tbl = rest[1 : 1+end]
+	} else {
+		tbl, _, _ = strings.Cut(rest, " ")
+	}
+	def, ok := m.tables[tbl]
+	if !ok {
+		return "", nil, false
+	}
+	where := strings.LastIndex(strings.ToUpper(stmt), " WHERE ")
+	if where < 0 {
+		return "", nil, false
+	}
+	names := []string{def.PK.Name}
+	if def.SK != nil {
+		names = append(names, def.SK.Name)
+	}
+	key := map[string]ddbtypes.AttributeValue{}
+	for _, name := range names {
+		at := -1
+		for _, form := range []string{`"` + name + `" = ?`, name + ` = ?`} {
+			if i := strings.Index(stmt[where:], form); i >= 0 {
+				at = where + i + len(form) - 1
+				break
+			}
+		}
+		if at < 0 {
+			return "", nil, false
+		}
+		n := strings.Count(stmt[:at], "?")
+		if n >= len(params) {
+			return "", nil, false
+		}
+		key[name] = params[n]
+	}
+	return tbl, key, true
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
 }

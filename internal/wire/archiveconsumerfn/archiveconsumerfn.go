@@ -64,8 +64,9 @@ func New(c Config, cl Clients, rt wire.Runtime) (*consume.Consumer, error) {
 // test see it (consumerfn.Kind): it writes under archive/<topic>/ in the
 // platform bucket.
 var Kind = consumerfn.Kind{
-	Kind: topology.ConsumerArchive,
-	Role: Name,
+	Kind:  topology.ConsumerArchive,
+	Role:  Name,
+	Batch: true,
 	Objects: &consumerfn.Objects{
 		EnvBucket: wire.EnvBucket, EnvRoot: EnvPrefix, Root: topicarchive.DefaultPrefix,
 		Actions: []string{"s3:PutObject"},

@@ -43,6 +43,11 @@ type Kind struct {
 	// Objects, when set, is where in the platform bucket the kind writes,
 	// per topic.
 	Objects *Objects
+	// Batch: the kind's handler is a consume.BatchHandler, whose batches
+	// claim and complete their outbox rows with PartiQL
+	// BatchExecuteStatement (consume.BatchRows): its role also gets
+	// dynamodb:PartiQLUpdate on the events table.
+	Batch bool
 	// Load reads and validates a topic's environment as the function's
 	// cold start does.
 	Load func(r *envconf.Reader, top topology.Topology) error

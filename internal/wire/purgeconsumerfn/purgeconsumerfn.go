@@ -198,5 +198,6 @@ var Kind = consumerfn.Kind{
 	Kind:     topology.ConsumerPurge,
 	Role:     Name,
 	Services: []string{"secretsmanager", "ssm"},
+	Batch:    true,
 	Load:     func(r *envconf.Reader, top topology.Topology) error { _, err := Load(r, top); return err },
 }
