@@ -26,13 +26,13 @@ import (
 // single path's:
 //   - a claim is batched only for a fresh row: it exists, is not erased,
 //     not completed, not processing under a live lease (the single claim's
-//     condition), still in the due index (PartiQL has no if_not_exists to
-//     put it back), and carries no attempt count (PartiQL cannot add to a
+//     condition), and carries no attempt count (PartiQL cannot add to a
 //     count that may be missing, and an attempt count is exactly 1 on a
-//     row nobody counted yet). Any other row (a redelivery, a row the
-//     sweeper took out of the index, a missing row, one held by another
-//     delivery) fails the statement's condition and takes the single
-//     path, which tells completed from busy and creates missing rows.
+//     row nobody counted yet); it is put back in the due index if the
+//     sweeper took it out (see claimStatement). Any other row (a
+//     redelivery, a missing row, one held by another delivery) fails the
+//     statement's condition and takes the single path, which tells
+//     completed from busy and creates missing rows.
 //   - a completion is batched exactly: the same attributes set and removed
 //     as MarkCompleted, on the same condition, so a condition failure is
 //     outbox.ErrLeaseLost; any other failure takes the single path.
@@ -52,9 +52,14 @@ const batchFallbacks = 8
 
 // claimStatement is the batched claim (beginProcessing's write for a
 // fresh row). Parameters: status processing, leaseOwner, leaseUntil,
-// updatedAt, attemptOf, attempt; pk, sk, completed, processing, now (ms).
-const claimStatement = `SET "status" = ? SET "leaseOwner" = ? SET "leaseUntil" = ? SET "updatedAt" = ? SET "attemptOf" = ? SET "attempt" = ? REMOVE "sweepPk"` +
-	` WHERE "pk" = ? AND "sk" = ? AND "erasedAt" IS MISSING AND "duePk" IS NOT MISSING AND "attemptOf" IS MISSING AND "attempt" IS MISSING` +
+// updatedAt, attemptOf, attempt, duePk; pk, sk, completed, processing,
+// now (ms). PartiQL has no if_not_exists: duePk is set to the row's due
+// partition, which is what beginProcessing's if_not_exists(duePk, :dp)
+// leaves too (a row's partition is a function of its key and topic), so a
+// row the sweeper took out of the due index while its message waited (a
+// consumer lagging behind a bulk import) is claimed in the batch as well.
+const claimStatement = `SET "status" = ? SET "leaseOwner" = ? SET "leaseUntil" = ? SET "updatedAt" = ? SET "attemptOf" = ? SET "attempt" = ? SET "duePk" = ? REMOVE "sweepPk"` +
+	` WHERE "pk" = ? AND "sk" = ? AND "erasedAt" IS MISSING AND "attemptOf" IS MISSING AND "attempt" IS MISSING` +
 	` AND "status" <> ? AND ("status" <> ? OR "leaseUntil" <= ?)`
 
 // completeStatement is releaseProcessing's write for To=completed.
@@ -74,7 +79,7 @@ func (e *Events) BeginProcessingBatch(ctx context.Context, ps []consume.Processi
 			Statement: aws.String(`UPDATE "` + e.Table + `" ` + claimStatement),
 			Parameters: []ddbtypes.AttributeValue{
 				str(string(outbox.StatusProcessing)), str(p.Owner), num(millis(p.Until)), str(FormatTime(p.Now)), str(p.Owner), num(1),
-				key[table.AttrPK], key[table.AttrSK], str(string(outbox.StatusCompleted)), str(string(outbox.StatusProcessing)), num(millis(p.Now)),
+				str(table.DuePartition(p.Row.Key, p.Row.Topic)), key[table.AttrPK], key[table.AttrSK], str(string(outbox.StatusCompleted)), str(string(outbox.StatusProcessing)), num(millis(p.Now)),
 			},
 		}
 	}

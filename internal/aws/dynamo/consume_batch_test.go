@@ -301,7 +301,8 @@ func TestBatchClaimIsMeteredLikeTheSingleClaims(t *testing.T) {
 	bm.Reset()
 	sm.Reset()
 	require.Equal(t, w.singleClaims(t, mixed), w.batch.events.BeginProcessingBatch(context.Background(), mixed))
-	// 11 rows batched (the repeat is not): the fresh ones went through,
-	// 9 were refused and took the single path.
-	require.GreaterOrEqual(t, wru(bm)-wru(sm), 9.0, "every refused statement is billed")
+	// 11 rows batched (the repeat is not): the fresh one and the one out
+	// of the due index went through, 8 were refused and took the single
+	// path.
+	require.GreaterOrEqual(t, wru(bm)-wru(sm), 8.0, "every refused statement is billed")
 }

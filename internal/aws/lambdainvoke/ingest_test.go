@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +145,52 @@ func TestPublishClassifiesFailures(t *testing.T) {
 			require.Contains(t, ie.Error(), string(tc.kind))
 		})
 	}
+}
+
+// A batch goes out as one JSON array of the envelopes as given and comes
+// back as one result each; an answer that does not fit the batch (another
+// count, not a batch reply, an unknown status) is a bad result, never a
+// partial success.
+func TestPublishBatchSendsOneArrayAndReturnsAResultEach(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fns.Register("ingest", func(_ context.Context, raw json.RawMessage) (json.RawMessage, error) {
+		var in []json.RawMessage
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		if len(in) != 3 || string(in[1]) != `{"id":"evt_b", "x" : 1}` {
+			return nil, errors.New("batch altered in transit: " + string(raw))
+		}
+		return json.RawMessage(`{"results":[{"status":"enqueued","eventId":"evt_a","topics":["t"],"pendingTopics":[]},` +
+			`{"status":"","eventId":"evt_b","topics":null,"pendingTopics":null,"retry":"commit failed"},` +
+			`{"status":"rejected","eventId":"","topics":[],"pendingTopics":[],"error":{"code":"missing_field","message":"m"}}]}`), nil
+	})
+	got, err := b.ingest("ingest", time.Second).PublishBatch(context.Background(), [][]byte{[]byte(`{"id":"evt_a"}`), []byte(`{"id":"evt_b", "x" : 1}`), []byte(`{}`)})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	require.Equal(t, envelope.StatusEnqueued, got[0].Status)
+	require.Equal(t, "commit failed", got[1].Retry)
+	require.Equal(t, "evt_b", got[1].EventID)
+	require.Equal(t, envelope.CodeMissingField, got[2].Error.Code)
+	require.Equal(t, 1, b.calls.Count("Lambda", "Invoke"))
+
+	for name, answer := range map[string]string{
+		"fewer results":  `{"results":[{"status":"enqueued","topics":[],"pendingTopics":[]}]}`,
+		"not a batch":    `{"status":"enqueued","topics":[],"pendingTopics":[]}`,
+		"unknown status": `{"results":[{"status":"sent"},{"status":"sent"}]}`,
+	} {
+		fn := "ingest-" + strings.ReplaceAll(name, " ", "-")
+		b.fns.Register(fn, func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(answer), nil })
+		_, err := b.ingest(fn, time.Second).PublishBatch(context.Background(), [][]byte{[]byte(`{}`), []byte(`{}`)})
+		require.Equal(t, lambdainvoke.KindBadResult, invokeErr(t, err).Kind, name)
+	}
+
+	b.fns.Register("ingest-refusing", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"status":"rejected","topics":[],"pendingTopics":[],"error":{"code":"invalid_batch","message":"a batch is a JSON array of envelopes"}}`), nil
+	})
+	_, err = b.ingest("ingest-refusing", time.Second).PublishBatch(context.Background(), [][]byte{[]byte(`{}`)})
+	ie := invokeErr(t, err)
+	require.Equal(t, lambdainvoke.KindBadResult, ie.Kind)
+	require.Equal(t, "invalid_batch", ie.Type, "the rejection's code")
 }

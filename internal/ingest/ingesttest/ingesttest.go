@@ -1,7 +1,8 @@
 // Package ingesttest is the contract suite of the event store ingest
 // writes through: the ledger (ingest.Ledger: one transactional commit per
 // event, exactly one winner) and the senders' side of the outbox rows
-// (outbox.Store: lease-conditional claims and outcome writes). Every
+// (outbox.Store: lease-conditional claims and outcome writes), one event
+// at a time and a batch at a time (CommitBatch, MarkEnqueuedBatch). Every
 // implementation runs Exercise; the DynamoDB adapter runs it against the
 // emulators.
 package ingesttest
@@ -26,7 +27,7 @@ import (
 // Store is the event store as ingest and senders use it.
 type Store interface {
 	ingest.Ledger
-	outbox.Store
+	outbox.BatchMarker
 }
 
 // t0 is near the wall clock (testkit.Recent): the rows and ledger
@@ -235,5 +236,120 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		ok, err := s.Claim(ctx, outbox.ClaimParams{Row: ref, Owner: "sweeper", Now: next, Lease: time.Minute})
 		require.NoError(t, err)
 		require.True(t, ok, "a failed row is sendable again")
+	})
+	t.Run("ABatchCommitsEveryNewEventAndNamesTheOnesThatExist", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		old := event("evt_bold", time.Minute, "a.events", "b.events")
+		require.NoError(t, s.Commit(ctx, old))
+		legacy := event("evt_blegacy", time.Minute, "a.events")
+		legacy.Record.Key = ledger.LegacyKey("evt_blegacy")
+		for i := range legacy.Rows {
+			legacy.Rows[i].Key = legacy.Record.Key
+		}
+		require.NoError(t, s.Commit(ctx, legacy))
+
+		again := event("evt_bold", time.Minute, "a.events", "b.events")
+		viaLegacy := event("evt_blegacy", time.Minute, "a.events")
+		viaLegacy.LegacyKey = ledger.LegacyKey("evt_blegacy")
+		batch := []ingest.CommitParams{event("evt_bnew1", time.Minute, "a.events"), again, event("evt_bnew2", time.Minute, "a.events", "b.events"), viaLegacy}
+		errs, err := s.CommitBatch(ctx, batch)
+		require.NoError(t, err)
+		require.Len(t, errs, 4)
+		require.NoError(t, errs[0])
+		var ex *ledger.ExistsError
+		require.ErrorAs(t, errs[1], &ex)
+		require.Equal(t, old.Record.Key, ex.Key)
+		require.NoError(t, errs[2])
+		require.ErrorAs(t, errs[3], &ex)
+		require.Equal(t, ledger.LegacyKey("evt_blegacy"), ex.Key, "stored under its legacy key")
+
+		for _, p := range []ingest.CommitParams{batch[0], batch[2]} {
+			rec, rows, err := s.Load(ctx, p.Record.Key)
+			require.NoError(t, err)
+			require.Equal(t, p.Record.PayloadHash, rec.PayloadHash)
+			require.Len(t, rows, len(p.Rows))
+			for _, r := range rows {
+				require.Equal(t, outbox.StatusPending, r.Status)
+				require.Equal(t, "ingest", r.LeaseOwner)
+			}
+		}
+		_, _, err = s.Load(ctx, viaLegacy.Record.Key)
+		require.ErrorIs(t, err, ledger.ErrNotFound, "nothing written under the new key")
+	})
+
+	t.Run("ConcurrentBatchesCommitEachEventOnce", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		// Four publishers commit overlapping batches (events 0-9, 5-14,
+		// 10-19, 15-24): each event has exactly one winner.
+		wins := make([]atomic.Int32, 25)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				var ps []ingest.CommitParams
+				for i := w * 5; i < w*5+10; i++ {
+					p := event(fmt.Sprintf("evt_bc_%02d", i), time.Minute, "a.events")
+					for j := range p.Rows {
+						p.Rows[j].LeaseOwner = fmt.Sprintf("ingest-%d", w)
+					}
+					ps = append(ps, p)
+				}
+				errs, err := s.CommitBatch(ctx, ps)
+				if err != nil {
+					t.Errorf("commit batch: %v", err)
+					return
+				}
+				for k, e := range errs {
+					switch {
+					case e == nil:
+						wins[w*5+k].Add(1)
+					case !errors.Is(e, ledger.ErrExists):
+						t.Errorf("event %d: %v", w*5+k, e)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for i := range wins {
+			require.EqualValues(t, 1, wins[i].Load(), "event %d", i)
+		}
+	})
+
+	t.Run("MarkEnqueuedBatchMarksWhatTheOwnerHoldsAndNothingElse", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		var rs []outbox.Enqueued
+		// 30 rows (more than one request's worth), the owner's.
+		for i := range 30 {
+			p := event(fmt.Sprintf("evt_bm_%02d", i), time.Minute, "a.events")
+			require.NoError(t, s.Commit(ctx, p))
+			rs = append(rs, outbox.Enqueued{Row: outbox.RowRef{Key: p.Record.Key, Topic: "a.events"}, Owner: "ingest", Now: t0.Add(time.Second)})
+		}
+		// Row 1 marked by another owner, twice in the call; a missing row.
+		rs[1].Owner = "someone-else"
+		rs = append(rs,
+			outbox.Enqueued{Row: rs[1].Row, Owner: "someone-else", Now: t0},
+			outbox.Enqueued{Row: outbox.RowRef{Key: "acme/evt_bm_none", Topic: "a.events"}, Owner: "ingest", Now: t0},
+		)
+		errs := s.MarkEnqueuedBatch(ctx, rs)
+		require.Len(t, errs, len(rs))
+		for i := range 30 {
+			r := row(t, s, rs[i].Row.Key, "a.events")
+			if i == 1 {
+				require.ErrorIs(t, errs[i], outbox.ErrLeaseLost)
+				require.Equal(t, outbox.StatusPending, r.Status, "another owner's mark is refused")
+				continue
+			}
+			require.NoError(t, errs[i], i)
+			require.Equal(t, outbox.StatusEnqueued, r.Status)
+			require.Empty(t, r.LeaseOwner)
+		}
+		require.ErrorIs(t, errs[30], outbox.ErrLeaseLost)
+		require.ErrorIs(t, errs[31], outbox.ErrLeaseLost, "a missing row is not marked")
+		_, _, err := s.Load(ctx, "acme/evt_bm_none")
+		require.ErrorIs(t, err, ledger.ErrNotFound, "nor created")
+		again := s.MarkEnqueuedBatch(ctx, rs[:1])
+		require.ErrorIs(t, again[0], outbox.ErrLeaseLost, "marked once")
 	})
 }

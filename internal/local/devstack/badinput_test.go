@@ -26,6 +26,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
@@ -34,7 +35,7 @@ import (
 
 // writeOps are the AWS operations that change state.
 var writeOps = []string{
-	"DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem", "DynamoDB.TransactWriteItems", "DynamoDB.BatchWriteItem",
+	"DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem", "DynamoDB.TransactWriteItems", "DynamoDB.BatchWriteItem", "DynamoDB.BatchExecuteStatement",
 	"SQS.SendMessage", "SQS.SendMessageBatch", "SQS.DeleteMessage", "SQS.DeleteMessageBatch",
 	"S3.PutObject", "S3.DeleteObject", "S3.CopyObject", "SNS.Publish",
 }
@@ -169,6 +170,28 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 		require.Equal(t, "rejected", res.Status, "%s", out.Payload)
 		return answer{status: 400, code: res.Error.Code}
 	}
+	// A batch (a JSON array of envelopes): every envelope is answered,
+	// each rejected; the answer's code is theirs (one code for all here).
+	ingestBatch := func(payload string) answer {
+		t.Helper()
+		out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: []byte(payload)})
+		if err != nil {
+			return answer{status: 400, code: serviceCode(err)}
+		}
+		require.Nil(t, out.FunctionError, "bad input is a result, never a function error: %s", out.Payload)
+		var reply envelope.BatchReply
+		require.NoError(t, json.Unmarshal(out.Payload, &reply))
+		codes := map[string]bool{}
+		for _, r := range reply.Results {
+			require.Equal(t, envelope.StatusRejected, r.Status, "%s", out.Payload)
+			codes[string(r.Error.Code)] = true
+		}
+		require.Len(t, codes, 1, "%s", out.Payload)
+		for c := range codes {
+			return answer{status: 400, code: c}
+		}
+		return answer{}
+	}
 	replayCall := func(payload string) answer {
 		t.Helper()
 		out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(devstack.FunctionReplay), Payload: []byte(payload)})
@@ -243,7 +266,15 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 
 		// Ingest through the Lambda Invoke API.
 		{"ingest not json", func() answer { return ingest(`{"id":`) }, "InvalidRequestContentException"},
-		{"ingest non-object", func() answer { return ingest(`[1,2,3]`) }, "invalid_envelope"},
+		{"ingest batch of non-objects", func() answer { return ingestBatch(`[1,"x",null]`) }, "invalid_envelope"},
+		{"ingest batch of unknown sources", func() answer {
+			e := `{"id":"evt_x","tenantId":"acme","type":"inquiry.created","source":"mallory","timestamp":"2026-12-02T11:00:00Z","payload":{}}`
+			return ingestBatch(`[` + e + `,` + e + `]`)
+		}, "unknown_source"},
+		{"ingest batch too large", func() answer {
+			return ingestBatch(`[` + strings.TrimSuffix(strings.Repeat(string(raw)+`,`, envelope.MaxBatch+1), `,`) + `]`)
+		}, "batch_too_large"},
+		{"ingest batch not json", func() answer { return ingest(`[{"id":`) }, "InvalidRequestContentException"},
 		{"ingest string", func() answer { return ingest(`"hello"`) }, "invalid_envelope"},
 		{"ingest wrong types", func() answer { return ingest(envelopeWith("tenantId", "7")) }, "invalid_envelope"},
 		{"ingest huge string", func() answer { return ingest(envelopeWith("id", `"`+strings.Repeat("a", 100000)+`"`)) }, "invalid_id"},

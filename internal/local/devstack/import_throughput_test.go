@@ -31,6 +31,7 @@ import (
 var (
 	importRecords     = flag.Int("import-throughput", 0, "drop a file of this many records under imports/ of the local stack and report the import's rate (make import-throughput)")
 	importConcurrency = flag.String("import-concurrency", "", "IMPORT_CONCURRENCY of the stack's jobs-worker (default its own)")
+	importInvoke      = flag.String("import-invoke-records", "", "IMPORT_INVOKE_RECORDS of the stack's jobs-worker (default its own)")
 	importDynamo      = flag.String("import-dynamodb", awslocal.DynamoAuto, "the DynamoDB emulator: local (DynamoDB Local), embedded or auto")
 )
 
@@ -49,6 +50,9 @@ func TestImportThroughput(t *testing.T) {
 	settings := map[string]string{}
 	if *importConcurrency != "" {
 		settings[jobsworkerfn.EnvImportConcurrency] = *importConcurrency
+	}
+	if *importInvoke != "" {
+		settings[jobsworkerfn.EnvImportInvokeRecords] = *importInvoke
 	}
 	calls := awslocal.NewCalls()
 	var (
