@@ -23,10 +23,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
-	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
