@@ -21,12 +21,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
@@ -89,24 +91,39 @@ type costKit struct {
 // on a stage, where every poll finds a full batch. Held calls are neither
 // failed nor metered twice.
 type receiveGate struct {
-	mu          sync.Mutex
-	closed      chan struct{}
+	mu     sync.Mutex
+	closed chan struct{}
+	// only, when set, are the queues the closed gate holds (else all).
+	only        map[string]bool
 	serialUntil time.Time
 	queues      map[string]*sync.Mutex
-	inFlight    int
+	// inFlight counts the receives past the gate, by queue.
+	inFlight map[string]int
 }
 
-// hold closes the gate and waits until no receive that passed it is still
-// in flight (a long poll would take part of the burst); the returned func
-// opens it.
-func (g *receiveGate) hold() func() {
+// hold closes the gate (for the given queues only, or all) and waits
+// until no receive that passed it is still in flight (a long poll would
+// take part of the burst); the returned func opens it.
+func (g *receiveGate) hold(queues ...string) func() {
 	g.mu.Lock()
 	ch := make(chan struct{})
 	g.closed = ch
+	g.only = nil
+	for _, q := range queues {
+		if g.only == nil {
+			g.only = map[string]bool{}
+		}
+		g.only[q] = true
+	}
 	g.mu.Unlock()
 	for {
 		g.mu.Lock()
-		n := g.inFlight
+		n := 0
+		for q, c := range g.inFlight {
+			if g.only == nil || g.only[q] {
+				n += c
+			}
+		}
 		g.mu.Unlock()
 		if n == 0 {
 			break
@@ -118,7 +135,7 @@ func (g *receiveGate) hold() func() {
 		defer g.mu.Unlock()
 		g.serialUntil = time.Now().Add(5 * time.Second)
 		close(ch)
-		g.closed = nil
+		g.closed, g.only = nil, nil
 	}
 }
 
@@ -127,6 +144,9 @@ func (g *receiveGate) hold() func() {
 func (g *receiveGate) enter(ctx context.Context, queue string) (func(), error) {
 	g.mu.Lock()
 	ch := g.closed
+	if g.only != nil && !g.only[queue] {
+		ch = nil
+	}
 	g.mu.Unlock()
 	if ch != nil {
 		select {
@@ -136,10 +156,13 @@ func (g *receiveGate) enter(ctx context.Context, queue string) (func(), error) {
 		}
 	}
 	g.mu.Lock()
-	g.inFlight++
+	if g.inFlight == nil {
+		g.inFlight = map[string]int{}
+	}
+	g.inFlight[queue]++
 	left := func() {
 		g.mu.Lock()
-		g.inFlight--
+		g.inFlight[queue]--
 		g.mu.Unlock()
 	}
 	if time.Now().After(g.serialUntil) {
@@ -194,6 +217,7 @@ var pricedCPU = map[string]map[string]time.Duration{
 	"sweeper-resend":           {"ingest": ms(1.1), "sweeper": ms(9.5), "consumer-http": ms(0.5)},
 	"purge-job":                {"ingest": ms(0.3), "consumer-purge": ms(0.7)},
 	"job-step":                 {"replay": ms(0.8), "jobs-worker": ms(2.6)},
+	"file-import":              {"import-trigger": ms(1.0), "jobs-worker": ms(3.0), "ingest": ms(2.3), "consumer-archive": ms(11.0)},
 	"stripe-webhook-batched":   {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(4.0)},
 	"internal-publish-batched": {"ingest": ms(1.1), "consumer-http": ms(6.0)},
 }
@@ -602,6 +626,7 @@ func TestCostPerPath(t *testing.T) {
 	paths = append(paths, jobPath)
 
 	paths = append(paths, batchedPaths(t, k, run)...)
+	paths = append(paths, importPath(t, k, run))
 
 	got := costmodel.Report{Paths: paths, Mixes: []costmodel.Mix{
 		{Name: "Stripe reference", What: "every event a 5 KiB Stripe event to one topic, delivered", Parts: map[string]float64{"stripe-webhook": 1}},
@@ -626,6 +651,39 @@ func TestCostPerPath(t *testing.T) {
 	committed, err := costmodel.ReadReport(costFigures)
 	require.NoError(t, err, "committed figures (make bench writes them)")
 	require.Empty(t, costmodel.Growth(committed, got), "a path costs more than the committed figures: if it must, run `make bench` and commit docs/cost-figures.json with the reason")
+}
+
+// importRecords is the size of the file the file-import path imports.
+const importRecords = 200
+
+// importPath measures a file import per record: a file of importRecords
+// audit envelopes (one topic, the archive consumer) put under imports/ with
+// a client the meter does not see, the notification's job, ingest's
+// batches, then the archive consumer's batches, until the stack is quiet.
+func importPath(t *testing.T, k *costKit, run string) costmodel.Path {
+	t.Helper()
+	tenant := "costimp"
+	key := "imports/" + tenant + "/cost-" + run + ".ndjson"
+	var body bytes.Buffer
+	for i := range importRecords {
+		fmt.Fprintf(&body, `{"schemaVersion":1,"id":"imp-cost-%s-%04d","type":"audit.record.imported","source":"platform","timestamp":"2026-12-01T10:00:00Z","subject":"acct-%d","payload":{"i":%d,"note":"an imported audit record of about two hundred bytes, as an export from another system would hold"}}`+"\n", run, i, i%50, i)
+	}
+	store := &dynamo.Jobs{Client: k.meter.Peek, Table: k.st.Resources.JobsTable}
+	archive := k.st.Resources.Queues[topology.Audit].URL
+	return k.measureAll("file-import", fmt.Sprintf("a record of a %d-record NDJSON file dropped under imports/: the notification's file-import job, ingest batches of 25, archived by the archive consumer", importRecords), importRecords, func() {
+		// The archive consumer's receives wait until the import is done,
+		// so it takes the records in full batches, as at volume (and the
+		// same number of receives every run).
+		open := k.gate.hold(archive)
+		_, err := k.st.Emulators.S3().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(k.st.Resources.Bucket), Key: aws.String(key), Body: bytes.NewReader(body.Bytes())})
+		require.NoError(t, err)
+		k.waitFor("imported", func() bool {
+			page, err := store.List(context.Background(), jobs.ListParams{TenantID: tenant, Kind: jobkinds.KindFileImport})
+			require.NoError(t, err)
+			return len(page.Jobs) == 1 && page.Jobs[0].Status == jobs.StatusCompleted
+		})
+		open()
+	}, costmodel.Units{})
 }
 
 // batchedPaths measures the reference paths at the deployed batch sizes
@@ -755,6 +813,7 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Subject identifier indexes (issue 23: an erasure finds a subject's events and incidents without reading the tenant): keys-only indexes ` + "`subject`" + ` and ` + "`owner`" + ` (the ordering key) on the ledger item's existing attributes, under its tenant; incidents carry subject and owner | 10 WRU/event (index 3), $10.25 per million; internal 17 WRU (index 5) | 12 WRU/event (index 5), $11.50 per million; internal 17 WRU (index 5) | yes: the price of erasing by index (2 index writes for a Stripe event: its object and its customer; 2 for an internal event with a subject, whose ordering key is its subject — purge-job 14 → 16; none without one: the internal 2-topic path is unchanged); the ledger item gains no attribute (still one write unit); an incident +5 WRU (dlq-to-incident 31 → 38), the archiver +1 read (the row's erasure marker) per dead letter. Indexing the ordering key alone would cost 1 (Stripe 11 WRU) but find a Stripe event by its customer only, not by its object's id |
 | ` + "`billing.events`" + ` a FIFO topic (issue 24): each Stripe customer's events delivered in order, one failing customer holding back only its own; SQS bills a FIFO queue's requests at $0.50 per million instead of $0.40 | every billing path's SQS requests at $0.40 per million: Stripe reference $11.61 per million, $10.66 batched | at $0.50 per million: Stripe reference $11.91 (+$0.30: 3 requests per event), $10.84 batched (+$0.14 on 1.4 requests, the rest compute run to run) | yes: the price of per-customer order; the happy path's DynamoDB writes unchanged (12 WRU) |
 | Subscriber-health breaker (issue 24): a consumer that sees transient failures adds them to its topic's health record in one write per batch, and the first success after them resets it; nothing is read or written while deliveries succeed (the state is cached per instance) | Stripe reference 12 WRU; consumer-retry 16 WRU | Stripe reference 12 WRU (unchanged); consumer-retry 18 WRU (the 503 adds to the streak, the success resets it: 2 updates) | yes: the happy path pays nothing; an outage hour is priced in docs/reliability.md's breaker rows |
+| Batches for bulk publishing (issue 23, file-import throughput): ingest takes a JSON array of up to 100 envelopes (the file import sends 25 a call), commits the new events together (a transaction of up to 100 items: the same transactional units as one per event), sends them with ` + "`SendMessageBatch`" + ` and marks them enqueued with PartiQL ` + "`BatchExecuteStatement`" + ` (a statement bills as the UpdateItem it replaces, where a transaction would double it); a batch handler (the archive and purge consumers) claims and completes its batch the same way | a file import published record by record: 1 ingest invocation, 1 ` + "`SendMessage`" + `, 3 single writes per record | ` + "`file-import`" + `: 12.2 WRU, 0.10 Lambda invocations, 0.38 SQS requests per record, $8.03 per million records | yes: the same write units, a tenth of the invocations and SQS requests, about a twentieth of the DynamoDB requests (on DynamoDB Local; the cost stack's embedded emulator has no PartiQL, so there the statements show as the UpdateItems they fall back to, billed the same units) |
 
 Where the targets stand (issue 25, round 2): **≤ 11 WRU on the Stripe path: reached by the levers (10), then
 12 with issue 23's subject identifier indexes (row above)**; **≤ 18 WRU on

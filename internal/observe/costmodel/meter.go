@@ -295,6 +295,14 @@ func (m *Meter) dynamo(ctx context.Context, op string, in middleware.InitializeI
 // and reads.
 func (m *Meter) priceWrites(ctx context.Context, op string, writes []write, factor float64, params, result any, err error) {
 	var u Units
+	if _, batch := params.(*dynamodb.BatchExecuteStatementInput); batch && err != nil {
+		// A batch that failed whole ran none of its statements (AWS bills
+		// each statement it runs, refused or not, and a throttled request
+		// none). The embedded emulator, which has no PartiQL, fails every
+		// one: the callers' per-row fallback writes are billed instead,
+		// the same units as the statements would have been on AWS.
+		writes = nil
+	}
 	for _, w := range writes {
 		if w.check || w.refused || err != nil {
 			// A condition check, or a refused write: the item is read
