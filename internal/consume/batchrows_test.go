@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
@@ -78,29 +76,10 @@ func TestFIFOBatchClaimsNothingBehindARetriedMessage(t *testing.T) {
 	t.Parallel()
 	b := setupOn(t, awslocaltest.SharedDynamoDBLocal(t), func(tp *topology.Topic) { tp.FIFO = true })
 	ctx := context.Background()
-	order := []struct{ id, group string }{
+	order := []grouped{
 		{"evt_a1", "A"}, {"evt_b1", "B"}, {"evt_a2", "A"}, {"evt_b2", "B"}, {"evt_a3", "A"},
 	}
-	var ev events.SQSEvent
-	for i, o := range order {
-		b.publish(t, o.id, o.group)
-		rec, _, err := b.events.Load(ctx, key(o.id))
-		require.NoError(t, err)
-		m, err := rec.Message(topicName)
-		require.NoError(t, err)
-		attrs := map[string]events.SQSMessageAttribute{}
-		for k, v := range sqsqueue.Attributes(m) {
-			attrs[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue}
-		}
-		ev.Records = append(ev.Records, events.SQSMessage{
-			MessageId: "msg-" + o.id, ReceiptHandle: "receipt-" + o.id, Body: string(m.Body), MessageAttributes: attrs,
-			Attributes: map[string]string{
-				"MessageGroupId": o.group, "ApproximateReceiveCount": "1", "SequenceNumber": strconv.Itoa(i + 1),
-				"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
-			},
-			EventSourceARN: b.q.ARN, EventSource: "aws:sqs",
-		})
-	}
+	ev := b.fifoEvent(t, order)
 	// Another delivery of evt_a2 holds its row: a2 is busy, retried.
 	c, err := b.events.BeginProcessing(ctx, consume.Processing{
 		Row: outbox.RowRef{Key: key("evt_a2"), Topic: topicName}, EventID: "evt_a2", TenantID: "acme", Type: "order.created",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/siteswarm/eventplatform/internal/kit/bounded"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -149,16 +150,7 @@ func (c *Consumer) each(n int, fn func(i int)) {
 	if limit <= 0 {
 		limit = DefaultConcurrency
 	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
+	bounded.Each(n, limit, fn)
 }
 
 // walk processes a lane in order: after the first message that has to be

@@ -30,29 +30,10 @@ func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(tp *topology.Topic) { tp.FIFO = true })
 	ctx := context.Background()
-	order := []struct{ id, group string }{
+	order := []grouped{
 		{"evt_a1", "A"}, {"evt_b1", "B"}, {"evt_a2", "A"}, {"evt_b2", "B"}, {"evt_a3", "A"}, {"evt_b3", "B"},
 	}
-	var ev events.SQSEvent
-	for i, o := range order {
-		b.publish(t, o.id, o.group)
-		rec, _, err := b.events.Load(ctx, key(o.id))
-		require.NoError(t, err)
-		m, err := rec.Message(topicName)
-		require.NoError(t, err)
-		attrs := map[string]events.SQSMessageAttribute{}
-		for k, v := range sqsqueue.Attributes(m) {
-			attrs[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue}
-		}
-		ev.Records = append(ev.Records, events.SQSMessage{
-			MessageId: "msg-" + o.id, ReceiptHandle: "receipt-" + o.id, Body: string(m.Body), MessageAttributes: attrs,
-			Attributes: map[string]string{
-				"MessageGroupId": o.group, "ApproximateReceiveCount": "1", "SequenceNumber": strconv.Itoa(i + 1),
-				"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
-			},
-			EventSourceARN: b.q.ARN, EventSource: "aws:sqs",
-		})
-	}
+	ev := b.fifoEvent(t, order)
 	b.handler.fail = func(m consume.Message, _ int) error {
 		switch m.Event.ID {
 		case "evt_a2":
@@ -96,4 +77,35 @@ func TestFIFOFailureStopsItsGroupOnly(t *testing.T) {
 	require.Equal(t, "evt_b2", eventIDOf(t, dead[0]))
 	require.Equal(t, "B", dead[0].Attributes["MessageGroupId"], "it keeps its group")
 	require.Equal(t, "subscriber_rejected", aws.ToString(dead[0].MessageAttributes[outbox.AttrErrorCode].StringValue))
+}
+
+// grouped is a message of a FIFO group.
+type grouped struct{ id, group string }
+
+// fifoEvent publishes each event and builds the SQS event a FIFO receive
+// of them would be, in order: each message as stored, in its group, with
+// its sequence number.
+func (b *bundle) fifoEvent(t *testing.T, order []grouped) events.SQSEvent {
+	t.Helper()
+	var ev events.SQSEvent
+	for i, o := range order {
+		b.publish(t, o.id, o.group)
+		rec, _, err := b.events.Load(context.Background(), key(o.id))
+		require.NoError(t, err)
+		m, err := rec.Message(topicName)
+		require.NoError(t, err)
+		attrs := map[string]events.SQSMessageAttribute{}
+		for k, v := range sqsqueue.Attributes(m) {
+			attrs[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue}
+		}
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId: "msg-" + o.id, ReceiptHandle: "receipt-" + o.id, Body: string(m.Body), MessageAttributes: attrs,
+			Attributes: map[string]string{
+				"MessageGroupId": o.group, "ApproximateReceiveCount": "1", "SequenceNumber": strconv.Itoa(i + 1),
+				"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
+			},
+			EventSourceARN: b.q.ARN, EventSource: "aws:sqs",
+		})
+	}
+	return ev
 }

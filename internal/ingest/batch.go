@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/kit/bounded"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -192,18 +192,7 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 const batchConcurrency = 8
 
 // each runs fn(0..n-1), batchConcurrency at a time.
-func (s *Service) each(n int, fn func(i int)) {
-	sem := make(chan struct{}, batchConcurrency)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
-}
+func (s *Service) each(n int, fn func(i int)) { bounded.Each(n, batchConcurrency, fn) }
 
 func retry(eventID string, err error) envelope.BatchResult {
 	return envelope.BatchResult{Result: envelope.Result{EventID: eventID}, Retry: err.Error()}

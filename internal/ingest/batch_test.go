@@ -280,13 +280,7 @@ func TestHandleTakesAnEnvelopeOrABatch(t *testing.T) {
 // (one message group, sent in sequence), whatever the batch's size.
 func TestBatchKeepsAnEntitysOrderOnAFIFOTopic(t *testing.T) {
 	t.Parallel()
-	top := topology.Default().Clone()
-	for i := range top.Topics {
-		if top.Topics[i].Name == topology.Billing {
-			top.Topics[i].FIFO = true
-		}
-	}
-	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	env := fifoBillingEnv(t)
 	svc := wiretest.Ingest(t, env, wiretest.Opts{})
 	ctx := context.Background()
 	var raws []json.RawMessage

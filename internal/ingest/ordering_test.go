@@ -45,13 +45,7 @@ func stripeEnvelope(t *testing.T, id, customer string, pad int) []byte {
 // claim-checked — lands in the same group.
 func TestStripeEventsGroupByCustomerOnAFIFOTopic(t *testing.T) {
 	t.Parallel()
-	top := topology.Default().Clone()
-	for i := range top.Topics {
-		if top.Topics[i].Name == topology.Billing {
-			top.Topics[i].FIFO = true
-		}
-	}
-	env := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	env := fifoBillingEnv(t)
 	svc := wiretest.Ingest(t, env, wiretest.Opts{})
 	ctx := context.Background()
 	publish := func(raw []byte) envelope.Result {
@@ -80,4 +74,16 @@ func TestStripeEventsGroupByCustomerOnAFIFOTopic(t *testing.T) {
 	for _, m := range msgs {
 		require.Equal(t, "acme/cus_A", m.Attributes["MessageGroupId"], aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue))
 	}
+}
+
+// fifoBillingEnv is an environment whose billing.events is a FIFO topic.
+func fifoBillingEnv(t *testing.T) *awslocaltest.Env {
+	t.Helper()
+	top := topology.Default().Clone()
+	for i := range top.Topics {
+		if top.Topics[i].Name == topology.Billing {
+			top.Topics[i].FIFO = true
+		}
+	}
+	return awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/kit/bounded"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -158,15 +159,7 @@ func (e *Events) batch(ctx context.Context, rows []outbox.RowRef, stmts []ddbtyp
 		})
 	}
 	wg.Wait()
-	sem := make(chan struct{}, batchFallbacks)
-	for _, i := range fallback {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			single(i)
-		})
-	}
-	wg.Wait()
+	bounded.Each(len(fallback), batchFallbacks, func(k int) { single(fallback[k]) })
 	for _, i := range repeats {
 		single(i)
 	}
