@@ -106,7 +106,7 @@ func TestBatchAnswersEachEnvelopeAsPublishWould(t *testing.T) {
 			require.Len(t, b.collection(t, id), 3, "%s: the ledger item and two rows, once", id)
 			for topic, r := range b.rows(t, id) {
 				require.Equal(t, outbox.StatusEnqueued, r.Status, "%s/%s", id, topic)
-				require.False(t, r.Leased(b.clock.Now()), "%s/%s: the lease is released", id, topic)
+				require.True(t, r.Receipted, "%s/%s: the batch's receipt records the send", id, topic)
 			}
 		}
 		require.Empty(t, b.collection(t, "evt_b3"), "unrouted: nothing stored")
@@ -118,7 +118,8 @@ func TestBatchAnswersEachEnvelopeAsPublishWould(t *testing.T) {
 // The point of the batch: 40 new events of two topics are one commit
 // transaction (80 rows and 40 ledger items do not fit one: two), eight
 // SendMessageBatch requests (40 messages per topic, 10 a request) and no
-// single send.
+// single send, and the 80 sends are recorded in one receipt, not 80
+// marks.
 func TestBatchCommitsTogetherAndSendsInSQSBatches(t *testing.T) {
 	t.Parallel()
 	eachEmulator(t, func(t *testing.T, b *bundle) {
@@ -135,11 +136,14 @@ func TestBatchCommitsTogetherAndSendsInSQSBatches(t *testing.T) {
 		require.Equal(t, 2, b.env.Calls.Count("DynamoDB", "TransactWriteItems"), "120 items: two transactions of at most 100")
 		require.Equal(t, 8, b.env.Calls.Count("SQS", "SendMessageBatch"))
 		require.Zero(t, b.env.Calls.Count("SQS", "SendMessage"))
-		if b.local {
-			require.Equal(t, 4, b.env.Calls.Count("DynamoDB", "BatchExecuteStatement"), "80 enqueued marks, 25 a request")
-			require.Zero(t, b.env.Calls.Count("DynamoDB", "UpdateItem"))
-		} else {
-			require.Equal(t, 80, b.env.Calls.Count("DynamoDB", "UpdateItem"), "no PartiQL: the marks one by one")
+		require.Equal(t, 1, b.env.Calls.Count("DynamoDB", "PutItem"), "one receipt")
+		require.Zero(t, b.env.Calls.Count("DynamoDB", "BatchExecuteStatement"), "no marks")
+		require.Zero(t, b.env.Calls.Count("DynamoDB", "UpdateItem"), "no marks")
+		for _, id := range ids {
+			for topic, r := range b.rows(t, id) {
+				require.Equal(t, outbox.StatusEnqueued, r.Status, "%s/%s", id, topic)
+				require.True(t, r.Receipted, "%s/%s", id, topic)
+			}
 		}
 		b.sentOnce(t, topology.Notifications, ids...)
 		b.sentOnce(t, topology.CRM, ids...)
@@ -305,4 +309,59 @@ func TestBatchKeepsAnEntitysOrderOnAFIFOTopic(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, got)
+}
+
+// A batch's sends are recorded in one receipt (outbox.Receipts); when the
+// receipt cannot be written, each row is marked enqueued instead, and
+// nothing is sent twice.
+func TestBatchReceiptFailureMarksEachRow(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.cfg.EventsTable, Err: awslocal.ServiceUnavailable()})
+		out := b.batch(t, inquiry("evt_rf1"), inquiry("evt_rf2"), inquiry("evt_rf3"))
+		remove()
+		require.Equal(t, 1, b.env.Faults.Injected("PutItem"))
+		for i, r := range out {
+			require.Equal(t, envelope.StatusEnqueued, r.Status, i)
+			require.Empty(t, r.PendingTopics, i)
+		}
+		for _, id := range []string{"evt_rf1", "evt_rf2", "evt_rf3"} {
+			for topic, r := range b.rows(t, id) {
+				require.Equal(t, outbox.StatusEnqueued, r.Status, "%s/%s", id, topic)
+				require.False(t, r.Receipted, "%s/%s: marked on the row", id, topic)
+				require.False(t, r.Leased(b.clock.Now()), "%s/%s: the mark released the lease", id, topic)
+			}
+		}
+		b.sentOnce(t, topology.Notifications, "evt_rf1", "evt_rf2", "evt_rf3")
+		b.sentOnce(t, topology.CRM, "evt_rf1", "evt_rf2", "evt_rf3")
+	})
+}
+
+// A batch's events published again after the batch's lease ended (their
+// rows still pending under it, as the receipt left them): duplicates with
+// nothing pending, and nothing re-driven, since the receipt says the
+// messages went out.
+func TestBatchDuplicateAfterTheLeaseRedrivesNothing(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		ids := []string{"evt_rd1", "evt_rd2", "evt_rd3"}
+		for _, r := range b.batch(t, inquiry(ids[0]), inquiry(ids[1]), inquiry(ids[2])) {
+			require.Equal(t, envelope.StatusEnqueued, r.Status)
+		}
+		b.sentOnce(t, topology.Notifications, ids...)
+		b.sentOnce(t, topology.CRM, ids...)
+		b.clock.Advance(b.cfg.Ingest.Lease + time.Minute)
+
+		b.env.Calls.Reset()
+		again := b.batch(t, inquiry(ids[0]), inquiry(ids[1]))
+		again = append(again, envelope.BatchResult{Result: b.publish(t, inquiry(ids[2]))})
+		for i, r := range again {
+			require.Equal(t, envelope.StatusDuplicate, r.Status, i)
+			require.Empty(t, r.PendingTopics, i)
+		}
+		require.Zero(t, b.env.Calls.Count("SQS", "SendMessage")+b.env.Calls.Count("SQS", "SendMessageBatch"), "nothing re-driven")
+		require.Zero(t, b.env.Calls.Count("DynamoDB", "UpdateItem"), "no claim for a re-drive")
+		b.sentOnce(t, topology.Notifications)
+		b.sentOnce(t, topology.CRM)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -202,10 +203,12 @@ type Enqueued struct {
 }
 
 // DispatchBatch is Dispatch for many jobs at once: the messages go out
-// through the Sender's SendBatch and the successes are recorded through
-// the Store's MarkEnqueuedBatch when they have them (one at a time in
-// parallel otherwise); failures are recorded one by one, as Dispatch does.
-// Outcomes are in job order.
+// through the Sender's SendBatch and the successes are recorded in one
+// receipt per lease owner when the Store keeps Receipts (and the owner
+// sent at least minReceiptRows), otherwise through the Store's
+// MarkEnqueuedBatch when it has it (one at a time in parallel otherwise);
+// failures are recorded one by one, as Dispatch does. Outcomes are in job
+// order.
 func (d *Dispatcher) DispatchBatch(ctx context.Context, jobs []Job) []Outcome {
 	out := make([]Outcome, len(jobs))
 	if len(jobs) == 0 {
@@ -234,6 +237,7 @@ func (d *Dispatcher) DispatchBatch(ctx context.Context, jobs []Job) []Outcome {
 		}
 		wg.Go(func() { d.failed(ctx, j, sendErrs[i], now, &out[i]) })
 	}
+	sent = d.receipt(ctx, jobs, sent, now)
 	marks := make([]error, len(sent))
 	if bm, ok := d.Store.(BatchMarker); ok && len(sent) > 0 {
 		rs := make([]Enqueued, len(sent))
@@ -256,6 +260,44 @@ func (d *Dispatcher) DispatchBatch(ctx context.Context, jobs []Job) []Outcome {
 		}
 	}
 	return out
+}
+
+// receipt records the sends of jobs at indexes sent in one receipt per
+// lease owner (Receipts) and returns the indexes still to mark: all of
+// them when the store keeps no receipts, an owner's few sends, and the
+// sends of a receipt that could not be written (their marks record them).
+func (d *Dispatcher) receipt(ctx context.Context, jobs []Job, sent []int, now time.Time) []int {
+	rs, ok := d.Store.(Receipts)
+	if !ok {
+		return sent
+	}
+	byOwner := map[string][]int{}
+	var owners []string
+	for _, i := range sent {
+		o := jobs[i].Owner
+		if _, seen := byOwner[o]; !seen {
+			owners = append(owners, o)
+		}
+		byOwner[o] = append(byOwner[o], i)
+	}
+	var mark []int
+	for _, o := range owners {
+		idx := byOwner[o]
+		if len(idx) < minReceiptRows {
+			mark = append(mark, idx...)
+			continue
+		}
+		rows := make([]RowRef, len(idx))
+		for k, i := range idx {
+			rows[k] = jobs[i].Message.Row()
+		}
+		if err := rs.RecordSent(ctx, Receipt{Owner: o, Rows: rows, Now: now}); err != nil {
+			d.log().WarnContext(ctx, "outbox: could not record the batch's receipt; marking its rows enqueued one by one", "rows", len(rows), "error", err)
+			mark = append(mark, idx...)
+		}
+	}
+	slices.Sort(mark)
+	return mark
 }
 
 func (d *Dispatcher) log() *slog.Logger {

@@ -66,6 +66,12 @@ type Row struct {
 	// never delivered (a consumer's claim refuses it), dead-lettered into
 	// an incident, or replayed. Zero for a row of an event not erased.
 	ErasedAt time.Time
+	// Receipted: the row is stored pending under its dispatcher's lease,
+	// and the dispatcher's receipt records its send (a batch dispatch
+	// records its sends in one receipt instead of marking each row,
+	// Receipts). A store reads such a row as enqueued (Status), which is
+	// what it is, and its next write to the row records that.
+	Receipted bool
 }
 
 // Leased reports whether some sender holds the row at now.

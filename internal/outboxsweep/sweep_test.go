@@ -282,3 +282,35 @@ func TestSweeperStopsAtItsBudget(t *testing.T) {
 	require.Equal(t, 1, rep.Sent)
 	require.True(t, rep.Drained)
 }
+
+// A batch dispatch records its sends in one receipt and leaves its rows
+// pending under its lease (outbox.Receipts). When the consumer lags past
+// the lease, the sweeper must not send again what the receipt names: it
+// records those rows enqueued and takes them out of the due index. A row
+// of the same lease the receipt does not name (its send failed and so did
+// the failure's mark) is sent.
+func TestSweeperDoesNotResendWhatABatchReceiptNames(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, id := range []string{"evt_sent1", "evt_sent2", "evt_unsent"} {
+		b.strand(t, id, t0.Add(-time.Minute))
+	}
+	require.NoError(t, b.events.RecordSent(context.Background(), outbox.Receipt{Owner: "ingest-died", Now: t0.Add(-2 * time.Minute),
+		Rows: []outbox.RowRef{{Key: "evt_sent1", Topic: topic}, {Key: "evt_sent2", Topic: topic}}}))
+
+	rep := run(t, b.sweeper(0, 0))
+	require.Equal(t, 1, rep.Due, "only the unsent row is a send")
+	require.Equal(t, 1, rep.Sent)
+	require.Equal(t, 2, rep.Unindexed)
+	require.Equal(t, map[string]int{"evt_unsent": 1}, b.received(t))
+	for _, id := range []string{"evt_sent1", "evt_sent2", "evt_unsent"} {
+		r := b.row(t, id)
+		require.Equal(t, outbox.StatusEnqueued, r.Status, id)
+		require.False(t, r.Receipted, "%s: recorded on the row itself now", id)
+		require.Empty(t, r.LeaseOwner, id)
+	}
+
+	rep = run(t, b.sweeper(0, 0))
+	require.Zero(t, rep.Due+rep.Unindexed+rep.Sent, "nothing left in the due index")
+	require.Empty(t, b.received(t))
+}

@@ -41,9 +41,11 @@ func (p *Platform) newIngest() *Function {
 	// Query of the event's item collection, Claim/Mark* are conditional
 	// UpdateItems, and a batch's enqueued marks are PartiQL UPDATEs
 	// (BatchExecuteStatement: IAM checks PartiQLUpdate per statement; an
-	// UPDATE never creates an item). Nothing is ever deleted. SQS checks a
-	// SendMessageBatch as SendMessage.
-	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PartiQLUpdate"}, events.TableArn())
+	// UPDATE never creates an item); a batch's sends are recorded in one
+	// receipt item (PutItem), which Load reads back with GetItem for a row
+	// still pending under a batch's lease. Nothing is ever deleted. SQS
+	// checks a SendMessageBatch as SendMessage.
+	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:PartiQLUpdate"}, events.TableArn())
 	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`,
 		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json; the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")

@@ -89,7 +89,7 @@ func TestIngestRoleLeastPrivilege(t *testing.T) {
 		_, ingest := s.function(t, "ingest")
 		got := actionsOn(s.statements(roleOf(t, ingest)))
 		events := s.idOf(s.p.Tables[table.Events.Name])
-		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:PartiQLUpdate", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, got[events])
+		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PartiQLUpdate", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, got[events])
 		require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
 		for _, tp := range s.p.Topology.Topics {
 			require.Equal(t, []string{"sqs:SendMessage"}, got[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)

@@ -63,6 +63,13 @@ func (e *Events) duePartition(ctx context.Context, status outbox.Status, shard i
 		}
 		page.Rows = append(page.Rows, it.row())
 	}
+	if status == "" {
+		// Rows of a batch dispatch whose consumer lags past the lease:
+		// their receipt says they were sent (legacy rows predate receipts).
+		if err := e.readReceiptsBatch(ctx, page.Rows); err != nil {
+			return duePage{}, fmt.Errorf("dynamo: read due rows of %s: %w", part, err)
+		}
+	}
 	return page, nil
 }
 

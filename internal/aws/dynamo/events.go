@@ -214,7 +214,8 @@ func (e *Events) Record(ctx context.Context, key string) (ledger.Record, error) 
 }
 
 // Load reads an event's whole item collection (ledger item and outbox rows)
-// with one strongly consistent Query.
+// with one strongly consistent Query, and the receipt of a row pending
+// under a batch dispatch's lease (outbox.Receipts), if there is one.
 func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []outbox.Row, error) {
 	var (
 		rec   ledger.Record
@@ -255,6 +256,9 @@ func (e *Events) Load(ctx context.Context, eventID string) (ledger.Record, []out
 	}
 	if !found {
 		return rec, nil, fmt.Errorf("dynamo: load %s: %w", eventID, ledger.ErrNotFound)
+	}
+	if err := e.readReceipts(ctx, rows); err != nil {
+		return rec, nil, fmt.Errorf("dynamo: load %s: %w", eventID, err)
 	}
 	return rec, rows, nil
 }

@@ -135,7 +135,7 @@ func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.T
 		":zero":    num(0),
 		":nowms":   num(millis(now)),
 		":now":     str(FormatTime(now)),
-		":seen":    str(string(seen.Status)),
+		":seen":    str(string(storedStatus(seen))),
 		":owner":   str(seen.LeaseOwner),
 		":updated": str(FormatTime(seen.UpdatedAt)),
 	}
@@ -192,16 +192,30 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 // left alone: the row itself did not change.
 func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool, error) {
 	values := map[string]ddbtypes.AttributeValue{
-		":seen":    str(string(r.Seen.Status)),
+		":seen":    str(string(storedStatus(r.Seen))),
 		":owner":   str(r.Seen.LeaseOwner),
 		":updated": str(FormatTime(r.Seen.UpdatedAt)),
+	}
+	// A row read as enqueued from its dispatch receipt is stored pending
+	// under the dispatcher's lease: this write records it enqueued, as
+	// the mark the receipt stood in for would have.
+	set := ""
+	if r.Seen.Receipted {
+		values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
+		set = "#s = :enq, leaseOwner = :empty, leaseUntil = :zero"
 	}
 	var expr string
 	if r.At.IsZero() {
 		expr = "REMOVE duePk, sweepPk"
+		if set != "" {
+			expr = "SET " + set + " " + expr
+		}
 	} else {
 		values[":at"] = num(millis(r.At))
-		expr = enterDue("SET nextRetryAt = :at", r.Seen.Ref(), values)
+		if set != "" {
+			set += ", "
+		}
+		expr = enterDue("SET "+set+"nextRetryAt = :at", r.Seen.Ref(), values)
 	}
 	err := e.update(ctx, r.Seen.Ref(), expr, "#s = :seen AND leaseOwner = :owner AND updatedAt = :updated", values)
 	if errors.Is(err, errCondition) {
@@ -394,5 +408,9 @@ func (e *Events) Row(ctx context.Context, r outbox.RowRef) (outbox.Row, bool, er
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
 		return outbox.Row{}, false, fmt.Errorf("dynamo: decode row %s: %w", r, err)
 	}
-	return it.row(), true, nil
+	rows := []outbox.Row{it.row()}
+	if err := e.readReceipts(ctx, rows); err != nil {
+		return outbox.Row{}, false, err
+	}
+	return rows[0], true, nil
 }

@@ -1,7 +1,8 @@
 // Package outboxsweeptest is the contract suite of outboxsweep.Rows, the outbox rows as
 // the sweeper reads and claims them: due rows paged per partition, oldest
 // first; claims conditional on the row still being as the sweeper saw it;
-// settlements of processing rows likewise; ledger items read in bulk. Every
+// settlements of processing rows likewise; ledger items read in bulk; a
+// pending row its lease owner's receipt names read as enqueued. Every
 // implementation runs Exercise; the DynamoDB adapter runs it against the
 // emulators.
 package outboxsweeptest
@@ -28,6 +29,7 @@ import (
 type Store interface {
 	outboxsweep.Rows
 	ingest.Ledger
+	outbox.Receipts
 }
 
 const topic = "a.events"
@@ -249,4 +251,53 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.Empty(t, dueAll(t, s, later.Add(-time.Second), 10))
 		require.Equal(t, []string{proc.Key}, keys(due(t, s, outbox.StatusProcessing, later, 10)), "due again at its new time")
 	})
+
+	t.Run("ARowItsOwnersReceiptNamesReadsAsEnqueued", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		due0 := t0.Add(-time.Minute) // the lease ended: due
+		r1 := commit(t, s, "evt_rcpt1", outbox.StatusPending, due0)
+		r2 := commit(t, s, "evt_rcpt2", outbox.StatusPending, due0)
+		r3 := commit(t, s, "evt_rcpt3", outbox.StatusPending, due0)
+		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: "holder", Rows: []outbox.RowRef{r1.Ref(), r2.Ref()}, Now: t0.Add(-2 * time.Minute)}))
+		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: "someone-else", Rows: []outbox.RowRef{r3.Ref()}, Now: t0.Add(-2 * time.Minute)}))
+
+		byKey := map[string]outbox.Row{}
+		for _, r := range dueAll(t, s, t0, 10) {
+			byKey[r.Key] = r
+		}
+		require.Len(t, byKey, 3)
+		for _, k := range []string{r1.Key, r2.Key} {
+			require.Equal(t, outbox.StatusEnqueued, byKey[k].Status, k)
+			require.True(t, byKey[k].Receipted, k)
+			require.Equal(t, "holder", byKey[k].LeaseOwner, "%s: stored under the lease it was sent by", k)
+		}
+		require.Equal(t, outbox.StatusPending, byKey[r3.Key].Status, "another owner's receipt names it, not its own")
+		require.False(t, byKey[r3.Key].Receipted)
+		_, rows, err := s.Load(ctx, r1.Key)
+		require.NoError(t, err)
+		require.Equal(t, outbox.StatusEnqueued, rows[0].Status, "Load reads the receipt too")
+		require.True(t, rows[0].Receipted)
+
+		stale := byKey[r2.Key]
+		stale.UpdatedAt = stale.UpdatedAt.Add(-time.Second)
+		ok, err := s.Reschedule(ctx, outboxsweep.Reschedule{Seen: stale})
+		require.NoError(t, err)
+		require.False(t, ok, "not as seen")
+		for _, k := range []string{r1.Key, r2.Key} {
+			ok, err := s.Reschedule(ctx, outboxsweep.Reschedule{Seen: byKey[k]})
+			require.NoError(t, err)
+			require.True(t, ok, k)
+			_, rows, err := s.Load(ctx, k)
+			require.NoError(t, err)
+			require.Equal(t, outbox.StatusEnqueued, rows[0].Status, k)
+			require.False(t, rows[0].Receipted, "%s: the row records it now", k)
+			require.Empty(t, rows[0].LeaseOwner, "%s: lease released, as a mark releases it", k)
+		}
+		require.Equal(t, []string{r3.Key}, keys(dueAll(t, s, t0.Add(time.Hour), 10)), "the receipted rows left the due index")
+		ok, err = s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: byKey[r3.Key], Owner: "sweeper", Now: t0, Lease: time.Minute})
+		require.NoError(t, err)
+		require.True(t, ok, "a row no receipt of its owner names is sent again")
+	})
+
 }
