@@ -59,7 +59,7 @@ throughput-curve: deps ## Publish 100,000 events through the local stack (Dynamo
 	set -o pipefail; $(GO) test ./internal/local/suites -run '^TestThroughputCurve$$' -count=1 -timeout 60m -v -throughput-curve=$(or $(EVENTS),100000) -throughput-dynamodb=$(or $(EVP_DYNAMODB),local) | grep -E '^(THROUGHPUT|\||--- |ok|FAIL|PASS)'
 
 .PHONY: import-throughput
-import-throughput: deps ## Import a file of RECORDS (default 100,000) audit envelopes on the local stack (DynamoDB Local) and print the rate, calls per record and load average (docs/jobs.md)
+import-throughput: deps ## Import a file of RECORDS (default 100,000) audit envelopes on the local stack (DynamoDB Local) and print the rate, the time until every record is archived, calls per record and load average (docs/jobs.md)
 	set -o pipefail; EVP_REQUIRE_DYNAMODB_LOCAL=1 $(GO) test ./internal/local/devstack -run '^TestImportThroughput$$' -count=1 -timeout 120m -v -import-throughput=$(or $(RECORDS),100000) | grep -E '^ *(import_throughput_test|--- |ok|FAIL|PASS)'
 
 .PHONY: measure-export

@@ -69,7 +69,7 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 		}
 		return out
 	}
-	now, owner := s.d.Now(), newOwner()
+	now, owner := s.d.Now(), outbox.BatchOwner(newOwner())
 	plans := make([]*plan, len(raws))
 	s.each(len(raws), func(i int) {
 		p, res, err := s.prepare(ctx, raws[i], now, owner)

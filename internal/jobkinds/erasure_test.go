@@ -53,15 +53,22 @@ const erasedEmail = "user-42@example.test"
 // carries erasedEmail, padded to about size bytes.
 func (b *bundle) publishContact(t *testing.T, tenant, id, subject string, size int) envelope.Event {
 	t.Helper()
+	ev, raw := contact(t, tenant, id, subject, size)
+	res, err := b.ingest.Publish(context.Background(), raw)
+	require.NoError(t, err)
+	require.Contains(t, []envelope.Status{envelope.StatusEnqueued, envelope.StatusAccepted}, res.Status, res)
+	return ev
+}
+
+// contact is the envelope publishContact publishes, and its JSON.
+func contact(t *testing.T, tenant, id, subject string, size int) (envelope.Event, []byte) {
+	t.Helper()
 	ev := envelope.Event{SchemaVersion: envelope.SchemaVersion, ID: id, TenantID: tenant, Type: "inquiry.created", Source: "storefront",
 		Subject: subject, Timestamp: time.Now().UTC(),
 		Payload: json.RawMessage(fmt.Sprintf(`{"email":%q,"notes":%q}`, erasedEmail, strings.Repeat("n", size)))}
 	raw, err := json.Marshal(ev)
 	require.NoError(t, err)
-	res, err := b.ingest.Publish(context.Background(), raw)
-	require.NoError(t, err)
-	require.Contains(t, []envelope.Status{envelope.StatusEnqueued, envelope.StatusAccepted}, res.Status, res)
-	return ev
+	return ev, raw
 }
 
 func eventKey(ev envelope.Event) string { return testkit.Key(ev) }
@@ -609,5 +616,58 @@ func TestErasureRewritesEarlierExports(t *testing.T) {
 		require.NoError(t, err)
 		sum := sha256.Sum256(body)
 		require.Equal(t, p.SHA256, hex.EncodeToString(sum[:]), "the manifest's checksum of %s", p.Key)
+	}
+}
+
+// Events published in a batch (the file import) whose consumers have not
+// claimed them when they are erased: their sends are on the batch's
+// receipt only, and a consumer refuses an erased row, so nothing else
+// would ever record them. The erasure records them on the rows: once the
+// receipt expires, the rows must not read as unsent (a duplicate publish
+// would send the erased event again).
+func TestErasureRecordsTheSendOfABatchPublishedEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	ev1, raw1 := contact(t, "gdpr", "evt_rb1", "user-42", 10)
+	ev2, raw2 := contact(t, "gdpr", "evt_rb2", "user-42", 10)
+	for _, r := range b.ingest.PublishBatch(ctx, []json.RawMessage{raw1, raw2}) {
+		require.Equal(t, envelope.StatusEnqueued, r.Status, r)
+	}
+	for _, ev := range []envelope.Event{ev1, ev2} {
+		_, rows, err := b.env.Events().Load(ctx, eventKey(ev))
+		require.NoError(t, err)
+		for _, row := range rows {
+			require.True(t, row.Receipted, "%s %s: the send is on the receipt", ev.ID, row.Topic)
+		}
+	}
+
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+
+	// The receipts expire (TTL).
+	out, err := b.env.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(b.env.Resources.EventsTable)})
+	require.NoError(t, err)
+	receipts := 0
+	for _, item := range out.Items {
+		pk := item["pk"].(*ddbtypes.AttributeValueMemberS).Value
+		if strings.HasPrefix(pk, "SENT#") {
+			receipts++
+			_, err := b.env.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(b.env.Resources.EventsTable),
+				Key: map[string]ddbtypes.AttributeValue{"pk": item["pk"], "sk": item["sk"]}})
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, 1, receipts, "one receipt for the batch")
+	for _, ev := range []envelope.Event{ev1, ev2} {
+		_, rows, err := b.env.Events().Load(ctx, eventKey(ev))
+		require.NoError(t, err)
+		require.NotEmpty(t, rows)
+		for _, row := range rows {
+			require.Equal(t, outbox.StatusEnqueued, row.Status, "%s %s", ev.ID, row.Topic)
+			require.False(t, row.Receipted, "%s %s: recorded on the row", ev.ID, row.Topic)
+			require.Empty(t, row.LeaseOwner, "%s %s", ev.ID, row.Topic)
+			require.False(t, row.ErasedAt.IsZero(), "%s %s carries the marker", ev.ID, row.Topic)
+		}
 	}
 }

@@ -204,8 +204,8 @@ type Enqueued struct {
 
 // DispatchBatch is Dispatch for many jobs at once: the messages go out
 // through the Sender's SendBatch and the successes are recorded in one
-// receipt per lease owner when the Store keeps Receipts (and the owner
-// sent at least minReceiptRows), otherwise through the Store's
+// receipt per lease owner when the Store keeps Receipts (and the owner is
+// a BatchOwner that sent at least minReceiptRows), otherwise through the Store's
 // MarkEnqueuedBatch when it has it (one at a time in parallel otherwise);
 // failures are recorded one by one, as Dispatch does. Outcomes are in job
 // order.
@@ -283,7 +283,7 @@ func (d *Dispatcher) receipt(ctx context.Context, jobs []Job, sent []int, now ti
 	var mark []int
 	for _, o := range owners {
 		idx := byOwner[o]
-		if len(idx) < minReceiptRows {
+		if len(idx) < minReceiptRows || !IsBatchOwner(o) {
 			mark = append(mark, idx...)
 			continue
 		}

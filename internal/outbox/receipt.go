@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,16 @@ type Receipt struct {
 	Rows  []RowRef
 	Now   time.Time
 }
+
+// BatchOwner is the lease owner of a batch dispatch named id: only such
+// an owner's sends are recorded in a receipt, so a reader looks for one
+// only for rows it holds (IsBatchOwner).
+func BatchOwner(id string) string { return batchOwnerPrefix + id }
+
+// IsBatchOwner reports whether owner is a BatchOwner.
+func IsBatchOwner(owner string) bool { return strings.HasPrefix(owner, batchOwnerPrefix) }
+
+const batchOwnerPrefix = "batch-"
 
 // minReceiptRows is the fewest sends of one owner a receipt records: below
 // it the marks cost no more than the receipt, and a mark shows the row

@@ -68,6 +68,9 @@ type Reschedule struct {
 	// At is when the sweeper looks at the row next; zero: never (it leaves
 	// the due index).
 	At time.Time
+	// Now is when: a row read as enqueued from its dispatch receipt
+	// (outbox.Row.Receipted) is recorded enqueued then.
+	Now time.Time
 }
 
 // DueClaim asks for the lease of a row found due.

@@ -93,6 +93,12 @@ func (b *bundle) sweeperWith(cfg outboxsweep.Config, rows *dynamo.Events) *outbo
 // lease expiry, as if the ingest call died after its commit.
 func (b *bundle) strand(t testing.TB, id string, leaseUntil time.Time) {
 	t.Helper()
+	b.strandBy(t, id, "ingest-died", leaseUntil)
+}
+
+// strandBy is strand with the rows held by owner.
+func (b *bundle) strandBy(t testing.TB, id, owner string, leaseUntil time.Time) {
+	t.Helper()
 	rec := ledger.Record{
 		Key: id,
 		Event: envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
@@ -101,7 +107,7 @@ func (b *bundle) strand(t testing.TB, id string, leaseUntil time.Time) {
 		OrderingKey: "cus_" + id,
 	}
 	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: rec.Event.Type, Status: outbox.StatusPending, MaxAttempts: 5,
-		NextRetryAt: leaseUntil, LeaseUntil: leaseUntil, LeaseOwner: "ingest-died", CreatedAt: t0, UpdatedAt: t0}
+		NextRetryAt: leaseUntil, LeaseUntil: leaseUntil, LeaseOwner: owner, CreatedAt: t0, UpdatedAt: t0}
 	require.NoError(t, b.events.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
 }
 
@@ -292,10 +298,11 @@ func TestSweeperStopsAtItsBudget(t *testing.T) {
 func TestSweeperDoesNotResendWhatABatchReceiptNames(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	owner := outbox.BatchOwner("ingest-died")
 	for _, id := range []string{"evt_sent1", "evt_sent2", "evt_unsent"} {
-		b.strand(t, id, t0.Add(-time.Minute))
+		b.strandBy(t, id, owner, t0.Add(-time.Minute))
 	}
-	require.NoError(t, b.events.RecordSent(context.Background(), outbox.Receipt{Owner: "ingest-died", Now: t0.Add(-2 * time.Minute),
+	require.NoError(t, b.events.RecordSent(context.Background(), outbox.Receipt{Owner: owner, Now: t0.Add(-2 * time.Minute),
 		Rows: []outbox.RowRef{{Key: "evt_sent1", Topic: topic}, {Key: "evt_sent2", Topic: topic}}}))
 
 	rep := run(t, b.sweeper(0, 0))
@@ -308,6 +315,7 @@ func TestSweeperDoesNotResendWhatABatchReceiptNames(t *testing.T) {
 		require.Equal(t, outbox.StatusEnqueued, r.Status, id)
 		require.False(t, r.Receipted, "%s: recorded on the row itself now", id)
 		require.Empty(t, r.LeaseOwner, id)
+		require.True(t, r.UpdatedAt.Equal(t0), "%s: recorded at the sweep", id)
 	}
 
 	rep = run(t, b.sweeper(0, 0))

@@ -167,7 +167,7 @@ func (s *Sweeper) look(ctx context.Context, row outbox.Row, now time.Time, rep *
 			at = now.Add(s.settleAfter()) // nothing to settle with
 		}
 	}
-	ok, err := s.d.Rows.Reschedule(ctx, Reschedule{Seen: row, At: at})
+	ok, err := s.d.Rows.Reschedule(ctx, Reschedule{Seen: row, At: at, Now: now})
 	switch {
 	case err != nil:
 		s.d.Log.WarnContext(ctx, "sweep: reschedule failed", "eventKey", row.Key, "topic", row.Topic, "error", err)

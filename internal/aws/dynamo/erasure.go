@@ -119,15 +119,28 @@ func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.Era
 	for _, r := range p.Rows {
 		expr := "SET erasedAt = :at"
 		values := map[string]ddbtypes.AttributeValue{":at": str(FormatTime(p.At))}
+		cond := "attribute_exists(pk)"
+		var names map[string]string
 		if r.LastError != "" {
 			expr += ", lastError = :e"
 			values[":e"] = str(incident.ErasedText)
+		}
+		if r.Receipted {
+			// Sent in a batch, its send on the receipt only: the consumer
+			// will refuse the erased row, so record the send here, or the
+			// row would read as unsent once the receipt expires.
+			expr += ", #s = :enq, leaseOwner = :empty, leaseUntil = :zero"
+			values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
+			values[":pending"], values[":owner"] = str(string(outbox.StatusPending)), str(r.LeaseOwner)
+			cond += " AND #s = :pending AND leaseOwner = :owner"
+			names = map[string]string{"#s": "status"}
 		}
 		items = append(items, ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
 			TableName:                 aws.String(e.Events.Table),
 			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Key)), table.AttrSK: str(DispatchSK(r.Topic))},
 			UpdateExpression:          aws.String(leaveDue(expr)),
-			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
 		}})
 	}

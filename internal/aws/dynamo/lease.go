@@ -15,7 +15,8 @@ import (
 
 // Claim takes the lease on a pending or failed row nobody holds. The due
 // index key (nextRetryAt) moves to the lease expiry, so concurrent sweepers
-// stop seeing the row at once.
+// stop seeing the row at once. An erased row is never claimed: its
+// consumer would refuse the message.
 func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) {
 	until := millis(c.Now.Add(c.Lease))
 	owner, now := c.Owner, c.Now
@@ -29,7 +30,7 @@ func (e *Events) Claim(ctx context.Context, c outbox.ClaimParams) (bool, error) 
 	}
 	err := e.update(ctx, c.Row,
 		enterDue("SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now", c.Row, values),
-		"attribute_exists(pk) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms", values)
+		"attribute_exists(pk) AND attribute_not_exists(erasedAt) AND (#s = :pending OR #s = :failed) AND leaseUntil < :nowms", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
@@ -13,6 +16,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 )
 
 var leaseT0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -93,4 +97,40 @@ func TestDueIsOldestFirstAcrossShards(t *testing.T) {
 		require.False(t, due[i].NextRetryAt.Before(due[i-1].NextRetryAt), "oldest first")
 	}
 	require.Equal(t, "e6", due[0].EventID)
+}
+
+// An erased row is never claimed for a send, by a duplicate's re-drive
+// (Claim) or by the sweeper (ClaimDue): the consumer would refuse the
+// message, which would carry the erased event.
+func TestAnErasedRowIsNeverClaimedForASend(t *testing.T) {
+	t.Parallel()
+	b := setupLease(t)
+	ctx := context.Background()
+	b.commit(t, "evt_gone", "ingest", time.Minute, "a.events")
+	b.commit(t, "evt_kept", "ingest", time.Minute, "a.events")
+	_, err := b.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(b.env.Resources.EventsTable), Key: rawKey("evt_gone", "a.events"),
+		UpdateExpression:          aws.String("SET erasedAt = :e"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": &ddbtypes.AttributeValueMemberS{Value: dynamo.FormatTime(leaseT0)}},
+	})
+	require.NoError(t, err)
+	later := leaseT0.Add(2 * time.Minute) // the lease ended
+	for _, id := range []string{"evt_gone", "evt_kept"} {
+		ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: id, Topic: "a.events"}, Owner: "redrive", Now: later, Lease: time.Minute})
+		require.NoError(t, err)
+		require.Equal(t, id == "evt_kept", ok, id)
+	}
+	b.commit(t, "evt_gone2", "ingest", time.Minute, "a.events")
+	_, err = b.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(b.env.Resources.EventsTable), Key: rawKey("evt_gone2", "a.events"),
+		UpdateExpression:          aws.String("SET erasedAt = :e"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": &ddbtypes.AttributeValueMemberS{Value: dynamo.FormatTime(leaseT0)}},
+	})
+	require.NoError(t, err)
+	row, found, err := b.events.Row(ctx, outbox.RowRef{Key: "evt_gone2", Topic: "a.events"})
+	require.NoError(t, err)
+	require.True(t, found)
+	ok, err := b.events.ClaimDue(ctx, outboxsweep.DueClaim{Seen: row, Owner: "sweeper", Now: later, Lease: time.Minute})
+	require.NoError(t, err)
+	require.False(t, ok)
 }

@@ -81,11 +81,13 @@ func (e *Events) RecordSent(ctx context.Context, r outbox.Receipt) error {
 }
 
 // receiptOwners are the lease owners of rows that may be receipted: pending
-// and held (a mark clears the owner; a failed send leaves status failed).
+// and held by a batch dispatch (a mark clears the owner; a failed send
+// leaves status failed; no other owner writes receipts, so a stranded
+// single publish costs no read).
 func receiptOwners(rows []outbox.Row) []string {
 	var owners []string
 	for _, r := range rows {
-		if r.Status == outbox.StatusPending && r.LeaseOwner != "" && !slices.Contains(owners, r.LeaseOwner) {
+		if r.Status == outbox.StatusPending && outbox.IsBatchOwner(r.LeaseOwner) && !slices.Contains(owners, r.LeaseOwner) {
 			owners = append(owners, r.LeaseOwner)
 		}
 	}
@@ -93,12 +95,12 @@ func receiptOwners(rows []outbox.Row) []string {
 }
 
 // applyReceipts reads the rows their owner's receipt names as enqueued
-// (outbox.Row.Receipted); the lease stays as stored, for the conditions of
-// the write that records it.
+// (outbox.Row.Receipted), as a mark would have left them: not leased. The
+// owner stays as stored, for the conditions of the write that records it.
 func applyReceipts(rows []outbox.Row, sent map[string]map[string]bool) {
 	for i, r := range rows {
-		if r.Status == outbox.StatusPending && r.LeaseOwner != "" && sent[r.LeaseOwner][receiptName(r.Ref())] {
-			rows[i].Status, rows[i].Receipted = outbox.StatusEnqueued, true
+		if r.Status == outbox.StatusPending && outbox.IsBatchOwner(r.LeaseOwner) && sent[r.LeaseOwner][receiptName(r.Ref())] {
+			rows[i].Status, rows[i].Receipted, rows[i].LeaseUntil = outbox.StatusEnqueued, true, time.Time{}
 		}
 	}
 }

@@ -189,7 +189,8 @@ func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row,
 // Reschedule moves a due row the sweeper sends nothing for (see
 // outboxsweep.Rows): out of the due index, or its nextRetryAt to r.At,
 // conditional on status, lease owner and updatedAt as seen. updatedAt is
-// left alone: the row itself did not change.
+// left alone: the row itself did not change (unless it was read as
+// enqueued from its receipt: then this write records that, at r.Now).
 func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool, error) {
 	values := map[string]ddbtypes.AttributeValue{
 		":seen":    str(string(storedStatus(r.Seen))),
@@ -202,7 +203,8 @@ func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool
 	set := ""
 	if r.Seen.Receipted {
 		values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
-		set = "#s = :enq, leaseOwner = :empty, leaseUntil = :zero"
+		values[":now"] = str(FormatTime(r.Now))
+		set = "#s = :enq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"
 	}
 	var expr string
 	if r.At.IsZero() {
@@ -367,7 +369,8 @@ func decodeKey(s string) (map[string]ddbtypes.AttributeValue, error) {
 // also conditional on the row still being due (nextRetryAt <= now) with the
 // attempt count the sweeper read. On AWS the sweeper index is eventually
 // consistent: a stale entry for a row another sweeper just failed (lease
-// released, retry pushed out) must not be claimed and sent again.
+// released, retry pushed out) must not be claimed and sent again. An
+// erased row is never claimed (Claim).
 func (e *Events) ClaimDue(ctx context.Context, c outboxsweep.DueClaim) (bool, error) {
 	until := millis(c.Now.Add(c.Lease))
 	values := map[string]ddbtypes.AttributeValue{
@@ -382,7 +385,7 @@ func (e *Events) ClaimDue(ctx context.Context, c outboxsweep.DueClaim) (bool, er
 	// A row found in the legacy index moves to the due index here.
 	err := e.update(ctx, c.Seen.Ref(),
 		enterDue("SET leaseOwner = :o, leaseUntil = :lu, nextRetryAt = :lu, updatedAt = :now", c.Seen.Ref(), values),
-		"(#s = :pending OR #s = :failed) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a", values)
+		"(#s = :pending OR #s = :failed) AND attribute_not_exists(erasedAt) AND leaseUntil < :nowms AND nextRetryAt <= :nowms AND attempts = :a", values)
 	if errors.Is(err, errCondition) {
 		return false, nil
 	}

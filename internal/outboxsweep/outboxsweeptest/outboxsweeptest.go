@@ -42,10 +42,16 @@ var t0 = testkit.Recent()
 // processing, leased until) at `due`.
 func commit(t *testing.T, s Store, id string, status outbox.Status, due time.Time) outbox.Row {
 	t.Helper()
+	return commitHeld(t, s, id, status, due, "holder")
+}
+
+// commitHeld is commit with a pending or processing row held by owner.
+func commitHeld(t *testing.T, s Store, id string, status outbox.Status, due time.Time, owner string) outbox.Row {
+	t.Helper()
 	rec, rows := testkit.Stored(testkit.Event(id, "content.published", "cms", `{"a":1}`), []string{topic}, t0.Add(-time.Hour), status)
 	rows[0].NextRetryAt = due
 	if status == outbox.StatusPending || status == outbox.StatusProcessing {
-		rows[0].LeaseOwner, rows[0].LeaseUntil = "holder", due
+		rows[0].LeaseOwner, rows[0].LeaseUntil = owner, due
 	}
 	require.NoError(t, s.Commit(context.Background(), ingest.CommitParams{Record: rec, Rows: rows}))
 	return rows[0]
@@ -256,11 +262,12 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		t.Parallel()
 		s := newStore(t)
 		due0 := t0.Add(-time.Minute) // the lease ended: due
-		r1 := commit(t, s, "evt_rcpt1", outbox.StatusPending, due0)
-		r2 := commit(t, s, "evt_rcpt2", outbox.StatusPending, due0)
-		r3 := commit(t, s, "evt_rcpt3", outbox.StatusPending, due0)
-		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: "holder", Rows: []outbox.RowRef{r1.Ref(), r2.Ref()}, Now: t0.Add(-2 * time.Minute)}))
-		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: "someone-else", Rows: []outbox.RowRef{r3.Ref()}, Now: t0.Add(-2 * time.Minute)}))
+		holder, other := outbox.BatchOwner("holder"), outbox.BatchOwner("other")
+		r1 := commitHeld(t, s, "evt_rcpt1", outbox.StatusPending, due0, holder)
+		r2 := commitHeld(t, s, "evt_rcpt2", outbox.StatusPending, due0, holder)
+		r3 := commitHeld(t, s, "evt_rcpt3", outbox.StatusPending, due0, holder)
+		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: holder, Rows: []outbox.RowRef{r1.Ref(), r2.Ref()}, Now: t0.Add(-2 * time.Minute)}))
+		require.NoError(t, s.RecordSent(ctx, outbox.Receipt{Owner: other, Rows: []outbox.RowRef{r3.Ref()}, Now: t0.Add(-2 * time.Minute)}))
 
 		byKey := map[string]outbox.Row{}
 		for _, r := range dueAll(t, s, t0, 10) {
@@ -270,7 +277,8 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		for _, k := range []string{r1.Key, r2.Key} {
 			require.Equal(t, outbox.StatusEnqueued, byKey[k].Status, k)
 			require.True(t, byKey[k].Receipted, k)
-			require.Equal(t, "holder", byKey[k].LeaseOwner, "%s: stored under the lease it was sent by", k)
+			require.Equal(t, holder, byKey[k].LeaseOwner, "%s: stored under the lease it was sent by", k)
+			require.False(t, byKey[k].Leased(t0), "%s: not held, as after a mark", k)
 		}
 		require.Equal(t, outbox.StatusPending, byKey[r3.Key].Status, "another owner's receipt names it, not its own")
 		require.False(t, byKey[r3.Key].Receipted)
@@ -285,12 +293,13 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.NoError(t, err)
 		require.False(t, ok, "not as seen")
 		for _, k := range []string{r1.Key, r2.Key} {
-			ok, err := s.Reschedule(ctx, outboxsweep.Reschedule{Seen: byKey[k]})
+			ok, err := s.Reschedule(ctx, outboxsweep.Reschedule{Seen: byKey[k], Now: t0})
 			require.NoError(t, err)
 			require.True(t, ok, k)
 			_, rows, err := s.Load(ctx, k)
 			require.NoError(t, err)
 			require.Equal(t, outbox.StatusEnqueued, rows[0].Status, k)
+			require.True(t, rows[0].UpdatedAt.Equal(t0), "%s: recorded now", k)
 			require.False(t, rows[0].Receipted, "%s: the row records it now", k)
 			require.Empty(t, rows[0].LeaseOwner, "%s: lease released, as a mark releases it", k)
 		}
