@@ -80,6 +80,11 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 		case p == nil:
 			out[i].Result = res
 		default:
+			// The sweeper looks at a batch's rows later than at a single
+			// publish's (Config.BatchDueAfter); the lease is the same.
+			for k := range p.commit.Rows {
+				p.commit.Rows[k].NextRetryAt = now.Add(s.cfg.BatchDueAfter)
+			}
 			plans[i] = p
 		}
 	})

@@ -365,3 +365,41 @@ func TestBatchDuplicateAfterTheLeaseRedrivesNothing(t *testing.T) {
 		b.sentOnce(t, topology.CRM)
 	})
 }
+
+// A batch call that dies between its commit and its sends (every send and
+// every status write lost): its rows are re-driven by the caller's retry
+// as soon as the lease ends (a duplicate's re-drive), and the sweeper
+// first looks at them only after BatchDueAfter, so rows a lagging
+// consumer has not claimed yet cost it nothing before then.
+func TestBatchRowsComeDueForTheSweeperAfterBatchDueAfter(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		removeSend := b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessageBatch"})
+		removeMark := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Resource: b.cfg.EventsTable})
+		for _, r := range b.batch(t, inquiry("evt_bd1"), inquiry("evt_bd2")) {
+			require.Equal(t, envelope.StatusAccepted, r.Status)
+		}
+		removeSend()
+		removeMark()
+		for _, id := range []string{"evt_bd1", "evt_bd2"} {
+			for topic, r := range b.rows(t, id) {
+				require.Equal(t, outbox.StatusPending, r.Status, "%s/%s", id, topic)
+			}
+		}
+		afterLease := b.clock.Now().Add(b.cfg.Ingest.Lease + time.Second)
+		due, err := b.events.Due(ctx, afterLease, 50)
+		require.NoError(t, err)
+		require.Empty(t, due, "after the lease, not yet for the sweeper")
+		due, err = b.events.Due(ctx, b.clock.Now().Add(b.cfg.Ingest.BatchDueAfter+time.Second), 50)
+		require.NoError(t, err)
+		require.Len(t, due, 4, "after BatchDueAfter every row is due")
+
+		b.clock.Set(afterLease)
+		res := b.publish(t, inquiry("evt_bd1"))
+		require.Equal(t, envelope.StatusDuplicate, res.Status)
+		require.Empty(t, res.PendingTopics, "the retry re-drove both topics")
+		b.sentOnce(t, topology.Notifications, "evt_bd1")
+		b.sentOnce(t, topology.CRM, "evt_bd1")
+	})
+}

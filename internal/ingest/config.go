@@ -29,6 +29,14 @@ type Config struct {
 	// RetryDelay is when a failed optimistic send becomes due for the
 	// sweeper (now + 2 minutes).
 	RetryDelay time.Duration
+	// BatchDueAfter is when the sweeper first looks at the rows of a batch
+	// (PublishBatch): at least Lease, default 10 minutes. Their sends are
+	// on the batch's receipt, and a bulk import runs ahead of its
+	// consumer: each row the sweeper finds still unclaimed costs a write
+	// (outbox.Receipts). A batch call that died before its sends is
+	// re-driven by the caller's retry once the lease ends (a duplicate's
+	// re-drive), or by the sweeper after BatchDueAfter.
+	BatchDueAfter time.Duration
 	// LegacyKeysUntil: until then, a commit also checks that the event is
 	// not stored under its legacy (unscoped) key, for stages that stored
 	// events before ids were scoped by tenant (see ledger.LegacyKey). Zero
@@ -40,6 +48,9 @@ type Config struct {
 const (
 	DefaultLease      = 60 * time.Second
 	DefaultRetryDelay = 2 * time.Minute
+	// DefaultBatchDueAfter covers a local 100,000-record import's
+	// consumer catching up (about 5 minutes, docs/jobs.md) twice.
+	DefaultBatchDueAfter = 10 * time.Minute
 	// MaxPayloadLimit is the largest payload limit: Lambda's synchronous
 	// invoke takes 6 MB.
 	MaxPayloadLimit = 5 << 20
@@ -64,6 +75,9 @@ func (c Config) WithDefaults() Config {
 	if c.RetryDelay == 0 {
 		c.RetryDelay = DefaultRetryDelay
 	}
+	if c.BatchDueAfter == 0 {
+		c.BatchDueAfter = DefaultBatchDueAfter
+	}
 	return c
 }
 
@@ -84,6 +98,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetryDelay <= 0 {
 		errs = append(errs, errors.New("ingest: the retry delay must be positive"))
+	}
+	if c.BatchDueAfter < c.Lease {
+		errs = append(errs, fmt.Errorf("ingest: a batch's due time %s must be at least the dispatch lease %s", c.BatchDueAfter, c.Lease))
 	}
 	return errors.Join(errs...)
 }

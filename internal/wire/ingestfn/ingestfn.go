@@ -31,6 +31,8 @@ const (
 	EnvMaxFutureSkew   = "MAX_FUTURE_SKEW"
 	EnvDispatchLease   = "DISPATCH_LEASE"
 	EnvRetryDelay      = "DISPATCH_RETRY_DELAY"
+	// EnvBatchDueAfter is ingest.Config.BatchDueAfter.
+	EnvBatchDueAfter = "DISPATCH_BATCH_DUE_AFTER"
 	// EnvLegacyKeysUntil (RFC 3339): until then ingest also checks an
 	// event's legacy, unscoped ledger key, for stages that stored events
 	// before ids were scoped by tenant. Set it to the upgrade's deploy time
@@ -66,6 +68,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c.Ingest.Retention = r.Duration(wire.EnvRetention, 0)
 	c.Ingest.Lease = r.Duration(EnvDispatchLease, 0)
 	c.Ingest.RetryDelay = r.Duration(EnvRetryDelay, 0)
+	c.Ingest.BatchDueAfter = r.Duration(EnvBatchDueAfter, 0)
 	if v := r.String(EnvLegacyKeysUntil, ""); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
@@ -83,7 +86,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 // Validate checks the config with the components' own checks.
 func (c Config) Validate() error {
 	return errors.Join(
-		wire.FromVars(c.Ingest.Validate(), EnvMaxPayloadBytes, EnvMaxFutureSkew, wire.EnvRetention, EnvDispatchLease, EnvRetryDelay),
+		wire.FromVars(c.Ingest.Validate(), EnvMaxPayloadBytes, EnvMaxFutureSkew, wire.EnvRetention, EnvDispatchLease, EnvRetryDelay, EnvBatchDueAfter),
 		wire.FromVars(claimcheck.CheckThreshold(c.ClaimCheckBytes), wire.EnvClaimCheckBytes),
 	)
 }

@@ -34,6 +34,7 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, 14*24*time.Hour, cfg.Ingest.Retention)
 	require.Equal(t, time.Minute, cfg.Ingest.Lease)
 	require.Equal(t, 2*time.Minute, cfg.Ingest.RetryDelay)
+	require.Equal(t, 10*time.Minute, cfg.Ingest.BatchDueAfter)
 	require.Greater(t, cfg.Ingest.Lease, ingestfn.FunctionTimeout, "a live sender's lease outlasts the function")
 
 	cfg, err = ingestfn.Load(env(func(m map[string]string) { m[ingestfn.EnvLegacyKeysUntil] = "2027-01-01T00:00:00Z" }), topology.Default())
@@ -53,6 +54,7 @@ func TestLoad(t *testing.T) {
 		"huge payload limit": {func(m map[string]string) { m[ingestfn.EnvMaxPayloadBytes] = "10000000" }, "payload limit 10000000"},
 		"huge claim check":   {func(m map[string]string) { m[wire.EnvClaimCheckBytes] = "1000000" }, wire.EnvClaimCheckBytes + ": claimcheck: threshold"},
 		"bad duration":       {func(m map[string]string) { m[ingestfn.EnvRetryDelay] = "soon" }, ingestfn.EnvRetryDelay},
+		"batch due early":    {func(m map[string]string) { m[ingestfn.EnvBatchDueAfter] = "30s" }, "a batch's due time 30s must be at least the dispatch lease 1m0s"},
 		"bad legacy time":    {func(m map[string]string) { m[ingestfn.EnvLegacyKeysUntil] = "soon" }, "not an RFC 3339 time"},
 	} {
 		_, err := ingestfn.Load(env(tc.mut), topology.Default())
