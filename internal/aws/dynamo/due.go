@@ -13,7 +13,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -88,27 +87,12 @@ func (e *Events) dueRows(ctx context.Context, keys []map[string]ddbtypes.Attribu
 	for _, k := range keys {
 		pending = append(pending, map[string]ddbtypes.AttributeValue{table.AttrPK: k[table.AttrPK], table.AttrSK: k[table.AttrSK]})
 	}
-	for attempt := 1; len(pending) > 0; attempt++ {
-		n := min(len(pending), 100)
-		res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]ddbtypes.KeysAndAttributes{
-			e.Table: {Keys: pending[:n], ConsistentRead: aws.Bool(true)},
-		}})
-		if err != nil {
-			return nil, err
-		}
-		pending = pending[n:]
-		for _, item := range res.Responses[e.Table] {
-			byKey[name(item)] = item
-		}
-		if un, ok := res.UnprocessedKeys[e.Table]; ok && len(un.Keys) > 0 {
-			if attempt >= 8 {
-				return nil, fmt.Errorf("keys still unprocessed after %d attempts", attempt)
-			}
-			pending = append(pending, un.Keys...)
-			if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
-				return nil, err
-			}
-		}
+	err := e.batchGet(ctx, pending, func(item map[string]ddbtypes.AttributeValue) error {
+		byKey[name(item)] = item
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]map[string]ddbtypes.AttributeValue, 0, len(keys))
 	for _, k := range keys {

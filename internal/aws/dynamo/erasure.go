@@ -129,8 +129,7 @@ func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.Era
 			// Sent in a batch, its send on the receipt only: the consumer
 			// will refuse the erased row, so record the send here, or the
 			// row would read as unsent once the receipt expires.
-			expr += ", #s = :enq, leaseOwner = :empty, leaseUntil = :zero"
-			values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
+			expr += ", " + recordSent(values)
 			values[":pending"], values[":owner"] = str(string(outbox.StatusPending)), str(r.LeaseOwner)
 			cond += " AND #s = :pending AND leaseOwner = :owner"
 			names = map[string]string{"#s": "status"}

@@ -12,7 +12,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -105,6 +104,14 @@ func applyReceipts(rows []outbox.Row, sent map[string]map[string]bool) {
 	}
 }
 
+// recordSent is the assignments (for a SET) that record a row read from
+// its receipt as enqueued, as MarkEnqueued records a send: status
+// enqueued, lease released. It adds the values they use to values.
+func recordSent(values map[string]ddbtypes.AttributeValue) string {
+	values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
+	return "#s = :enq, leaseOwner = :empty, leaseUntil = :zero"
+}
+
 // storedStatus is the status a row read as r is stored with.
 func storedStatus(r outbox.Row) outbox.Status {
 	if r.Receipted {
@@ -137,37 +144,21 @@ func (e *Events) readReceipts(ctx context.Context, rows []outbox.Row) error {
 // readReceiptsBatch applies the receipts of a page of due rows: strongly
 // consistent BatchGetItem, 100 owners a call, unprocessed keys retried.
 func (e *Events) readReceiptsBatch(ctx context.Context, rows []outbox.Row) error {
-	owners := receiptOwners(rows)
+	var keys []map[string]ddbtypes.AttributeValue
+	for _, o := range receiptOwners(rows) {
+		keys = append(keys, receiptKey(o))
+	}
 	sent := map[string]map[string]bool{}
-	for start := 0; start < len(owners); start += 100 {
-		var keys []map[string]ddbtypes.AttributeValue
-		for _, o := range owners[start:min(start+100, len(owners))] {
-			keys = append(keys, receiptKey(o))
+	err := e.batchGet(ctx, keys, func(item map[string]ddbtypes.AttributeValue) error {
+		names, err := decodeReceipt(item)
+		if err != nil {
+			return fmt.Errorf("dynamo: decode receipt: %w", err)
 		}
-		for attempt := 1; len(keys) > 0; attempt++ {
-			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]ddbtypes.KeysAndAttributes{
-				e.Table: {Keys: keys, ConsistentRead: aws.Bool(true)},
-			}})
-			if err != nil {
-				return fmt.Errorf("dynamo: batch get receipts: %w", err)
-			}
-			for _, item := range res.Responses[e.Table] {
-				names, err := decodeReceipt(item)
-				if err != nil {
-					return fmt.Errorf("dynamo: decode receipt: %w", err)
-				}
-				sent[sattr(item, table.AttrPK)[len(receiptPrefix):]] = names
-			}
-			keys = res.UnprocessedKeys[e.Table].Keys
-			if len(keys) > 0 {
-				if attempt >= 8 {
-					return fmt.Errorf("dynamo: batch get receipts: keys still unprocessed after %d attempts", attempt)
-				}
-				if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
-					return err
-				}
-			}
-		}
+		sent[sattr(item, table.AttrPK)[len(receiptPrefix):]] = names
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("dynamo: batch get receipts: %w", err)
 	}
 	applyReceipts(rows, sent)
 	return nil

@@ -63,33 +63,17 @@ func (e *Events) Ledgers(ctx context.Context, eventKeys []string) (map[string]le
 		seen[k] = true
 		keys = append(keys, map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(k)), table.AttrSK: str(ledgerSK)})
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), 100)
-		pending := map[string]ddbtypes.KeysAndAttributes{e.Table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
-		keys = keys[n:]
-		for attempt := 1; len(pending) > 0; attempt++ {
-			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
-			if err != nil {
-				return nil, fmt.Errorf("dynamo: batch get ledgers: %w", err)
-			}
-			for _, item := range res.Responses[e.Table] {
-				var it ledgerItem
-				if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-					return nil, fmt.Errorf("dynamo: decode ledger: %w", err)
-				}
-				rec := it.record()
-				out[rec.Key] = rec
-			}
-			pending = res.UnprocessedKeys
-			if len(pending) > 0 {
-				if attempt >= 8 {
-					return nil, fmt.Errorf("dynamo: batch get ledgers: keys still unprocessed after %d attempts", attempt)
-				}
-				if err := clock.Sleep(ctx, e.backoff(attempt)); err != nil {
-					return nil, err
-				}
-			}
+	err := e.batchGet(ctx, keys, func(item map[string]ddbtypes.AttributeValue) error {
+		var it ledgerItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return fmt.Errorf("dynamo: decode ledger: %w", err)
 		}
+		rec := it.record()
+		out[rec.Key] = rec
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: batch get ledgers: %w", err)
 	}
 	return out, nil
 }
@@ -202,9 +186,8 @@ func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool
 	// the mark the receipt stood in for would have.
 	set := ""
 	if r.Seen.Receipted {
-		values[":enq"], values[":empty"], values[":zero"] = str(string(outbox.StatusEnqueued)), str(""), num(0)
 		values[":now"] = str(FormatTime(r.Now))
-		set = "#s = :enq, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"
+		set = recordSent(values) + ", updatedAt = :now"
 	}
 	var expr string
 	if r.At.IsZero() {
