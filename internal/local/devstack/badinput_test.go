@@ -151,42 +151,50 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 		req.Header.Set(stripe.SignatureHeader, stripe.Sign([]byte(body), time.Now(), devstack.DefaultStripeSecret))
 		return httpAnswer(t, req)
 	}
-	ingest := func(payload string) answer {
+	// invoke calls ingest with payload: its answer, or (nil and) the
+	// Lambda service's refusal before the function ran (not JSON, too
+	// large): a coded service error.
+	invoke := func(payload string) ([]byte, *answer) {
 		t.Helper()
 		out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: []byte(payload)})
 		if err != nil {
-			// Refused by the Lambda service before the function ran
-			// (not JSON, too large): a coded service error.
-			return answer{status: 400, code: serviceCode(err)}
+			return nil, &answer{status: 400, code: serviceCode(err)}
 		}
 		require.Nil(t, out.FunctionError, "bad input is a result, never a function error: %s", out.Payload)
+		return out.Payload, nil
+	}
+	ingest := func(payload string) answer {
+		t.Helper()
+		out, refused := invoke(payload)
+		if refused != nil {
+			return *refused
+		}
 		var res struct {
 			Status string `json:"status"`
 			Error  struct {
 				Code string `json:"code"`
 			} `json:"error"`
 		}
-		require.NoError(t, json.Unmarshal(out.Payload, &res))
-		require.Equal(t, "rejected", res.Status, "%s", out.Payload)
+		require.NoError(t, json.Unmarshal(out, &res))
+		require.Equal(t, "rejected", res.Status, "%s", out)
 		return answer{status: 400, code: res.Error.Code}
 	}
 	// A batch (a JSON array of envelopes): every envelope is answered,
 	// each rejected; the answer's code is theirs (one code for all here).
 	ingestBatch := func(payload string) answer {
 		t.Helper()
-		out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: []byte(payload)})
-		if err != nil {
-			return answer{status: 400, code: serviceCode(err)}
+		out, refused := invoke(payload)
+		if refused != nil {
+			return *refused
 		}
-		require.Nil(t, out.FunctionError, "bad input is a result, never a function error: %s", out.Payload)
 		var reply envelope.BatchReply
-		require.NoError(t, json.Unmarshal(out.Payload, &reply))
+		require.NoError(t, json.Unmarshal(out, &reply))
 		codes := map[string]bool{}
 		for _, r := range reply.Results {
-			require.Equal(t, envelope.StatusRejected, r.Status, "%s", out.Payload)
+			require.Equal(t, envelope.StatusRejected, r.Status, "%s", out)
 			codes[string(r.Error.Code)] = true
 		}
-		require.Len(t, codes, 1, "%s", out.Payload)
+		require.Len(t, codes, 1, "%s", out)
 		for c := range codes {
 			return answer{status: 400, code: c}
 		}
