@@ -191,9 +191,8 @@ func (t *target) purgeCall(ctx context.Context, in any, op string, out any) erro
 	if res.FunctionError != nil {
 		return fmt.Errorf("%s failed: %s", fn, res.Payload)
 	}
-	var refusal purge.Failure
-	if json.Unmarshal(res.Payload, &refusal) == nil && refusal.Error != nil {
-		return fmt.Errorf("%s: %s", refusal.Error.Code, refusal.Error.Message)
+	if e := purge.FailureOf(res.Payload); e != nil {
+		return fmt.Errorf("%s: %s", e.Code, e.Message)
 	}
 	return json.Unmarshal(res.Payload, out)
 }
