@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 GO    ?= go
 STAGE ?= dev
+# What `evp --version` says a `make build` is (git describe of the checkout).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 FUZZTIME ?= 30s
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 1
@@ -77,7 +79,7 @@ build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/), the ev
 		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -tags lambda.norpc -ldflags='-s -w' \
 			-o bin/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
-	$(GO) build -o bin/evp ./cmd/evp
+	$(GO) build -ldflags='-X main.buildVersion=$(VERSION)' -o bin/evp ./cmd/evp
 	$(GO) build -o bin/evp-dev ./cmd/evp-dev
 
 .PHONY: lint

@@ -271,8 +271,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 					return err
 				}
 				if !ok {
-					fmt.Fprintln(errOut, "nothing replayed")
-					return nil
+					return errDeclined
 				}
 			}
 			bar := &progressBar{w: errOut, total: dry.Selected, label: "replaying"}
@@ -344,6 +343,11 @@ func renderSummary(w io.Writer, sum replay.Summary) {
 		fmt.Fprintf(w, "(the first %d skips and errors are listed; skipped by reason: %v)\n", replay.MaxListed, sum.SkippedByReason)
 	}
 }
+
+// errDeclined is a confirmation answered no: nothing was done, which is
+// not what the command was asked to do, so it exits 1 (a script that
+// pipes an answer in must not read a decline as a replay).
+var errDeclined = errors.New("not confirmed: nothing replayed")
 
 // confirm asks a yes/no question on a terminal; without one it refuses
 // (scripts pass --yes).

@@ -43,6 +43,18 @@ func TestJobsViewShowsAFailedJob(t *testing.T) {
 	require.Regexp(t, `Status\s+failed`, out)
 	require.Regexp(t, `Error\s+file_not_found: no file imports/acme/missing.ndjson`, out)
 
+	// Restarting the failed job runs it again under a new generation (and
+	// it fails again: the file is still missing).
+	out, err = run(t, ctx, "", "jobs", "restart", "--url", st.URL(), "--json", id)
+	require.NoError(t, err, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Equal(t, 2, j.Generation)
+	require.Equal(t, jobs.StatusQueued, j.Status)
+	require.Eventually(t, func() bool {
+		out, err := run(t, ctx, "", "jobs", "view", "--url", st.URL(), "--json", id)
+		return err == nil && json.Unmarshal([]byte(out), &j) == nil && j.Status == jobs.StatusFailed && j.Generation == 2
+	}, 30*time.Second, 100*time.Millisecond, "the restarted job fails again")
+
 	// `jobs list` shows it too; a refusal is still an error with its code.
 	out, err = run(t, ctx, "", "jobs", "list", "--url", st.URL(), "--tenant", "acme", "--status", "failed")
 	require.NoError(t, err, out)

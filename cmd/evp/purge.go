@@ -33,6 +33,9 @@ func newPurgeCmd() *cobra.Command {
 			"Locally, without a Cloudflare token, purges are recorded instead of sent: GET <stack>/__purges lists them.",
 	}
 	t.flags(cmd)
+	// --function names purge-api here, not the replay function.
+	cmd.PersistentFlags().Lookup("function").Usage = `the purge-api function's name or ARN (default: local "purge-api", or the stage's SSM parameter ` +
+		fmt.Sprintf(paramPurgeFunction, "<stage>") + ")"
 	cmd.AddCommand(newPurgeTagsCmd(t), newPurgeStatusCmd(t), newPurgeDLQCmd(t))
 	return cmd
 }
@@ -197,14 +200,18 @@ func (t *target) purgeCall(ctx context.Context, in any, op string, out any) erro
 	return json.Unmarshal(res.Payload, out)
 }
 
-// purgeFunction resolves the purge-api function: the local stack's, or
-// the stage's from SSM.
+// purgeFunction resolves the purge-api function: --function, else the
+// local stack's, or the stage's from SSM.
 func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, string, error) {
 	if t.stage == "" {
 		if t.profile != "" || t.region != "" {
 			return nil, "", "", errors.New("--profile and --region need --stage")
 		}
-		return devapi.LambdaClient(devapi.Config(), t.url), "purge-api", t.url, nil
+		fn := t.function
+		if fn == "" {
+			fn = "purge-api"
+		}
+		return devapi.LambdaClient(devapi.Config(), t.url), fn, t.url, nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.profile != "" {
@@ -217,9 +224,11 @@ func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, str
 	if err != nil {
 		return nil, "", "", fmt.Errorf("aws config: %w", err)
 	}
-	fn, err := parameter(ctx, ssm.NewFromConfig(cfg), fmt.Sprintf(paramPurgeFunction, t.stage))
-	if err != nil {
-		return nil, "", "", err
+	fn := t.function
+	if fn == "" {
+		if fn, err = parameter(ctx, ssm.NewFromConfig(cfg), fmt.Sprintf(paramPurgeFunction, t.stage)); err != nil {
+			return nil, "", "", err
+		}
 	}
 	return lambda.NewFromConfig(cfg), fn, "stage " + t.stage, nil
 }
