@@ -105,9 +105,9 @@ func (h *summary) Handle(ctx context.Context, r slog.Record) error {
 	var key string
 	switch lc, ok := lambdacontext.FromContext(ctx); {
 	case function == "http":
-		key = "[http] " + httpKey(r.Message)
+		key = "[http] " + strings.TrimPrefix(pathsCollapsed(r.Message), "http ")
 	case ok && lc.AwsRequestID != "":
-		key = "[" + function + "] " + r.Message
+		key = "[" + function + "] " + pathsCollapsed(r.Message)
 	default:
 		return h.next.Handle(ctx, r)
 	}
@@ -117,19 +117,19 @@ func (h *summary) Handle(ctx context.Context, r slog.Record) error {
 	return nil
 }
 
-// httpKey groups access-log lines ("http POST /__deliveries/crm.sync") by
-// method and the path's first segment, so ids in paths do not make a key
-// each.
-func httpKey(msg string) string {
+// pathsCollapsed groups lines that name a path ("http POST
+// /__deliveries/crm.sync", "admin: GET /admin/events/evt_1") by the path's
+// first segment, so ids in paths do not make a count each.
+func pathsCollapsed(msg string) string {
 	f := strings.Fields(msg)
-	if len(f) < 3 {
-		return msg
+	for i, w := range f {
+		if len(w) > 1 && w[0] == '/' {
+			if j := strings.IndexByte(w[1:], '/'); j >= 0 {
+				f[i] = w[:j+1] + "/…"
+			}
+		}
 	}
-	path := f[2]
-	if i := strings.IndexByte(path[1:], '/'); i >= 0 {
-		path = path[:i+1] + "/…"
-	}
-	return f[1] + " " + path
+	return strings.Join(f, " ")
 }
 
 func (h *summary) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -354,7 +354,7 @@ var errDeclined = errors.New("not confirmed: nothing replayed")
 func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
 	if f, ok := in.(*os.File); ok {
 		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-			return false, errors.New("not asking without a terminal: pass --yes to replay")
+			return false, errors.New("not asking without a terminal: pass --yes")
 		}
 	}
 	fmt.Fprintf(w, "%s [y/N] ", question)
