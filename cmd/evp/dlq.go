@@ -271,8 +271,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 					return err
 				}
 				if !ok {
-					fmt.Fprintln(errOut, "nothing replayed")
-					return nil
+					return errDeclined
 				}
 			}
 			bar := &progressBar{w: errOut, total: dry.Selected, label: "replaying"}
@@ -345,12 +344,17 @@ func renderSummary(w io.Writer, sum replay.Summary) {
 	}
 }
 
+// errDeclined is a confirmation answered no: nothing was done, which is
+// not what the command was asked to do, so it exits 1 (a script that
+// pipes an answer in must not read a decline as a replay).
+var errDeclined = errors.New("not confirmed: nothing replayed")
+
 // confirm asks a yes/no question on a terminal; without one it refuses
 // (scripts pass --yes).
 func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
 	if f, ok := in.(*os.File); ok {
 		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-			return false, errors.New("not asking without a terminal: pass --yes to replay")
+			return false, errors.New("not asking without a terminal: pass --yes")
 		}
 	}
 	fmt.Fprintf(w, "%s [y/N] ", question)

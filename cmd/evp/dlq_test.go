@@ -241,15 +241,16 @@ func TestDLQReplayTriageIgnore(t *testing.T) {
 	require.Contains(t, out, "selected 2, would replay 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
+	// Declining replays nothing and fails the command.
 	out, err = run(t, ctx, "n\n", "dlq", "replay", "--tenant", "acme", "--url", f.url)
-	require.NoError(t, err, out)
+	require.ErrorIs(t, err, errDeclined, out)
 	require.Contains(t, out, "Replay 2 incidents on "+f.url+"? [y/N]")
-	require.Contains(t, out, "nothing replayed")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
 	out, err = run(t, ctx, "y\n", "dlq", "replay", "--tenant", "acme", "--actor", "ada", "--url", f.url)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "replaying [==============================] 2/2")
+	require.Contains(t, out, "replaying [==============================] 2/2\n")
+	require.NotContains(t, out, "\r", "not a terminal: progress lines, no carriage returns")
 	require.Contains(t, out, "selected 2, replayed 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusRetrying, status(ids[0]))
 	require.Equal(t, incident.StatusRetrying, status(ids[1]))

@@ -24,13 +24,41 @@ func newJobsCmd() *cobra.Command {
 	t := &target{}
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "Durable jobs: start one (tenant-export, subject-erasure, stripe-reconcile), follow, cancel, restart",
+		Short: "Durable jobs: start one (" + jobKindNames() + "), follow, cancel, restart",
 		Long: "Talks to the replay function (which serves the job engine's operations) of the local `make dev` stack,\n" +
-			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md.",
+			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md. The kinds:\n\n" + jobKindsHelp(),
 	}
 	t.flags(cmd)
 	cmd.AddCommand(newJobsStartCmd(t), newJobsViewCmd(t), newJobsListCmd(t), newJobsCancelCmd(t), newJobsRestartCmd(t))
 	return cmd
+}
+
+// jobKinds are the kinds `evp jobs start` offers, with their arguments.
+// evp does not link the kinds themselves (their handlers and ports);
+// TestJobsStartHelpNamesEveryKind keeps this list equal to the shipped
+// kinds (jobkinds.Kinds).
+var jobKinds = []struct{ name, args string }{
+	{"tenant-export", "[since=<RFC 3339>] [until=<RFC 3339>] [pageSize=N]: the tenant's events and incidents as gzip NDJSON parts and a manifest in S3"},
+	{"subject-erasure", "subject=<id>: redact and delete every copy of the subject's events, with evidence"},
+	{"stripe-reconcile", "date=<YYYY-MM-DD> [lookbackDays=N]: publish the Stripe events the webhook missed (also daily, by schedule)"},
+	{"file-import", "key=imports/<tenant>/<file> [versionId=<id>]: publish a file of envelopes or Stripe events (started by the bucket's notification)"},
+	{"retention-purge", "[date=<YYYY-MM-DD>]: delete what the tenant's retention policy expires (also daily, by schedule)"},
+}
+
+func jobKindNames() string {
+	names := make([]string, len(jobKinds))
+	for i, k := range jobKinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func jobKindsHelp() string {
+	var b strings.Builder
+	for _, k := range jobKinds {
+		fmt.Fprintf(&b, "  %-17s %s\n", k.name, k.args)
+	}
+	return b.String()
 }
 
 // parseArgs turns repeated k=v flags into a JSON object: a value that is
@@ -64,6 +92,7 @@ func newJobsStartCmd(t *target) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start <kind> --tenant <tenant> [--arg key=value]...",
 		Short: "Start a job (the same --key returns the job it started)",
+		Long:  "Starts a durable job of a kind, with its --arg values:\n\n" + jobKindsHelp() + "\nThe same --key returns the job it started (an erasure is keyed by its subject: a new one supersedes the old).",
 		Example: "  evp jobs start tenant-export --tenant acme --arg since=2026-11-01T00:00:00Z --wait\n" +
 			"  evp jobs start subject-erasure --tenant acme --arg subject=cus_123\n" +
 			"  evp jobs start stripe-reconcile --tenant platform --arg date=2026-12-02 --key 2026-12-02",
@@ -245,8 +274,11 @@ func newJobsRestartCmd(t *target) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "restart <job-id>",
-		Short: "Restart a failed or cancelled job at its last checkpoint (or --from-scratch)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Restart a failed, cancelled or stuck job at its last checkpoint (or --from-scratch)",
+		Long: "Runs the job again under a new generation, from its last checkpoint or --from-scratch: a failed or\n" +
+			"cancelled job, or one stuck queued, running or waiting. A completed job is refused (transition_not_allowed):\n" +
+			"its work is done; `evp jobs start` a new one to do it again.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobRestart, JobID: args[0], FromScratch: fromScratch, Note: note}, asJSON)
 		},

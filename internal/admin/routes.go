@@ -112,8 +112,12 @@ func badCursor(err error) bool { return errors.Is(err, pagecursor.ErrInvalid) }
 // (the JSON API's and the console's incident listings); since and until
 // take RFC 3339 or an age ("24h", "7d") before now, as the CLI does.
 func IncidentFilter(q url.Values, now time.Time) (incident.Filter, error) {
+	status := q.Get("status")
+	if status == StatusAny {
+		status = ""
+	}
 	f := incident.Filter{
-		Status:   incident.Status(q.Get("status")),
+		Status:   incident.Status(status),
 		TenantID: firstOf(q, "tenant", "tenantId"),
 		Topic:    q.Get("topic"),
 		Cursor:   q.Get("cursor"),
@@ -132,6 +136,10 @@ func IncidentFilter(q url.Values, now time.Time) (incident.Filter, error) {
 	}
 	return f, nil
 }
+
+// StatusAny is a status filter that matches every status, as the CLI
+// spells it (`evp dlq list --status any`); an empty status does too.
+const StatusAny = "any"
 
 func firstOf(q url.Values, keys ...string) string {
 	for _, k := range keys {

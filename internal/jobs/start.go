@@ -104,7 +104,11 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 			return Job{}, false, badRequest(CodeIdempotencyConflict, "idempotency key %q already started job %s with other args", j.IdempotencyKey, existing.ID)
 		}
 		if kind.Supersede {
-			restarted, err := e.Restart(ctx, existing.ID, RestartParams{FromScratch: true, Note: "superseded by a new start"})
+			// Even a completed job: the new start asks for the work again.
+			restarted, err := e.transition(ctx, existing.ID, func(j *Job, now time.Time) error {
+				restart(j, now, RestartParams{FromScratch: true, Note: "superseded by a new start"})
+				return nil
+			}, true)
 			return restarted, false, err
 		}
 		return existing, false, nil
@@ -214,9 +218,15 @@ type RestartParams struct {
 
 // Restart runs a job again under a new generation (every in-flight wake of
 // the old one becomes stale; a step still running can no longer commit):
-// from its last checkpoint, or from scratch. Any job may be restarted.
+// from its last checkpoint, or from scratch. A failed, cancelled or
+// unfinished (stuck) job may be restarted; a completed one is refused
+// (transition_not_allowed): its work is done, and re-running it (another
+// export, another import of the same file) is a new start.
 func (e *Engine) Restart(ctx context.Context, id string, p RestartParams) (Job, error) {
 	return e.transition(ctx, id, func(j *Job, now time.Time) error {
+		if j.Status == StatusCompleted {
+			return badRequest(CodeTransitionNotAllowed, "job %s completed: a restart re-runs a failed, cancelled or unfinished job; start a new one to do the work again", j.ID)
+		}
 		restart(j, now, p)
 		return nil
 	}, true)

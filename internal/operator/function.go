@@ -195,6 +195,26 @@ type Refusal struct {
 	Error *replay.RequestError `json:"error"`
 }
 
+// RefusalOf reads an answer of the function as a refusal: a JSON object
+// whose only member is "error". An answer may carry an error of its own
+// beside its other members (a failed job's view), and that is an answer to
+// show, not a refusal of the call. Nil when the answer is not a refusal.
+func RefusalOf(answer []byte) *replay.RequestError {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(answer, &members) != nil || len(members) != 1 {
+		return nil
+	}
+	raw, ok := members["error"]
+	if !ok {
+		return nil
+	}
+	var re replay.RequestError
+	if json.Unmarshal(raw, &re) != nil || re.Code == "" {
+		return nil
+	}
+	return &re
+}
+
 // CodeNotFound: the call names an incident or event that does not exist.
 const CodeNotFound = "not_found"
 

@@ -276,7 +276,9 @@ func (s *Views) ListEvents(ctx context.Context, q TenantQuery) (EventPage, error
 			defer func() { <-sem }()
 			b := EventBrief{EventID: rec.Event.ID, Type: rec.Event.Type, Source: rec.Event.Source, Subject: rec.Event.Subject,
 				CreatedAt: rec.CreatedAt, Topics: rec.Topics}
-			_, rows, err := s.d.Events.Load(ctx, rec.Event.ID)
+			// The rows live under the key the event is stored under (an
+			// internal producer's is scoped by tenant), never its bare id.
+			_, rows, err := s.d.Events.Load(ctx, rec.Key)
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
 				b.Status = "expired"

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -62,6 +64,9 @@ func filterQuery(q url.Values) map[string]string {
 func (c *Console) bulk(w http.ResponseWriter, r *http.Request, p page) {
 	p.Title, p.Nav = "Bulk replay", "incidents"
 	f := r.PostForm
+	if f.Get("status") == admin.StatusAny {
+		f.Del("status") // a bulk replay selects open incidents unless told otherwise
+	}
 	req := replay.Request{Status: incident.Status(f.Get("status")), TenantID: f.Get("tenant"), Topic: f.Get("topic"),
 		Since: f.Get("since"), Until: f.Get("until"), Actor: "console", Note: f.Get("note")}
 	if req.TenantID == "" && req.Topic == "" {
@@ -112,8 +117,19 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, p page, id, f
 		c.render(w, "error", p)
 		return
 	}
-	p.Data = v
+	p.Data = incidentPage{IncidentView: v,
+		CanReplay: slices.Contains(incident.Replayable, v.Status),
+		CanTriage: incident.CanMove(v.Status, incident.StatusTriaged),
+		CanIgnore: incident.CanMove(v.Status, incident.StatusIgnored)}
 	c.render(w, "incident", p)
+}
+
+// incidentPage is an incident with the actions its status allows: a
+// resolved or ignored incident offers none (a replay of it needs force,
+// which the CLI has), a retrying one waits for its replay.
+type incidentPage struct {
+	operator.IncidentView
+	CanReplay, CanTriage, CanIgnore bool
 }
 
 // incidentAction replays, triages or ignores an incident, then shows it.

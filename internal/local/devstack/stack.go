@@ -158,6 +158,9 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	s.server = &http.Server{Handler: s.accessLog(s.mux), ReadHeaderTimeout: 10 * time.Second}
 	go func(st *Stack) { st.done <- st.server.Serve(st.listener) }(s)
 
+	// Start-up takes seconds (DynamoDB Local starts a JVM): say each phase.
+	started := time.Now()
+	s.Log.Info("devstack: starting the emulators (DynamoDB, SQS, SNS, S3)", "function", "devstack")
 	if err := s.connect(ctx, o); err != nil {
 		return nil, err
 	}
@@ -173,9 +176,11 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if o.Prefix == "" {
 		o.Prefix = defaultPrefix(s.Target)
 	}
+	s.Log.Info("devstack: provisioning the tables, queues and bucket of the topology", "function", "devstack", "prefix", o.Prefix)
 	if s.Resources, err = awslocal.Provision(ctx, s.provisioning, o.Prefix, o.Topology); err != nil {
 		return nil, fmt.Errorf("devstack: provision: %w", err)
 	}
+	s.Log.Info("devstack: starting the functions", "function", "devstack")
 	for _, reg := range registrars {
 		fns, err := reg.r(ctx, s)
 		if err != nil {
@@ -191,6 +196,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		return nil, fmt.Errorf("devstack: step functions: %w", err)
 	}
 	s.ready.Store(true)
+	s.Log.Info("devstack: ready", "function", "devstack", "ms", time.Since(started).Milliseconds())
 	return s, nil
 }
 
