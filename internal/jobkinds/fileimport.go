@@ -97,7 +97,7 @@ type importCheckpoint struct {
 // ImportOptions tune the steps (zero: the defaults).
 type ImportOptions struct {
 	// Concurrency is how many ingest calls run at once (default 16);
-	// records of one subject (else one id) are published in file order.
+	// records of one ordering key are published in file order.
 	Concurrency int
 	// StepRecords and StepBudget bound one step (default 20,000 records,
 	// 40 s): the checkpoint commits after them.
@@ -444,8 +444,10 @@ func readBatch(ctx context.Context, lr *lineReader, p recordParser, cp *importCh
 
 // publishBatch publishes a batch's records through ingest, opt.Concurrency
 // lanes at a time, a lane's records opt.InvokeRecords to a call; the
-// records of one lane (subject, else id) go one call after the other in
-// file order, so a subject's events keep their order. It returns the
+// records of one ordering key (a Stripe event's customer, an envelope's
+// subject; none: the tenant's whole sequence) share a lane and go one call
+// after the other in file order, so a FIFO topic's message group gets
+// them in the file's order. It returns the
 // results of the records that were published and, when one could not be,
 // the first such failure (the lanes stop then).
 func publishBatch(ctx context.Context, ingest BatchPublisher, batch []importRecord, opt ImportOptions) ([]envelope.Result, error) {

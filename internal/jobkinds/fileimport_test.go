@@ -320,3 +320,29 @@ func TestFileImportOfACorruptGzipPublishesWhatPrecedesAndFails(t *testing.T) {
 	require.Equal(t, jobs.StatusFailed, j.Status)
 	require.Equal(t, jobkinds.CodeInvalidGzip, j.Error.Code)
 }
+
+// A customer's Stripe events keep the file's order: their FIFO group is
+// the customer, so the import publishes them in one lane (the customer),
+// not spread over lanes by the object each is about (48 invoices of
+// cus_1 arrived evt_ord000, 013, 026, 039, 004, … before).
+func TestFileImportKeepsACustomersStripeEventsInFileOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	var lines, want []string
+	for i := range 48 {
+		id := fmt.Sprintf("evt_ord%03d", i)
+		lines, want = append(lines, stripeEvent(id, "")), append(want, id)
+	}
+	key := "imports/acme/ordered.ndjson"
+	b.putFile(t, key, []byte(strings.Join(lines, "\n")+"\n"))
+	r := importResult(t, b.run(t, jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(fmt.Sprintf(`{"key":%q}`, key))}))
+	require.Equal(t, int64(48), r.Accepted)
+
+	var got []string
+	for _, m := range b.env.ReceiveAndDelete(ctx, b.env.Queue(topology.Billing).URL, 0, time.Second) {
+		require.Equal(t, "acme/cus_1", m.Attributes["MessageGroupId"], "the customer's group")
+		got = append(got, aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue))
+	}
+	require.Equal(t, want, got, "the file's order")
+}
