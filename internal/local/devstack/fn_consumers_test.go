@@ -82,7 +82,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 	require.NoError(t, deliver.Verify(devstack.DefaultSubscriberSecret, h, d.Body, deliver.DefaultTolerance, time.Now()),
 		"signed with the local default secret")
 	require.Equal(t, devstack.SignatureVerified, d.Signature, "the sink checked it too")
-	require.Equal(t, d.EventID, h.Get("webhook-id"))
+	require.Equal(t, "green-leaf-bakery/"+d.EventID, h.Get("webhook-id"), "webhook-id is the event's storage key: unique across tenants")
 
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(crm) == 1 }, 20*time.Second, 50*time.Millisecond)
 	mu.Lock()
