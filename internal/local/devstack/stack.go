@@ -264,6 +264,10 @@ func (s *Stack) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.Handle("POST /2015-03-31/functions/", s.Functions)
+	// Both the bare prefix (ListBuckets: what `aws s3 ls --endpoint-url
+	// …/__s3` asks) and everything under it, answered directly: a 307 to
+	// "/__s3/" crashes the AWS CLI.
+	s.mux.HandleFunc(S3Path, s.serveS3)
 	s.mux.HandleFunc(S3Path+"/", s.serveS3)
 	s.Sink.routes(s.mux)
 	s.mux.HandleFunc(AlertsPath, s.serveAlerts)

@@ -89,13 +89,16 @@ type Config struct {
 // variables, never key values.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
+	// One sign-in limit per source for the console's form and bearer keys
+	// on /admin and /console alike.
+	signIn := admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)}
 	c := Config{
-		Admin: admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Admin: admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0), SignIn: signIn}.WithDefaults(),
 		Console: console.Config{
 			InsecureCookie: r.Bool(EnvConsoleInsecureCookie, false),
 			SessionTTL:     r.Duration(EnvConsoleSessionTTL, 0),
 			SessionIdle:    r.Duration(EnvConsoleSessionIdle, 0),
-			SignIn:         admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)},
+			SignIn:         signIn,
 		}.WithDefaults(),
 		AdminTable:     wire.Required(r, EnvAdminTable, "console sessions and sign-in limits"),
 		Replay:         rc,
@@ -116,7 +119,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 // Validate checks the config with the components' own checks.
 func (c Config) Validate() error {
 	return errors.Join(
-		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout),
+		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout, EnvConsoleSignInFree, EnvConsoleSignInMaxBackoff),
 		wire.FromVars(c.Console.Validate(), EnvConsoleSessionTTL, EnvConsoleSessionIdle, EnvConsoleSignInFree, EnvConsoleSignInMaxBackoff),
 		c.Replay.Validate(),
 	)
@@ -204,6 +207,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Retention: policies,
 		Breakers:  breakers,
 		Console:   pages,
+		SignIns:   adminStore,
 		Topology:  c.Replay.Topology,
 		Log:       rt.Log,
 		Now:       rt.Now,
