@@ -65,7 +65,7 @@ func Default() Topology {
 			},
 		},
 		Producers: []Producer{
-			{Source: "stripe", Types: []string{"stripe.*"}, Provider: ProviderStripe},
+			{Source: "stripe", Types: []string{"stripe.*"}, Provider: "stripe"},
 			{Source: "cms", Types: []string{"content.*"}},
 			{Source: "storefront", Types: []string{"inquiry.*"}},
 			{Source: "purge-api", Types: []string{"cache.purge.requested"}},

@@ -65,7 +65,10 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.WarnContext(ctx, "webhook: body refused", "code", berr.Code, "error", berr)
 		return h.refuse(berr, reqID)
 	}
-	d := Delivery{Body: body, Headers: req.Headers, RequestID: reqID}
+	d := Delivery{Body: body, Headers: req.Headers, Source: req.PathParameters["source"], RequestID: reqID, ReceivedAt: h.d.Now()}
+	if d.Source != "" {
+		ctx = logging.With(ctx, "providerSource", d.Source)
+	}
 
 	if err := h.d.Provider.Verify(ctx, d); err != nil {
 		// Fail closed: whatever went wrong, an unverified delivery is a 401.
@@ -74,6 +77,11 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return h.refuse(e, reqID)
 	}
 	ev, err := h.d.Provider.Canonicalize(ctx, d)
+	var ack *Ack
+	if errors.As(err, &ack) {
+		log.InfoContext(ctx, "webhook: delivery acknowledged without an event", "reason", ack.Reason)
+		return h.reply(http.StatusOK, acknowledged{Status: StatusAcknowledged, Message: ack.Reason}, reqID, ""), ""
+	}
 	if err != nil {
 		e := asError(err, Invalid(CodeInvalidEvent, "the event could not be read"))
 		if e.Status == http.StatusUnprocessableEntity {
@@ -131,6 +139,12 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		refused = res.Error.Code
 	}
 	return h.reply(status, res, reqID, res.EventID), refused
+}
+
+// acknowledged is the body of an Ack's 200.
+type acknowledged struct {
+	Status  envelope.Status `json:"status"`
+	Message string          `json:"message"`
 }
 
 // asError returns err's *Error, or fallback carrying err as its cause.

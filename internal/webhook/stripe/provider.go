@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -14,12 +13,24 @@ import (
 // are "stripe." + the Stripe type.
 const Source = "stripe"
 
-// Secrets is what verification needs of the signing-secret cache
-// (*secret.Keyring).
-type Secrets interface {
-	Active(ctx context.Context) []string
-	Reload(ctx context.Context) ([]string, bool)
+// Declaration is Stripe, as the platform knows it (webhook/providers).
+var Declaration = webhook.Declaration{
+	Name:         Source,
+	Title:        "Stripe",
+	Rules:        rules{},
+	CheckSecrets: CheckSecrets,
+	New: func(s webhook.Setup) (webhook.Provider, error) {
+		p := New(s.Secrets, s.Tenants, s.Log)
+		p.Now = clock.Or(s.Now)
+		return p, nil
+	},
+	Sign: func(d webhook.Signing) map[string]string {
+		return map[string]string{SignatureHeader: Sign(d.Body, d.At, d.Secret)}
+	},
 }
+
+// Secrets is what verification needs of the signing-secret cache.
+type Secrets = webhook.Secrets
 
 // Provider is the Stripe webhook provider.
 type Provider struct {

@@ -95,7 +95,7 @@ type Config struct {
 // Load reads the config from the environment and validates it.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
-		StripeTypes:     jobkinds.StripeTypes(top),
+		StripeTypes:     jobkinds.RoutedTypes(top, stripe.Source),
 		ArchivePrefixes: jobkinds.ArchivePrefixes(top, topicarchive.DefaultPrefix),
 		Config:          jobsfn.Load(r),
 		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
