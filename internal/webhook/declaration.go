@@ -179,3 +179,25 @@ func (d Declaration) URLPath(source string) string {
 
 // TypePrefix starts every event type of the provider ("github.").
 func (d Declaration) TypePrefix() string { return d.Name + "." }
+
+// Verified reports whether match accepts one of the active secrets; a miss
+// against every cached secret reloads the keyring once (rate-limited by
+// the keyring) and tries the fresh set, for a secret rolled moments ago.
+// Every provider's verifier checks its signature through it.
+func Verified(ctx context.Context, s Secrets, match func(secret string) bool) bool {
+	for _, secret := range s.Active(ctx) {
+		if match(secret) {
+			return true
+		}
+	}
+	fresh, changed := s.Reload(ctx)
+	if !changed {
+		return false
+	}
+	for _, secret := range fresh {
+		if match(secret) {
+			return true
+		}
+	}
+	return false
+}

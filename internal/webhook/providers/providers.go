@@ -14,12 +14,18 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/github"
+	"github.com/siteswarm/eventplatform/internal/webhook/shopify"
+	"github.com/siteswarm/eventplatform/internal/webhook/standard"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
 
 // all are the providers, in the order they are listed to people.
 var all = []webhook.Declaration{
 	stripe.Declaration,
+	github.Declaration,
+	shopify.Declaration,
+	standard.Declaration,
 }
 
 // All lists the providers.

@@ -45,27 +45,22 @@ func (p *Provider) Verify(ctx context.Context, d webhook.Delivery) error {
 	} else if -age > Tolerance {
 		return webhook.Unauthorized(webhook.CodeSignatureExpired, "the signature timestamp is %s in the future; the tolerance is %s", (-age).Round(time.Second), Tolerance)
 	}
-	if matches(d.Body, signedAt, sigs, p.Secrets.Active(ctx)) {
-		return nil
-	}
-	if fresh, changed := p.Secrets.Reload(ctx); changed && matches(d.Body, signedAt, sigs, fresh) {
+	if webhook.Verified(ctx, p.Secrets, func(secret string) bool { return matches(d.Body, signedAt, sigs, secret) }) {
 		return nil
 	}
 	return webhook.Unauthorized(webhook.CodeSignatureMismatch, "no signature matches an active signing secret")
 }
 
 // matches reports whether any v1 signature is valid for body signed at t
-// under any secret. The standard library's HMAC, not stripe-go's webhook
+// under secret. The standard library's HMAC, not stripe-go's webhook
 // package: that package links all of stripe-go (4 MB) into every binary
 // that asks this provider's rules (ingest among them). stripe-go signs
 // the tests' deliveries, so the two are checked against each other.
-func matches(body []byte, t int64, sigs [][]byte, secrets []string) bool {
-	for _, s := range secrets {
-		want := mac(body, t, s)
-		for _, sig := range sigs {
-			if hmac.Equal(sig, want) {
-				return true
-			}
+func matches(body []byte, t int64, sigs [][]byte, secret string) bool {
+	want := mac(body, t, secret)
+	for _, sig := range sigs {
+		if hmac.Equal(sig, want) {
+			return true
 		}
 	}
 	return false
