@@ -205,6 +205,10 @@ func (s *Jobs) Due(ctx context.Context, p jobs.DueParams) (jobs.DuePage, error) 
 	return page, nil
 }
 
+// defaultJobsPage is a listing's page when the caller names none (the
+// engine always does).
+const defaultJobsPage = 25
+
 // List pages jobs newest first: by tenant (tenant-createdAt, the kind a
 // filter), by kind (kind-createdAt), or across tenants by every kind of
 // p.Kinds (their kind-createdAt partitions merged: listing.go); the
@@ -212,6 +216,9 @@ func (s *Jobs) Due(ctx context.Context, p jobs.DueParams) (jobs.DuePage, error) 
 // queries per partition, so a rare status answers a short page with a
 // cursor.
 func (s *Jobs) List(ctx context.Context, p jobs.ListParams) (jobs.Page, error) {
+	if p.Limit <= 0 {
+		p.Limit = defaultJobsPage
+	}
 	names := map[string]string{}
 	values := map[string]ddbtypes.AttributeValue{}
 	var filters []string
