@@ -92,15 +92,8 @@ func (a *API) listEvents(ctx context.Context, q url.Values) events.APIGatewayV2H
 		return problem(http.StatusBadRequest, "invalid_filter", err.Error())
 	}
 	page, err := a.d.Views.ListEvents(ctx, f)
-	var re *replay.RequestError
-	switch {
-	case badCursor(err):
-		return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned for this filter")
-	case errors.As(err, &re):
-		return problem(http.StatusBadRequest, "invalid_filter", re.Message)
-	case err != nil:
-		a.d.Log.ErrorContext(ctx, "admin: list events", "tenantId", f.TenantID, "error", err)
-		return internalError()
+	if err != nil {
+		return a.listFailed(ctx, "events", err)
 	}
 	if page.Events == nil {
 		page.Events = []operator.EventBrief{}
@@ -124,18 +117,8 @@ func EventFilter(q url.Values, now time.Time) (operator.TenantQuery, error) {
 		f.Status = ""
 	}
 	var err error
-	if f.Since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
-		return f, fmt.Errorf("since: %w", err)
-	}
-	if f.Until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
-		return f, fmt.Errorf("until: %w", err)
-	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
-			return f, fmt.Errorf("limit=%q: want a positive number", v)
-		}
-	}
-	return f, nil
+	f.Since, f.Until, f.Limit, err = windowAndLimit(q, now)
+	return f, err
 }
 
 func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
@@ -147,20 +130,28 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 		return problem(http.StatusBadRequest, "invalid_filter", err.Error())
 	}
 	page, err := a.d.Incidents.List(ctx, f)
+	if err != nil {
+		return a.listFailed(ctx, "incidents", err)
+	}
+	if page.Incidents == nil {
+		page.Incidents = []incident.Incident{}
+	}
+	return reply(http.StatusOK, page)
+}
+
+// listFailed answers a listing that failed: a cursor this API did not
+// issue for the filter (or for another one), a filter the views refuse,
+// or the platform (logged).
+func (a *API) listFailed(ctx context.Context, what string, err error) events.APIGatewayV2HTTPResponse {
 	var re *replay.RequestError
 	switch {
 	case badCursor(err):
 		return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned for this filter")
 	case errors.As(err, &re):
 		return problem(http.StatusBadRequest, "invalid_filter", re.Message)
-	case err != nil:
-		a.d.Log.ErrorContext(ctx, "admin: list incidents", "error", err)
-		return internalError()
 	}
-	if page.Incidents == nil {
-		page.Incidents = []incident.Incident{}
-	}
-	return reply(http.StatusOK, page)
+	a.d.Log.ErrorContext(ctx, "admin: list "+what, "error", err)
+	return internalError()
 }
 
 // badCursor recognises a cursor this API did not issue.
@@ -185,18 +176,25 @@ func IncidentFilter(q url.Values, now time.Time) (incident.Filter, error) {
 		f.Status = ""
 	}
 	var err error
-	if f.Since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
-		return f, fmt.Errorf("since: %w", err)
+	f.Since, f.Until, f.Limit, err = windowAndLimit(q, now)
+	return f, err
+}
+
+// windowAndLimit reads a listing's ?since=&until= (RFC 3339, or an age
+// such as "24h" or "7d" before now) and ?limit= (positive; 0 when absent).
+func windowAndLimit(q url.Values, now time.Time) (since, until time.Time, limit int, err error) {
+	if since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
+		return since, until, 0, fmt.Errorf("since: %w", err)
 	}
-	if f.Until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
-		return f, fmt.Errorf("until: %w", err)
+	if until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
+		return since, until, 0, fmt.Errorf("until: %w", err)
 	}
 	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
-			return f, fmt.Errorf("limit=%q: want a positive number", v)
+		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 {
+			return since, until, 0, fmt.Errorf("limit=%q: want a positive number", v)
 		}
 	}
-	return f, nil
+	return since, until, limit, nil
 }
 
 func firstOf(q url.Values, keys ...string) string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -118,52 +116,21 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 	if err := f.Validate(); err != nil {
 		return incident.Page{}, fmt.Errorf("dynamo: list incidents: %w", err)
 	}
-	names := map[string]string{}
-	values := map[string]ddbtypes.AttributeValue{}
-	var filters []string
-	add := func(attr, value string) {
-		ph := strconv.Itoa(len(filters))
-		names["#f"+ph], values[":f"+ph] = attr, str(value)
-		filters = append(filters, "#f"+ph+" = :f"+ph)
-	}
+	var filter partFilter
 	if f.TenantID != "" && f.Status != "" {
-		add(table.AttrStatus, string(f.Status))
+		filter.eq(table.AttrStatus, string(f.Status))
 	}
 	for _, c := range [][2]string{{"topic", f.Topic}, {"eventId", f.EventID}, {"errorCode", f.ErrorCode}, {"type", f.Type}} {
 		if c[1] != "" {
-			add(c[0], c[1])
+			filter.eq(c[0], c[1])
 		}
 	}
-	proj := make([]string, len(listed))
-	for i, a := range listed {
-		ph := "#p" + strconv.Itoa(i)
-		names[ph], proj[i] = a, ph
-	}
-	since, untilLast := stamp(f.Since), ""
-	if !f.Until.IsZero() {
-		untilLast = FormatTime(f.Until.Add(-time.Millisecond))
-	}
+	since, untilLast := window(f.Since, f.Until)
 	var parts []listPart[incidentItem]
 	for _, p := range s.partitions(f) {
-		n := map[string]string{"#pk": p.pkKey}
-		v := map[string]ddbtypes.AttributeValue{":pk": str(p.pk)}
-		for k, x := range names {
-			n[k] = x
-		}
-		for k, x := range values {
-			v[k] = x
-		}
-		in := dynamodb.QueryInput{
-			TableName: aws.String(s.Table), IndexName: aws.String(p.index),
-			KeyConditionExpression:   aws.String(windowKey("#pk = :pk", n, v, table.AttrLastFailedAt, since, untilLast)),
-			ExpressionAttributeNames: n, ExpressionAttributeValues: v,
-			ProjectionExpression: aws.String(strings.Join(proj, ", ")),
-		}
-		if len(filters) > 0 {
-			in.FilterExpression = aws.String(strings.Join(filters, " AND "))
-		}
 		ip := indexPart[incidentItem]{
-			client: s.Client, in: in, sortKey: table.AttrLastFailedAt, tieKey: table.AttrIncidentID,
+			client: s.Client, in: partQuery(s.Table, p.index, p.pkKey, p.pk, table.AttrLastFailedAt, since, untilLast, filter, listed),
+			sortKey: table.AttrLastFailedAt, tieKey: table.AttrIncidentID,
 			fixed: map[string]ddbtypes.AttributeValue{p.pkKey: str(p.pk)},
 			decode: func(item map[string]ddbtypes.AttributeValue) (incidentItem, error) {
 				var it incidentItem
@@ -179,7 +146,7 @@ func (s *Incidents) List(ctx context.Context, f incident.Filter) (incident.Page,
 	run, err := newListRun(parts, listOpts{
 		newestFirst: true, cursor: f.Cursor,
 		filter: fingerprint("incidents", string(f.Status), f.TenantID, f.Topic, f.EventID, f.ErrorCode, f.Type, since, untilLast),
-		limit:  readLimit(want, len(parts), len(filters) > 0), budget: len(parts) * ReadBudget,
+		limit:  readLimit(want, len(parts), filter.any()), budget: len(parts) * ReadBudget,
 	})
 	if err != nil {
 		return incident.Page{}, fmt.Errorf("dynamo: list incidents: %w", err)

@@ -219,34 +219,17 @@ func (s *Jobs) List(ctx context.Context, p jobs.ListParams) (jobs.Page, error) {
 	if p.Limit <= 0 {
 		p.Limit = defaultJobsPage
 	}
-	names := map[string]string{}
-	values := map[string]ddbtypes.AttributeValue{}
-	var filters []string
+	var f partFilter
 	if p.TenantID != "" && p.Kind != "" {
-		filters, values[":k"], names["#k"] = append(filters, "#k = :k"), str(p.Kind), table.AttrKind
+		f.eq(table.AttrKind, p.Kind)
 	}
 	if p.Status != "" {
-		filters, values[":s"], names["#s"] = append(filters, "#s = :s"), str(string(p.Status)), table.AttrStatus
+		f.eq(table.AttrStatus, string(p.Status))
 	}
 	part := func(name, index, pkAttr, pk string) listPart[jobs.Job] {
-		n := map[string]string{"#pk": pkAttr}
-		v := map[string]ddbtypes.AttributeValue{":pk": str(pk)}
-		for k, x := range names {
-			n[k] = x
-		}
-		for k, x := range values {
-			v[k] = x
-		}
-		in := dynamodb.QueryInput{
-			TableName: aws.String(s.Table), IndexName: aws.String(index),
-			KeyConditionExpression:   aws.String("#pk = :pk"),
-			ExpressionAttributeNames: n, ExpressionAttributeValues: v,
-		}
-		if len(filters) > 0 {
-			in.FilterExpression = aws.String(strings.Join(filters, " AND "))
-		}
 		ip := indexPart[jobs.Job]{
-			client: s.Client, in: in, sortKey: table.AttrCreatedAt, tieKey: table.AttrPK,
+			client: s.Client, in: partQuery(s.Table, index, pkAttr, pk, table.AttrCreatedAt, "", "", f, nil),
+			sortKey: table.AttrCreatedAt, tieKey: table.AttrPK,
 			fixed:  map[string]ddbtypes.AttributeValue{table.AttrSK: str(jobSK), pkAttr: str(pk)},
 			decode: decodeJobItem,
 		}
@@ -268,7 +251,7 @@ func (s *Jobs) List(ctx context.Context, p jobs.ListParams) (jobs.Page, error) {
 	}
 	run, err := newListRun(parts, listOpts{
 		newestFirst: true, cursor: p.Cursor, filter: fingerprint("jobs", p.TenantID, p.Kind, string(p.Status), strings.Join(p.Kinds, ",")),
-		limit: readLimit(p.Limit, len(parts), len(filters) > 0), budget: len(parts) * ListReadBudget,
+		limit: readLimit(p.Limit, len(parts), f.any()), budget: len(parts) * ListReadBudget,
 	})
 	if err != nil {
 		return jobs.Page{}, &jobs.RequestError{Code: jobs.CodeInvalidRequest, Message: "the cursor is not one this service returned (or continues another listing)"}

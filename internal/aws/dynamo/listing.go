@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -386,6 +389,71 @@ func (q indexPart[T]) read(ctx context.Context, from *pos, limit int32, desc boo
 		stop = &pos{Sort: sattr(out.LastEvaluatedKey, q.sortKey), Tie: sattr(out.LastEvaluatedKey, q.tieKey)}
 	}
 	return items, stop, nil
+}
+
+// partFilter is a listing's filter expression, the same on every part's
+// query: attribute equalities, joined by AND.
+type partFilter struct {
+	exprs  []string
+	names  map[string]string
+	values map[string]ddbtypes.AttributeValue
+}
+
+// eq adds attr = value.
+func (f *partFilter) eq(attr, value string) {
+	if f.names == nil {
+		f.names, f.values = map[string]string{}, map[string]ddbtypes.AttributeValue{}
+	}
+	ph := strconv.Itoa(len(f.exprs))
+	f.names["#f"+ph], f.values[":f"+ph] = attr, str(value)
+	f.exprs = append(f.exprs, "#f"+ph+" = :f"+ph)
+}
+
+// any reports whether the filter may drop items a query reads.
+func (f partFilter) any() bool { return len(f.exprs) > 0 }
+
+// partQuery is one part's query: the index partition pkAttr = pk, its
+// sort key sortKey bounded to [since, untilLast] (windowKey; "" for no
+// bound), filtered by f, projecting proj (every projected attribute when
+// empty).
+func partQuery(tableName, index, pkAttr, pk, sortKey, since, untilLast string, f partFilter, proj []string) dynamodb.QueryInput {
+	names := map[string]string{"#pk": pkAttr}
+	values := map[string]ddbtypes.AttributeValue{":pk": str(pk)}
+	for k, v := range f.names {
+		names[k] = v
+	}
+	for k, v := range f.values {
+		values[k] = v
+	}
+	in := dynamodb.QueryInput{
+		TableName: aws.String(tableName), IndexName: aws.String(index),
+		KeyConditionExpression:   aws.String(windowKey("#pk = :pk", names, values, sortKey, since, untilLast)),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+	}
+	if f.any() {
+		in.FilterExpression = aws.String(strings.Join(f.exprs, " AND "))
+	}
+	if len(proj) > 0 {
+		phs := make([]string, len(proj))
+		for i, a := range proj {
+			phs[i] = "#p" + strconv.Itoa(i)
+			names[phs[i]] = a
+		}
+		in.ProjectionExpression = aws.String(strings.Join(phs, ", "))
+	}
+	return in
+}
+
+// window is a listing's [since, until) as windowKey bounds: stored-layout
+// times, "" where unbounded.
+func window(since, until time.Time) (from, untilLast string) {
+	if !since.IsZero() {
+		from = FormatTime(since)
+	}
+	if !until.IsZero() {
+		untilLast = FormatTime(until.Add(-time.Millisecond))
+	}
+	return from, untilLast
 }
 
 // windowKey adds a [since, until) window on sortKey to a key condition

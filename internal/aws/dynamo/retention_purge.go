@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -33,16 +34,11 @@ func (p *RetentionPurge) OldEvents(ctx context.Context, q retention.Query) ([]le
 	if q.Limit <= 0 {
 		return nil, "", fmt.Errorf("dynamo: old events: limit %d must be positive", q.Limit)
 	}
-	before := FormatTime(q.Before)
+	_, untilLast := window(time.Time{}, q.Before)
 	part := func(name, index, pkAttr, pk, sortKey string) listPart[ledger.Record] {
 		ip := indexPart[ledger.Record]{
-			client: p.Events.Client, sortKey: sortKey, tieKey: table.AttrPK,
-			in: dynamodb.QueryInput{
-				TableName: aws.String(p.Events.Table), IndexName: aws.String(index),
-				KeyConditionExpression:    aws.String("#pk = :pk AND #w < :b"),
-				ExpressionAttributeNames:  map[string]string{"#pk": pkAttr, "#w": sortKey},
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(pk), ":b": str(before)},
-			},
+			client: p.Events.Client, in: partQuery(p.Events.Table, index, pkAttr, pk, sortKey, "", untilLast, partFilter{}, nil),
+			sortKey: sortKey, tieKey: table.AttrPK,
 			fixed:  map[string]ddbtypes.AttributeValue{table.AttrSK: str(ledgerSK), pkAttr: str(pk)},
 			decode: decodeListedLedger,
 		}
@@ -54,7 +50,7 @@ func (p *RetentionPurge) OldEvents(ctx context.Context, q retention.Query) ([]le
 	}
 	parts = append(parts, part("legacy", table.IndexTenant, table.AttrTenantID, q.TenantID, table.AttrTenantSK))
 	run, err := newListRun(parts, listOpts{
-		filter: fingerprint("old-events", q.TenantID, before), cursor: q.Cursor,
+		filter: fingerprint("old-events", q.TenantID, untilLast), cursor: q.Cursor,
 		limit: readLimit(q.Limit, len(parts), false), budget: len(parts) * ListReadBudget,
 	})
 	if err != nil {

@@ -165,41 +165,21 @@ func (e *Events) eventParts(ctx context.Context, q operator.TenantQuery) ([]list
 			return []listPart[ledger.Record]{memPart("subject", recs)}, false, nil
 		}
 	}
-	var filters []string
-	names := map[string]string{}
-	values := map[string]ddbtypes.AttributeValue{}
+	var f partFilter
 	if q.Type != "" {
-		filters, names["#ty"], values[":ty"] = append(filters, "#ty = :ty"), "type", str(q.Type)
+		f.eq("type", q.Type)
 	}
 	if q.Subject != "" {
-		filters, names["#su"], values[":su"] = append(filters, "#su = :su"), table.AttrSubject, str(q.Subject)
+		f.eq(table.AttrSubject, q.Subject)
 	}
 	if q.Customer != "" {
-		filters, names["#ok"], values[":ok"] = append(filters, "#ok = :ok"), table.AttrOrderingKey, str(q.Customer)
+		f.eq(table.AttrOrderingKey, q.Customer)
 	}
-	since, untilLast := stamp(q.Since), ""
-	if !q.Until.IsZero() {
-		untilLast = FormatTime(q.Until.Add(-time.Millisecond))
-	}
+	since, untilLast := window(q.Since, q.Until)
 	part := func(name, index, pkAttr, pk, sortKey string) listPart[ledger.Record] {
-		n := map[string]string{"#pk": pkAttr}
-		v := map[string]ddbtypes.AttributeValue{":pk": str(pk)}
-		for k, x := range names {
-			n[k] = x
-		}
-		for k, x := range values {
-			v[k] = x
-		}
-		in := dynamodb.QueryInput{
-			TableName: aws.String(e.Table), IndexName: aws.String(index),
-			KeyConditionExpression:   aws.String(windowKey("#pk = :pk", n, v, sortKey, since, untilLast)),
-			ExpressionAttributeNames: n, ExpressionAttributeValues: v,
-		}
-		if len(filters) > 0 {
-			in.FilterExpression = aws.String(strings.Join(filters, " AND "))
-		}
 		ip := indexPart[ledger.Record]{
-			client: e.Client, in: in, sortKey: sortKey, tieKey: table.AttrPK,
+			client: e.Client, in: partQuery(e.Table, index, pkAttr, pk, sortKey, since, untilLast, f, nil),
+			sortKey: sortKey, tieKey: table.AttrPK,
 			fixed:  map[string]ddbtypes.AttributeValue{table.AttrSK: str(ledgerSK), pkAttr: str(pk)},
 			decode: decodeListedLedger,
 		}
@@ -215,7 +195,7 @@ func (e *Events) eventParts(ctx context.Context, q operator.TenantQuery) ([]list
 	if q.Customer == "" {
 		parts = append(parts, part("legacy", table.IndexTenant, table.AttrTenantID, q.TenantID, table.AttrTenantSK))
 	}
-	return parts, len(filters) > 0, nil
+	return parts, f.any(), nil
 }
 
 func decodeListedLedger(item map[string]ddbtypes.AttributeValue) (ledger.Record, error) {
