@@ -38,6 +38,11 @@ type Filter struct {
 	Status   Status `json:"status,omitempty"`
 	TenantID string `json:"tenantId,omitempty"`
 	Topic    string `json:"topic,omitempty"`
+	// EventID, ErrorCode and Type match the incident's event id, error
+	// code and event type.
+	EventID   string `json:"eventId,omitempty"`
+	ErrorCode string `json:"errorCode,omitempty"`
+	Type      string `json:"type,omitempty"`
 	// Since and Until bound lastFailedAt, when the dispatch last failed:
 	// Since <= lastFailedAt < Until (zero: unbounded). Listings are newest
 	// failure first, so a re-failure of an old incident is seen.
@@ -45,7 +50,8 @@ type Filter struct {
 	Until time.Time `json:"until,omitzero"`
 	// Limit is the page size (DefaultPageSize if 0, at most MaxPageSize).
 	Limit int `json:"limit,omitempty"`
-	// Cursor continues a previous page ("" = first page).
+	// Cursor continues a previous page, or goes back to the one before
+	// ("" = first page): a Page's Cursor or Prev.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -53,12 +59,16 @@ type Filter struct {
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 500
+	maxFilterLen    = 256
 )
 
 // Validate checks the filter.
 func (f Filter) Validate() error {
 	if f.Status != "" && !f.Status.Valid() {
 		return fmt.Errorf("status %q: want one of %v", f.Status, Statuses)
+	}
+	if len(f.EventID) > maxFilterLen || len(f.ErrorCode) > maxFilterLen || len(f.Type) > maxFilterLen {
+		return fmt.Errorf("an event id, error code or type is at most %d bytes", maxFilterLen)
 	}
 	if f.Limit < 0 || f.Limit > MaxPageSize {
 		return fmt.Errorf("limit %d out of range (1..%d)", f.Limit, MaxPageSize)
@@ -84,6 +94,9 @@ func (f Filter) Matches(inc Incident) bool {
 	case f.Status != "" && inc.Status != f.Status,
 		f.TenantID != "" && inc.TenantID != f.TenantID,
 		f.Topic != "" && inc.Topic != f.Topic,
+		f.EventID != "" && inc.EventID != f.EventID,
+		f.ErrorCode != "" && inc.ErrorCode != f.ErrorCode,
+		f.Type != "" && inc.Type != f.Type,
 		!f.Since.IsZero() && inc.LastFailedAt.Before(f.Since),
 		!f.Until.IsZero() && !inc.LastFailedAt.Before(f.Until):
 		return false
@@ -91,11 +104,15 @@ func (f Filter) Matches(inc Incident) bool {
 	return true
 }
 
-// Page is one page of a listing.
+// Page is one page of a listing. It may be shorter than the filter's
+// limit (even empty) and still have a next page: a filter that matches
+// rarely reads a bounded amount per page.
 type Page struct {
 	Incidents []Incident `json:"incidents"`
-	// Cursor fetches the next page; "" when there is none.
-	Cursor string `json:"cursor,omitempty"`
+	// Cursor fetches the next page ("next"), Prev the one before this
+	// ("prev"); "" when there is none.
+	Cursor string `json:"next,omitempty"`
+	Prev   string `json:"prev,omitempty"`
 }
 
 // updateAttempts bounds optimistic retries of Update.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
@@ -181,14 +182,19 @@ func (e *Engine) Get(ctx context.Context, id string) (Job, error) {
 // MaxListLimit bounds a listing page.
 const MaxListLimit = 100
 
-// List pages jobs by tenant or kind, newest first.
+// List pages jobs newest first: by tenant, by kind, or (neither given)
+// across tenants and kinds.
 func (e *Engine) List(ctx context.Context, p ListParams) (Page, error) {
 	if p.Limit == 0 {
 		p.Limit = 25
 	}
+	p.Kinds = nil
+	if p.TenantID == "" && p.Kind == "" {
+		// Across tenants and kinds: every kind's listing, merged.
+		p.Kinds = e.Kinds()
+		slices.Sort(p.Kinds)
+	}
 	switch {
-	case p.TenantID == "" && p.Kind == "":
-		return Page{}, badRequest(CodeInvalidRequest, "list jobs by tenant or by kind")
 	case p.TenantID != "" && !validTenant(p.TenantID):
 		return Page{}, badRequest(CodeInvalidRequest, "invalid tenant id")
 	case p.Kind != "" && e.kinds[p.Kind].Name == "":

@@ -143,7 +143,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	// fenced updates of the ledger item and the rows' lastError) and
 	// incidents (listing; opened, resolved and redacted by conditional
 	// puts).
-	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
+	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	// Checkpoints and output under jobs/; claim-checked payloads read for

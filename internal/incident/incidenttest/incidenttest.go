@@ -2,8 +2,9 @@
 // replay attestation consumers make): a round trip keeps every field, writes
 // are optimistic (a stale version or a second create is ErrConflict),
 // concurrent dead letters of one dispatch all count, listings filter, page
-// and sort by last failure. Every implementation runs Exercise; the DynamoDB
-// adapter runs it against the emulators.
+// and sort by last failure (by event, error code and type too, and back a
+// page). Every implementation runs Exercise; the DynamoDB adapter runs it
+// against the emulators.
 package incidenttest
 
 import (
@@ -170,6 +171,8 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 
 		require.NoError(t, store.ResolveReplay(ctx, incident.ID("unknown", "x"), at), "an unknown incident is not an error")
 	})
+
+	exerciseSearch(t, newStore)
 
 	t.Run("ListFiltersAndPaginates", func(t *testing.T) {
 		t.Parallel()
