@@ -135,7 +135,10 @@ func (p *Platform) newJobs(ingest *Function) {
 		MemoryMB:    512,
 		Env:         env(),
 	})
-	p.allowJobs(worker)
+	// The tenant index: subject erasure rewrites the tenant's earlier
+	// exports and the retention purge deletes its old ones, both found by
+	// listing the tenant's jobs.
+	p.allowJobs(worker, table.IndexJobsTenant)
 	// Fenced writes carry a condition check on the job item.
 	allow(worker.Role, []string{"dynamodb:ConditionCheckItem"}, p.Tables[table.Jobs.Name].TableArn())
 	// Export and erasure: the tenant's events (index listing, whole items,
@@ -146,6 +149,11 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
+	// The retention purge deletes a tenant's events past their period
+	// (the ledger item with its outbox rows) and its resolved incidents,
+	// each in a transaction fenced by the step's lease: IAM authorizes each
+	// Delete item as dynamodb:DeleteItem on its table.
+	allow(worker.Role, []string{"dynamodb:DeleteItem"}, events.TableArn(), incidents.TableArn())
 	// Checkpoints and output under jobs/; claim-checked payloads read for
 	// exports. Erasure deletes payload objects and incident bodies: the
 	// bucket is versioned, so it deletes each version by id

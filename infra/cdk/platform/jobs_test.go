@@ -66,7 +66,10 @@ func TestJobsEngine(t *testing.T) {
 		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, wk[jobsTable])
 		// Query: an erasure loads each event's item collection (ledger item
 		// and outbox rows) to redact what the rows hold.
-		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, wk[s.idOf(s.p.Tables[table.Events.Name])])
+		// DeleteItem: the retention purge's fenced transactions delete old
+		// events and resolved incidents (make iam-check found it missing).
+		require.Equal(t, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, wk[s.idOf(s.p.Tables[table.Events.Name])])
+		require.Equal(t, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"}, wk[s.idOf(s.p.Tables[table.Incidents.Name])])
 		require.Equal(t, []string{"secretsmanager:GetSecretValue"}, wk[s.idOf(s.p.Secrets.StripeAPIKey)])
 
 		names := map[string]bool{}
