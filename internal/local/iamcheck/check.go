@@ -80,9 +80,12 @@ type Grant struct {
 	Action      string
 	Resource    string
 	Conditional bool
-	// Service: the grant serves Lambda's own calls with the role (its
-	// log group, X-Ray segments), which no SDK call of the function makes.
-	Service bool
+	// Service names whom the grant serves when it is not the function's
+	// code ("" when it is): Lambda's log group and X-Ray segments, the
+	// event source mapping's own queue calls, SNS's use of the alert
+	// topic's KMS key, Step Functions' log delivery. No SDK call of the
+	// function makes those, so they are listed apart, not as unused.
+	Service string
 }
 
 // Function is what the check found for one caller of the template.
@@ -109,8 +112,12 @@ type Result struct {
 	// unresolvable names, names of another stage.
 	Failures []string
 	// NotDeployed are calls of functions the stage does not deploy (a
-	// consumer without a subscriber on this stage).
+	// consumer without a subscriber on this stage), by function;
+	// NotOnStage calls on resources it does not create (the mapping of
+	// such a consumer, a stage map it does not keep), by function and
+	// resource. Neither is judged on this stage.
 	NotDeployed map[string]int
+	NotOnStage  map[string]int
 	// Sampled is the object requests left out past iamcalls.MaxObjectKeys.
 	Sampled int
 }
@@ -148,7 +155,8 @@ func Check(ctx context.Context, c Config) (Result, error) {
 
 func evaluate(ctx context.Context, c Config, tpl *Template, stage Stage, recs []iamcalls.Recording) (Result, error) {
 	r := resolver{tpl: tpl, stage: stage}
-	res := Result{Stage: stage, Recordings: len(recs), Sources: map[string]int{}, NotDeployed: map[string]int{}}
+	res := Result{Stage: stage, Recordings: len(recs), Sources: map[string]int{}, NotDeployed: map[string]int{}, NotOnStage: map[string]int{}}
+	inv := r.inventory()
 	principals, problems, err := r.principals()
 	if err != nil {
 		return res, err
@@ -193,7 +201,7 @@ func evaluate(ctx context.Context, c Config, tpl *Template, stage Stage, recs []
 	}
 
 	// One simulation request per distinct call.
-	in := simInput{Principals: map[string][]namedPolicy{}, ResourcePolicies: map[string]policy{}}
+	in := simInput{Principals: map[string][]namedPolicy{}, ResourcePolicies: map[string]policy{}, Requests: []simRequest{}}
 	var calls []*Call
 	for _, k := range slices.SortedFunc(maps.Keys(merged), func(a, b key) int {
 		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
@@ -208,6 +216,11 @@ func evaluate(ctx context.Context, c Config, tpl *Template, stage Stage, recs []
 		call.Resolved = r.placeholders(call.Resource, bucket)
 		if strings.Contains(call.Resolved, "${") {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s: %s on %s: the resource is not one of the stage's", call.Function, call.Action, call.Resolved))
+			continue
+		}
+		watched, monitor := monitors(p)
+		if !inv.has(call.Resolved) || monitor && strings.HasPrefix(call.Action, "sqs:") && !watched[call.Resolved] {
+			res.NotOnStage[call.Function+" "+call.Action+" "+call.Resolved] += call.Count
 			continue
 		}
 		in.Principals[p.RoleARN] = p.Policies
@@ -280,11 +293,19 @@ func missing(c *Call) string {
 	return string(b)
 }
 
-// serviceActions are granted for Lambda's own use of the role: the
-// function's log group and its X-Ray segments (active tracing).
-var serviceActions = map[string]bool{
-	"logs:CreateLogStream": true, "logs:PutLogEvents": true, "logs:CreateLogGroup": true,
-	"xray:PutTraceSegments": true, "xray:PutTelemetryRecords": true,
+// service is whom a grant serves when no SDK call of the function does
+// ("" for the function's own calls): see Grant.Service.
+func service(g Grant, mapped map[string]bool) string {
+	service, _, _ := strings.Cut(g.Action, ":")
+	switch {
+	case service == "logs" || service == "xray":
+		return "Lambda and Step Functions (logs, X-Ray)"
+	case service == "kms":
+		return "SNS (the alert topic's KMS key, used with the publisher's permissions)"
+	case service == "sqs" && mapped[g.Resource] && g.Action != "sqs:SendMessage":
+		return "Lambda's event source mapping (CDK's consume grant on its queue)"
+	}
+	return ""
 }
 
 // functions summarizes each caller of the template: its calls and the
@@ -317,7 +338,7 @@ func functions(principals map[string]*principal, calls []Call, used map[string]b
 				if used[fmt.Sprintf("%s|%d|%s|%s", g.Policy, g.Statement, g.Action, g.Resource)] {
 					continue
 				}
-				g.Service = serviceActions[g.Action]
+				g.Service = service(g, p.Mapped)
 				f.Unused = append(f.Unused, g)
 			}
 		}

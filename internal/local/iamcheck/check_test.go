@@ -109,7 +109,7 @@ func TestEveryAllowedCallPasses(t *testing.T) {
 	require.Equal(t, 2, ingest.ByVia[ViaEnvironment], "the secret and the SSM path its environment names")
 	var unused []string
 	for _, g := range ingest.Unused {
-		if !g.Service {
+		if g.Service == "" {
 			unused = append(unused, g.Action+" "+g.Resource)
 		}
 	}

@@ -16,9 +16,10 @@ type principal struct {
 	Role           string // the role's logical id
 	RoleARN        string
 	Policies       []namedPolicy
-	// Env is a function's environment (resolved); Secrets and Parameters
-	// are what it names of the template's (§3).
+	// Env is a function's environment (resolved).
 	Env map[string]string
+	// Mapped are the queues its event source mappings poll (ARNs).
+	Mapped map[string]bool
 }
 
 type namedPolicy struct {
@@ -121,6 +122,20 @@ func (r resolver) principals() (map[string]*principal, []string, error) {
 					p.Env[k] = s
 				}
 			}
+		}
+	}
+	for _, id := range r.tpl.ofType("AWS::Lambda::EventSourceMapping") {
+		props := r.tpl.Resources[id].Properties
+		fn, err1 := r.value(props["FunctionName"])
+		queue, err2 := r.value(props["EventSourceArn"])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if p := out[strings.TrimPrefix(fn, r.stage.Prefix+"-")]; p != nil {
+			if p.Mapped == nil {
+				p.Mapped = map[string]bool{}
+			}
+			p.Mapped[queue] = true
 		}
 	}
 	for _, id := range r.tpl.ofType("AWS::StepFunctions::StateMachine") {

@@ -30,7 +30,7 @@ func (r Result) Report(w io.Writer, template string) error {
 	unused, service := 0, 0
 	for _, f := range r.Functions {
 		for _, g := range f.Unused {
-			if g.Service {
+			if g.Service != "" {
 				service++
 			} else {
 				unused++
@@ -66,7 +66,7 @@ func (r Result) Report(w io.Writer, template string) error {
 	for _, f := range r.Functions {
 		n := 0
 		for _, g := range f.Unused {
-			if !g.Service {
+			if g.Service == "" {
 				n++
 			}
 		}
@@ -76,11 +76,11 @@ func (r Result) Report(w io.Writer, template string) error {
 	p.f("\n")
 
 	p.f("### Grants no recorded call used\n\n")
-	p.f("Per function, each statement's action on each resource that no allowed call matched (%d; the %d log and X-Ray grants Lambda itself uses are left out).\n\n", unused, service)
+	p.f("Per function, each statement's action on each resource that no allowed call matched: %d, besides %d that serve AWS services' own calls with the role (Lambda's logs and X-Ray, the event source mapping's queue calls, SNS's use of the alert topic's key, Step Functions' log delivery).\n\n", unused, service)
 	for _, f := range r.Functions {
 		var lines []string
 		for _, g := range f.Unused {
-			if g.Service {
+			if g.Service != "" {
 				continue
 			}
 			cond := ""
@@ -113,6 +113,12 @@ func (r Result) Report(w io.Writer, template string) error {
 			nd = append(nd, fmt.Sprintf("%s (%d calls)", k, r.NotDeployed[k]))
 		}
 		p.f("- Recorded locally, not deployed on this stage (not judged here): %s.\n", strings.Join(nd, ", "))
+	}
+	if len(r.NotOnStage) > 0 {
+		p.f("- Recorded locally on resources this stage does not create (not judged here):\n")
+		for _, k := range slices.Sorted(maps.Keys(r.NotOnStage)) {
+			p.f("  - %s (%d calls)\n", k, r.NotOnStage[k])
+		}
 	}
 	if r.Sampled > 0 {
 		p.f("- %d object requests past the first %d distinct keys per function, action and top-level prefix were counted, not evaluated (the stage's object grants are by prefix).\n", r.Sampled, 20)

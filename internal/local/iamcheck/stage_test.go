@@ -75,22 +75,30 @@ func TestTheRetentionPurgesDeletesAreGrantedOnTheDevStage(t *testing.T) {
 		if res["Type"] != "AWS::IAM::Policy" || !strings.HasPrefix(id, "JobsWorkerRole") {
 			continue
 		}
-		for _, st := range res["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+		doc := res["Properties"].(map[string]any)["PolicyDocument"].(map[string]any)
+		var kept []any
+		for _, st := range doc["Statement"].([]any) {
 			s := st.(map[string]any)
-			acts, ok := s["Action"].([]any)
-			if !ok {
-				continue
-			}
-			var kept []any
-			for _, a := range acts {
-				if a == "dynamodb:DeleteItem" {
+			switch acts := s["Action"].(type) {
+			case string:
+				if acts == "dynamodb:DeleteItem" {
 					planted++
 					continue
 				}
-				kept = append(kept, a)
+			case []any:
+				var rest []any
+				for _, a := range acts {
+					if a == "dynamodb:DeleteItem" {
+						planted++
+						continue
+					}
+					rest = append(rest, a)
+				}
+				s["Action"] = rest
 			}
-			s["Action"] = kept
+			kept = append(kept, s)
 		}
+		doc["Statement"] = kept
 	}
 	require.Positive(t, planted, "jobs-worker's role grants dynamodb:DeleteItem")
 	res = check(tpl)

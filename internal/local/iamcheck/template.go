@@ -133,7 +133,7 @@ func (r resolver) name(id string) (string, error) {
 		"AWS::DynamoDB::Table": "TableName", "AWS::SQS::Queue": "QueueName", "AWS::Lambda::Function": "FunctionName",
 		"AWS::SNS::Topic": "TopicName", "AWS::SSM::Parameter": "Name", "AWS::StepFunctions::StateMachine": "StateMachineName",
 		"AWS::S3::Bucket": "BucketName", "AWS::IAM::Role": "RoleName", "AWS::SecretsManager::Secret": "Name",
-		"AWS::Events::Rule": "Name",
+		"AWS::Events::Rule": "Name", "AWS::Logs::LogGroup": "LogGroupName",
 	}[res.Type]
 	if v, ok := res.Properties[prop]; ok && prop != "" {
 		return r.value(v)
@@ -220,6 +220,12 @@ func (r resolver) getAtt(id, attr string) (string, error) {
 			return "", err
 		}
 		return r.arn("lambda", "event-source-mapping:"+fn), nil
+	case "AWS::Logs::LogGroup.Arn":
+		return r.arn("logs", "log-group:"+name+":*"), nil
+	case "AWS::KMS::Key.Arn":
+		return r.arn("kms", "key/"+name), nil
+	case "AWS::SecretsManager::Secret.Id":
+		return r.ref(id)
 	case "AWS::ApiGatewayV2::Api.ApiId", "AWS::ApiGatewayV2::Api.ApiEndpoint":
 		return id, nil
 	}
