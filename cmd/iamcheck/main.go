@@ -15,11 +15,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/iamcheck"
 )
 
-// The report's place in docs/iam.md (-update): between these markers.
-const (
-	beginMarker = "<!-- iam-check report: make iam-check IAM_UPDATE=1 writes what follows -->"
-	endMarker   = "<!-- end of the iam-check report -->"
-)
+// The report's place in docs/iam.md (-update): between these markers,
+// one pair per stage.
+func markers(stage string) (begin, end string) {
+	return "<!-- iam-check report of " + stage + ": make iam-check IAM_UPDATE=1 writes what follows -->",
+		"<!-- end of the iam-check report of " + stage + " -->"
+}
 
 func main() {
 	var (
@@ -68,10 +69,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
+		beginMarker, endMarker := markers(res.Stage.Prefix)
 		before, rest, ok1 := strings.Cut(string(doc), beginMarker)
 		_, after, ok2 := strings.Cut(rest, endMarker)
 		if !ok1 || !ok2 {
-			fmt.Fprintf(os.Stderr, "%s has no report markers\n", update)
+			fmt.Fprintf(os.Stderr, "%s has no report markers for %s (%s … %s)\n", update, res.Stage.Prefix, beginMarker, endMarker)
 			os.Exit(2)
 		}
 		write(update, []byte(before+beginMarker+"\n\n"+b.String()+endMarker+after))
