@@ -86,6 +86,11 @@ type Grant struct {
 	// topic's KMS key, Step Functions' log delivery. No SDK call of the
 	// function makes those, so they are listed apart, not as unused.
 	Service string
+	// Sibling: the function's recorded calls use the action on another
+	// resource of the same kind (one call path, another topic's queue or
+	// consumer's mapping); otherwise no recorded call used the action at
+	// all.
+	Sibling bool
 }
 
 // Function is what the check found for one caller of the template.
@@ -315,10 +320,13 @@ func functions(principals map[string]*principal, calls []Call, used map[string]b
 	for _, name := range slices.Sorted(maps.Keys(principals)) {
 		p := principals[name]
 		f := Function{Name: name, Physical: p.Physical, Role: p.Role, ByVia: map[string]int{}}
-		ops := map[string]bool{}
+		ops, actions := map[string]bool{}, map[string]bool{}
 		for _, c := range calls {
 			if c.Function != name {
 				continue
+			}
+			if c.Decision == "Allowed" {
+				actions[c.Action] = true
 			}
 			f.Distinct++
 			f.Calls += c.Count
@@ -339,6 +347,7 @@ func functions(principals map[string]*principal, calls []Call, used map[string]b
 					continue
 				}
 				g.Service = service(g, p.Mapped)
+				g.Sibling = actions[g.Action]
 				f.Unused = append(f.Unused, g)
 			}
 		}

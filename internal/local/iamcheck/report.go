@@ -76,7 +76,8 @@ func (r Result) Report(w io.Writer, template string) error {
 	p.f("\n")
 
 	p.f("### Grants no recorded call used\n\n")
-	p.f("Per function, each statement's action on each resource that no allowed call matched: %d, besides %d that serve AWS services' own calls with the role (Lambda's logs and X-Ray, the event source mapping's queue calls, SNS's use of the alert topic's key, Step Functions' log delivery).\n\n", unused, service)
+	p.f("Per function, each statement's action on each resource that no allowed call matched: %d, besides %d that serve AWS services' own calls with the role (Lambda's logs and X-Ray, the event source mapping's queue calls, SNS's use of the alert topic's key, Step Functions' log delivery). "+
+		"An action the function's recorded calls never made is in bold: a call path no run takes, or a grant nobody needs; the others are actions it made on another resource of the same kind (another topic's queue, another consumer's mapping).\n\n", unused, service)
 	for _, f := range r.Functions {
 		var lines []string
 		for _, g := range f.Unused {
@@ -87,7 +88,11 @@ func (r Result) Report(w io.Writer, template string) error {
 			if g.Conditional {
 				cond = " (with a condition)"
 			}
-			lines = append(lines, fmt.Sprintf("- `%s` on `%s`%s — %s statement %d", g.Action, g.Resource, cond, g.Policy, g.Statement))
+			action := "`" + g.Action + "`"
+			if !g.Sibling {
+				action = "**" + action + "**"
+			}
+			lines = append(lines, fmt.Sprintf("- %s on `%s`%s — %s statement %d", action, g.Resource, cond, g.Policy, g.Statement))
 		}
 		if len(lines) == 0 {
 			continue
