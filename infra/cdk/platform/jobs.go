@@ -70,12 +70,12 @@ func (p *Platform) jobsEnv(env map[string]*string) {
 	env[jobsfn.EnvJobsQueueURL] = p.Jobs.Queue.QueueUrl()
 }
 
-// allowJobs grants the engine's own calls: job items (conditional puts,
-// the key item's expiry update in the same transaction, consistent reads),
-// the listing indexes and wakes.
+// allowJobs grants the engine's own calls of a function that starts jobs:
+// job items (the conditional puts of a start, consistent reads), the
+// listing indexes and wakes.
 func (p *Platform) allowJobs(f *Function, indexes ...string) {
 	jt := p.Tables[table.Jobs.Name]
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, jt.TableArn())
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, jt.TableArn())
 	if len(indexes) > 0 {
 		var arns []*string
 		for _, ix := range indexes {
@@ -84,6 +84,15 @@ func (p *Platform) allowJobs(f *Function, indexes ...string) {
 		allow(f.Role, []string{"dynamodb:Query"}, arns...)
 	}
 	allow(f.Role, []string{"sqs:SendMessage"}, p.Jobs.Queue.QueueArn())
+}
+
+// allowJobTransitions lets a function move jobs along (a step's fenced
+// write, cancel, retry, restart): a job that becomes terminal, or is
+// revived, updates its idempotency key's expiry in the same transaction
+// (dynamodb:UpdateItem). A function that only starts jobs (jobs-sweep,
+// import-trigger) never does: make iam-check listed it unused there.
+func (p *Platform) allowJobTransitions(f *Function) {
+	allow(f.Role, []string{"dynamodb:UpdateItem"}, p.Tables[table.Jobs.Name].TableArn())
 }
 
 // newStripeAPIKey is the secret reconciliation reads Stripe's events API
@@ -139,6 +148,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	// exports and the retention purge deletes its old ones, both found by
 	// listing the tenant's jobs.
 	p.allowJobs(worker, table.IndexJobsTenant)
+	p.allowJobTransitions(worker)
 	// Fenced writes carry a condition check on the job item.
 	allow(worker.Role, []string{"dynamodb:ConditionCheckItem"}, p.Tables[table.Jobs.Name].TableArn())
 	// Export and erasure: the tenant's events (index listing, whole items,
