@@ -36,7 +36,7 @@ dev: deps ## Run the whole platform locally on embedded emulators (http://127.0.
 IAM_CALLS := .cache/iam-calls
 IAM_STAMP = $(shell { git rev-parse HEAD; git status --porcelain; } 2>/dev/null | sha1sum | cut -c1-16)
 # The packages whose tests start a local stack: what records the calls.
-IAM_RECORD_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | awk '/ github.com\/siteswarm\/eventplatform\/internal\/local\/devstack( |$$)/ {print $$1}')
+IAM_RECORD_PKGS = $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | awk '/ github.com\/siteswarm\/eventplatform\/internal\/local\/devstack( |$$)/ {print $$1}'
 
 .PHONY: test
 test: deps ## Run every test: runtime (against the emulators) and the CDK app; records the functions' AWS calls for make iam-check
@@ -54,7 +54,7 @@ iam-check: deps ## Check every AWS call the functions make in the local runs aga
 	@stamp=$(IAM_STAMP); if [ "$$(cat $(IAM_CALLS)/STAMP 2>/dev/null)" != "$$stamp" ]; then \
 		echo "make iam-check: no recording of make test for this checkout: running the tests that start a local stack (log: .cache/iam-record.log)"; \
 		rm -rf $(IAM_CALLS); mkdir -p .cache; \
-		EVP_IAM_RECORD=$(CURDIR)/$(IAM_CALLS) $(GO) test -count=1 -timeout 30m $(IAM_RECORD_PKGS) > .cache/iam-record.log 2>&1 || { grep -E -A20 '^(--- FAIL|FAIL|panic)' .cache/iam-record.log | head -100; exit 1; }; \
+		EVP_IAM_RECORD=$(CURDIR)/$(IAM_CALLS) $(GO) test -count=1 -timeout 30m $$($(IAM_RECORD_PKGS)) > .cache/iam-record.log 2>&1 || { grep -E -A20 '^(--- FAIL|FAIL|panic)' .cache/iam-record.log | head -100; exit 1; }; \
 		echo "$$stamp" > $(IAM_CALLS)/STAMP; \
 	fi
 	$(GO) run ./cmd/iamcheck -template cdk.out/$(STAGE)/evp-$(STAGE).template.json -calls $(IAM_CALLS) \
