@@ -236,6 +236,9 @@ func evaluate(ctx context.Context, c Config, tpl *Template, stage Stage, recs []
 			in.ResourcePolicies[rk] = resPolicies[rk]
 		}
 		context := map[string]string{"aws:SecureTransport": "true", "aws:PrincipalArn": p.RoleARN, "aws:PrincipalAccount": stage.Account}
+		if strings.HasPrefix(call.Action, "s3:") {
+			context["s3:TlsVersion"] = "1.3" // the SDK's; the bucket policy denies below 1.2
+		}
 		maps.Copy(context, call.Context)
 		in.Requests = append(in.Requests, simRequest{ID: len(calls), Principal: p.RoleARN, Action: call.Action, Resource: call.Resolved,
 			Account: stage.Account, ResourcePolicy: rk, Context: context})
