@@ -170,6 +170,7 @@ func (p *Platform) allowReplay(f *Function) {
 		"Replay reads incident bodies (incidents/<tenant>/<incident>/…) and claim-checked payloads (payloads/<tenant>/<event>/…) and re-stores large payloads under payloads/: those prefixes only.")
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
 	p.allowJobs(f, table.IndexJobsTenant, table.IndexJobsKind)
+	p.allowJobTransitions(f) // operators cancel, retry and restart jobs
 }
 
 func (p *Platform) newReplay() *Function {

@@ -282,7 +282,8 @@ func toAny(ss []string) []any {
 
 // Only the senders (ingest, sweeper, replay and the admin API's in-process
 // replay) write topic queues; each secret is readable by its one function;
-// no role may delete table items, and only subject erasure (jobs-worker)
+// only the retention purge (jobs-worker) may delete table items, of the
+// events and incidents tables, and only subject erasure (jobs-worker)
 // may delete objects: claim-checked payloads and incident bodies, each
 // version by id (the bucket is versioned; nobody deletes without a
 // version id, which would leave the data as a noncurrent version), and
@@ -296,7 +297,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 	stages(t, func(t *testing.T, s *synth) {
 		senders := map[string][]string{} // queue id → functions
 		readers := map[string][]string{} // secret id → functions
-		var deleters, listers []string
+		var deleters, listers, itemDeleters []string
 		for name := range s.p.Functions {
 			_, fn := s.function(t, name)
 			for res, actions := range actionsOn(s.statements(roleOf(t, fn))) {
@@ -315,7 +316,16 @@ func TestWhoMayDoWhat(t *testing.T) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
 						deleters = append(deleters, name+" "+res)
-					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteBucket", "sqs:PurgeQueue", "sqs:DeleteQueue":
+					case "dynamodb:DeleteItem":
+						// The retention purge (jobs-worker) deletes old events
+						// and resolved incidents, and nothing else may delete
+						// an item.
+						events, incidents := s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])
+						if name != RoleJobsWorker || res != events && res != incidents {
+							t.Errorf("%s may %s on %s", name, a, res)
+						}
+						itemDeleters = append(itemDeleters, res)
+					case "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteBucket", "sqs:PurgeQueue", "sqs:DeleteQueue":
 						t.Errorf("%s may %s on %s", name, a, res)
 					}
 				}
@@ -350,6 +360,8 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
 		require.Len(t, deleters, 4, "jobs-worker deletes under payloads/, incidents/, archive/ and jobs/ only: %v", deleters)
+		require.ElementsMatch(t, []string{s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])}, itemDeleters,
+			"the retention purge deletes items of the events and incidents tables only")
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)
