@@ -88,7 +88,7 @@ func (b *bundle) keepIncident(t *testing.T, ev envelope.Event, topic, errorMessa
 	require.NoError(t, err)
 	require.NotEmpty(t, kept.Key, "the incident body is stored")
 	names := subject.Of(ev)
-	inc, _, err := incident.Upsert(ctx, b.env.Incidents(), incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: eventKey(ev), EventID: ev.ID, TenantID: ev.TenantID, Topic: topic, Type: ev.Type, Source: ev.Source,
 		Subject: names.Subject, Owner: names.Owner,
 		SourceQueue: "dlq", MessageID: "m-" + ev.ID, ErrorCode: "subscriber_rejected", ErrorMessage: errorMessage, Body: kept, By: incident.ActorArchiver,

@@ -60,7 +60,7 @@ func (b *bundle) incidentAt(t *testing.T, ev envelope.Event, failed time.Time, s
 	kept, err := bodies.Keep(ctx, ev.TenantID, id, body)
 	require.NoError(t, err)
 	require.NotEmpty(t, kept.Key)
-	inc, _, err := incident.Upsert(ctx, b.env.Incidents(), incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: eventKey(ev), EventID: ev.ID, TenantID: ev.TenantID, Topic: topology.Audit, Type: ev.Type, Source: ev.Source,
 		SourceQueue: "dlq", MessageID: "m-" + ev.ID, ErrorCode: "subscriber_rejected", ErrorMessage: "rejected", Body: kept, By: incident.ActorArchiver,
 	}, failed)
