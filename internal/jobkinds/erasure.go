@@ -376,7 +376,7 @@ func (e *eraseStep) run(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	e.cp.Phase = erasePhases[i+1]
-	e.cp.Cursor, e.cp.Listed, e.cp.Waiting, e.cp.Done = "", false, nil, nil
+	e.cp.Cursor, e.cp.Listed, e.cp.Waiting, e.cp.Done, e.cp.Files, e.cp.ImportJobs = "", false, nil, nil, nil, nil
 	return false, nil
 }
 
