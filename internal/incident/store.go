@@ -32,6 +32,32 @@ type Store interface {
 	List(ctx context.Context, f Filter) (Page, error)
 }
 
+// Recorder is a Store that records dead letters of events: the one write
+// that puts an event's data on an incident (its body, a subscriber's
+// answer quoted in the error) goes through SaveDeadLetter, which commits
+// only while the dispatch the incident is about (its event key and topic)
+// carries no erasure marker, checked in the same conditional write, so no
+// copy of an event's data is made after its subject's erasure began
+// (docs/architecture.md §5, guarantee 12). Upsert takes a Recorder: every
+// writer of a dead letter is guarded without asking for it.
+type Recorder interface {
+	Store
+	// SaveDeadLetter is Save (optimistic on inc.Version) guarded by the
+	// erasure marker of inc's dispatch: outbox.ErrErased when it carries
+	// one, and nothing is written.
+	SaveDeadLetter(ctx context.Context, inc Incident) (Incident, error)
+}
+
+// Unguarded records dead letters that copy no event's data (a failed
+// durable job's: the job's id, error and status) with a plain Save. A
+// writer of an event's dead letter never uses it.
+type Unguarded struct{ Store }
+
+// SaveDeadLetter saves inc unguarded.
+func (u Unguarded) SaveDeadLetter(ctx context.Context, inc Incident) (Incident, error) {
+	return u.Save(ctx, inc)
+}
+
 // Filter selects incidents. Every set field must match.
 type Filter struct {
 	// Status "" matches every status.
@@ -160,8 +186,13 @@ func update(ctx context.Context, s Store, id string, read *Incident, fn func(*In
 
 // Upsert records a dead letter: it opens the incident or reopens the
 // existing one (see Record), retrying on concurrent writes. changed is false
-// when the dead letter had been recorded already.
-func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
+// when the dead letter had been recorded already. The write is the
+// Recorder's guarded one: outbox.ErrErased when the dead letter's event was
+// erased (nothing is written; the caller drops the dead letter: objects it
+// kept for it are under the incident's prefix, ObjectPrefix, which the
+// erasure deletes after the writers that may still hold the event's data
+// are done).
+func Upsert(ctx context.Context, s Recorder, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
 	id := dl.IncidentID()
 	for attempt := 1; ; attempt++ {
 		var existing *Incident
@@ -176,7 +207,7 @@ func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Inc
 		if !changed {
 			return next, false, nil
 		}
-		saved, err := s.Save(ctx, next)
+		saved, err := s.SaveDeadLetter(ctx, next)
 		if errors.Is(err, ErrConflict) && attempt < updateAttempts {
 			continue
 		}

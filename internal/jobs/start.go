@@ -51,6 +51,11 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 		return Job{}, false, badRequest(CodeInvalidRequest, "tenantId must be 1 to 64 lowercase letters, digits, _ or -")
 	case p.IdempotencyKey != "" && !keyPattern.MatchString(p.IdempotencyKey):
 		return Job{}, false, badRequest(CodeInvalidRequest, "idempotencyKey must be 1 to 200 of A-Z a-z 0-9 . _ : / @ + = -")
+	case p.IdempotencyKey != "" && kind.Supersede && kind.KeyOf != nil:
+		// The key derived from the args is what keeps one such job at a
+		// time (one erasure per subject): a key of the caller's would
+		// start a second one beside it.
+		return Job{}, false, badRequest(CodeInvalidRequest, "kind %s is keyed by its args (a new start supersedes the running job with the same args' key): send no idempotencyKey", p.Kind)
 	}
 	args, err := e.checkArgs(kind, p.Args)
 	if err != nil {

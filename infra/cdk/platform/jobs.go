@@ -173,9 +173,9 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"s3:PutObject", "s3:GetObject"}, p.objectsArn(PrefixJobs))
 	allow(worker.Role, []string{"s3:GetObject", "s3:DeleteObjectVersion"}, p.objectsArn(PrefixPayloads), p.objectsArn(PrefixIncidents))
 	p.allowErasure(worker)
-	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents, PrefixArchive, PrefixJobs)
-	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents|archive)/\*$`,
-		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…) and earlier exports (jobs/<export>/…) without the subject's records; the retention purge deletes a tenant's past archive days and exports: those prefixes only.")
+	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents, PrefixArchive, PrefixJobs, PrefixImports)
+	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents|archive|imports)/\*$`,
+		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…), exports (jobs/<export>/…), import files and their error reports (imports/<tenant>/…, jobs/<import>/…) without the subject's records; the retention purge deletes a tenant's past archive days, exports and imports: those prefixes only.")
 	// Reconciliation publishes through ingest and reads its Stripe key.
 	allow(worker.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
 	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)

@@ -119,7 +119,9 @@ func (p *Platform) newArchiver() {
 	// Incident upsert (read, conditional put); outbox row → dlq, and the
 	// row read for its last error.
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
-	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}, events.TableArn())
+	// The incident's put is a transaction with a condition check on the
+	// dispatch row: no incident of an erased event (its erasure marker).
+	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	p.allowBodies(f, true)
 	p.grantPublishAlerts(f)
 	for _, tp := range p.Topology.Topics {

@@ -192,7 +192,7 @@ func TestIncidentSearchReadUnits(t *testing.T) {
 		if i%15 == 4 {
 			code, typ = "handler_failed", "stripe.invoice.payment_failed"
 		}
-		_, _, err := incident.Upsert(ctx, env.Incidents(), incident.DeadLetter{
+		_, _, err := incident.Upsert(ctx, incident.Unguarded{Store: env.Incidents()}, incident.DeadLetter{
 			EventID: id, TenantID: []string{"acme", "globex"}[i%2], Topic: "billing.events", Type: typ, Source: "stripe", SourceQueue: "dlq",
 			MessageID: "m-" + id, ErrorCode: code, ErrorMessage: "422", Body: incident.Body{Inline: body, Size: len(body), SHA256: "x"}, By: incident.ActorArchiver,
 		}, base.Add(time.Duration(i)*time.Second))

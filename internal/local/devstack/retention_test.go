@@ -59,7 +59,8 @@ func TestRetentionPurgeDeletesThroughTheLocalStack(t *testing.T) {
 
 	// An incident about it, resolved 40 days ago.
 	incidents := &dynamo.Incidents{Client: st.Clients.DynamoDB, Table: st.Resources.IncidentsTable}
-	inc, _, err := incident.Upsert(ctx, incidents, incident.DeadLetter{
+	recovery := &dynamo.Recovery{Events: &dynamo.Events{Client: st.Clients.DynamoDB, Table: st.Resources.EventsTable}, Incidents: incidents}
+	inc, _, err := incident.Upsert(ctx, recovery, incident.DeadLetter{
 		EventKey: key, EventID: id, TenantID: "acme", Topic: topology.Audit, Type: "inquiry.created", Source: "storefront",
 		SourceQueue: "dlq", MessageID: "m-" + id, ErrorCode: "subscriber_rejected", ErrorMessage: "rejected",
 		Body: incident.Body{Inline: raw, Size: len(raw)}, By: incident.ActorArchiver,
