@@ -40,13 +40,36 @@ dev: deps ## Run the whole platform locally on embedded emulators (http://127.0.
 	@echo "make dev: starting the local stack (emulators, tables, queues, every function); the banner follows"
 	$(WITH_NODE) bin/evp-dev $(DEV_FLAGS)
 
+# The IAM check (docs/iam.md): the local stacks of `make test` record every
+# AWS call their functions make into IAM_CALLS (EVP_IAM_RECORD), stamped with
+# the checkout's state; `make iam-check` judges them against cdk.out/STAGE,
+# recording first when no stamp of this checkout is there.
+IAM_CALLS := .cache/iam-calls
+IAM_STAMP = $(shell { git rev-parse HEAD; git status --porcelain; } 2>/dev/null | sha1sum | cut -c1-16)
+# The packages whose tests start a local stack: what records the calls.
+IAM_RECORD_PKGS = $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | awk '/ github.com\/siteswarm\/eventplatform\/internal\/local\/devstack( |$$)/ {print $$1}'
+
 .PHONY: test
-test: deps ## Run every test: runtime (against the emulators) and the CDK app
+test: deps ## Run every test: runtime (against the emulators) and the CDK app; records the functions' AWS calls for make iam-check
 	$(GO) vet ./...
 	@# Both modules run even when the first fails, so one CI run shows every failure.
-	rc=0; $(WITH_NODE) $(GO) test -count=1 -timeout 30m ./... || rc=1; \
+	stamp=$(IAM_STAMP); rm -rf $(IAM_CALLS); \
+		rc=0; EVP_IAM_RECORD=$(CURDIR)/$(IAM_CALLS) $(WITH_NODE) $(GO) test -count=1 -timeout 30m ./... || rc=1; \
+		if [ $$rc = 0 ]; then mkdir -p $(IAM_CALLS) && echo "$$stamp" > $(IAM_CALLS)/STAMP; fi; \
 		if [ -f infra/cdk/go.mod ]; then (cd infra/cdk && $(WITH_NODE) $(GO) test -count=1 -timeout 30m ./...) || rc=1; fi; \
 		exit $$rc
+
+.PHONY: iam-check
+iam-check: deps ## Check every AWS call the functions make in the local runs against STAGE's synthesized roles (make synth first; reuses make test's recording)
+	@tpl=cdk.out/$(STAGE)/evp-$(STAGE).template.json; [ -f "$$tpl" ] || { echo "make iam-check: no $$tpl: run make synth STAGE=$(STAGE) first"; exit 1; }
+	@stamp=$(IAM_STAMP); if [ "$$(cat $(IAM_CALLS)/STAMP 2>/dev/null)" != "$$stamp" ]; then \
+		echo "make iam-check: no recording of make test for this checkout: running the tests that start a local stack (log: .cache/iam-record.log)"; \
+		rm -rf $(IAM_CALLS); mkdir -p .cache; \
+		EVP_IAM_RECORD=$(CURDIR)/$(IAM_CALLS) $(WITH_NODE) $(GO) test -count=1 -timeout 30m $$($(IAM_RECORD_PKGS)) > .cache/iam-record.log 2>&1 || { grep -E -A20 '^(--- FAIL|FAIL|panic)' .cache/iam-record.log | head -100; exit 1; }; \
+		echo "$$stamp" > $(IAM_CALLS)/STAMP; \
+	fi
+	$(WITH_NODE) $(GO) run ./cmd/iamcheck -template cdk.out/$(STAGE)/evp-$(STAGE).template.json -calls $(IAM_CALLS) \
+		-details .cache/iam-check-$(STAGE).tsv $(if $(IAM_UPDATE),-update docs/iam.md)
 
 .PHONY: fuzz
 fuzz: deps ## Run every fuzz target for FUZZTIME each (default 30s); `make test` runs their committed corpora
@@ -79,7 +102,7 @@ measure-export: deps ## Measure the peak RSS of a tenant export of 200 events of
 
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
-	$(WITH_NODE) $(GO) test ./internal/local/suites -run '^TestConsoleInABrowser$$' -count=1 -console-shots
+	$(WITH_NODE) $(GO) test ./internal/local/suites -run '^TestConsole(InABrowser|SearchAndPagingInABrowser)$$' -count=1 -console-shots
 
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/), the evp CLI and evp-dev (the local stack)

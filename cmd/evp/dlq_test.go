@@ -127,7 +127,7 @@ func (f *operatorFixture) consumed(t *testing.T, id, tenant, topic string, at ti
 func (f *operatorFixture) incident(t *testing.T, id, tenant, topic, code, msg string, at time.Time) incident.Incident {
 	t.Helper()
 	body := []byte(`{"schemaVersion":1,"id":"` + id + `","tenantId":"` + tenant + `","type":"inquiry.created","source":"storefront","timestamp":"2026-11-30T09:00:00Z","payload":{"name":"Ada","message":"Do you ship to Oslo?"}}`)
-	inc, _, err := incident.Upsert(context.Background(), f.incidents, incident.DeadLetter{
+	inc, _, err := incident.Upsert(context.Background(), f.env.Recovery(), incident.DeadLetter{
 		EventID: id, TenantID: tenant, Topic: topic, Type: "inquiry.created", Source: "storefront",
 		SourceQueue: "arn:aws:sqs:us-east-1:000000000000:evp-dev-" + strings.ReplaceAll(topic, ".", "-") + "-dlq", MessageID: "m-" + id + "-" + at.String(),
 		ErrorCode: code, ErrorMessage: msg, Body: incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},

@@ -307,38 +307,50 @@ func jobCall(cmd *cobra.Command, t *target, c operator.Call, asJSON bool) error 
 
 func newJobsListCmd(t *target) *cobra.Command {
 	var (
-		tenant, kind, status, cursor string
-		limit                        int
-		asJSON                       bool
+		tenant, kind, status string
+		pg                   paging
+		asJSON               bool
 	)
 	cmd := &cobra.Command{
-		Use:     "list --tenant <tenant> | --kind <kind> [--status <status>]",
-		Short:   "List jobs, newest first",
-		Example: "  evp jobs list --tenant acme\n  evp jobs list --kind stripe-reconcile --status failed",
+		Use:   "list [--tenant <tenant>] [--kind <kind>] [--status <status>]",
+		Short: "List jobs, newest first (every tenant's and kind's unless you name one)",
+		Long: "Lists jobs newest first: a tenant's, a kind's, or without either every tenant's jobs of every kind, filtered\n" +
+			"by status. One page at a time: --limit sets its size, --cursor continues, --all fetches every page.",
+		Example: "  evp jobs list --status failed\n  evp jobs list --tenant acme\n  evp jobs list --kind stripe-reconcile --status failed --all",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var page jobs.Page
-			c := operator.Call{Action: operator.ActionJobList, TenantID: tenant, Kind: kind, Status: status, Limit: limit, Cursor: cursor}
-			if err := op.call(cmd.Context(), c, &page); err != nil {
+			if status == "any" {
+				status = ""
+			}
+			list := []jobs.Job{}
+			next, err := pg.fetch(cmd.Context(), func(cursor string) (string, error) {
+				var page jobs.Page
+				c := operator.Call{Action: operator.ActionJobList, TenantID: tenant, Kind: kind, Status: status, Limit: pg.limit, Cursor: cursor}
+				if err := op.call(cmd.Context(), c, &page); err != nil {
+					return "", err
+				}
+				list = append(list, page.Jobs...)
+				return page.Cursor, nil
+			})
+			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
 			if asJSON {
-				if page.Jobs == nil {
-					page.Jobs = []jobs.Job{}
-				}
-				return writeJSON(cmd.OutOrStdout(), page)
+				return writeJSON(out, jobs.Page{Jobs: list, Cursor: next})
 			}
-			if len(page.Jobs) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no jobs")
+			if len(list) == 0 {
+				fmt.Fprintln(out, "no jobs")
+				more(out, next)
 				return nil
 			}
-			tw := table(cmd.OutOrStdout())
+			tw := table(out)
 			fmt.Fprintln(tw, "CREATED\tJOB\tKIND\tTENANT\tSTATUS\tSTEPS\tERROR")
-			for _, j := range page.Jobs {
+			for _, j := range list {
 				code := ""
 				if j.Error != nil {
 					code = j.Error.Code
@@ -348,17 +360,15 @@ func newJobsListCmd(t *target) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.Cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nmore: --cursor %s\n", page.Cursor)
-			}
+			fmt.Fprintln(out)
+			more(out, next)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the jobs of a tenant")
 	cmd.Flags().StringVar(&kind, "kind", "", "the jobs of a kind")
-	cmd.Flags().StringVar(&status, "status", "", "queued, running, waiting, completed, failed or cancelled")
-	cmd.Flags().IntVar(&limit, "limit", 50, "how many")
-	cmd.Flags().StringVar(&cursor, "cursor", "", "continue a listing")
+	cmd.Flags().StringVar(&status, "status", "", "queued, running, waiting, completed, failed or cancelled (default: any)")
+	pg.flags(cmd, 50, jobs.MaxListLimit)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

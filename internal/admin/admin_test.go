@@ -111,7 +111,7 @@ func (b *bundle) deadLetter(t testing.TB, key, topic string) incident.Incident {
 	kept, err := bodies.Keep(ctx, rec.Event.TenantID, incident.ID(key, topic), body)
 	require.NoError(t, err)
 	eventID := rec.Event.ID
-	inc, changed, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
+	inc, changed, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: key, EventID: eventID, TenantID: rec.Event.TenantID, Topic: topic, Type: rec.Event.Type, Source: rec.Event.Source,
 		SourceQueue: b.env.Queue(topic).DLQARN, MessageID: "m-" + eventID, ErrorCode: "http_503", ErrorMessage: "subscriber answered 503",
 		Body: kept, By: incident.ActorArchiver,

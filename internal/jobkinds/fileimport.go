@@ -72,6 +72,10 @@ type ImportResult struct {
 	Rejected   int64  `json:"rejected"`
 	ReportKey  string `json:"reportKey,omitempty"`
 	Unreported int64  `json:"unreported,omitempty"`
+	// RewrittenBy names the subject erasure that wrote the version: its
+	// records were imported from the version before, so the import reads
+	// nothing (the notification of the erasure's write starts it).
+	RewrittenBy string `json:"rewrittenBy,omitempty"`
 }
 
 type importCheckpoint struct {
@@ -198,6 +202,9 @@ func FileImport(d FileImportDeps) jobs.Kind {
 		Name:        KindFileImport,
 		StepTimeout: 2 * time.Minute,
 		MaxAttempts: 8,
+		// The job is how the retention purge finds the import's report
+		// parts (jobs/<import>/…).
+		KeepFor: ImportsKeptFor,
 		CheckArgs: func(raw json.RawMessage) error {
 			var a ImportArgs
 			if err := strictArgs(raw, &a); err != nil {
@@ -241,6 +248,9 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 	if !cp.Started {
 		if err := startImport(ctx, d, a, &cp); err != nil {
 			return jobs.Outcome{}, err
+		}
+		if cp.RewrittenBy != "" {
+			return jobs.Done(cp.ImportResult), nil
 		}
 	}
 	var canon Canonicalizer
@@ -413,6 +423,9 @@ func startImport(ctx context.Context, d FileImportDeps, a ImportArgs, cp *import
 		return jobs.Fail(CodeFileTooLarge, fmt.Errorf("%s is %d bytes; an import reads at most %d", a.Key, info.Size, int64(MaxImportFileBytes)))
 	}
 	cp.Started, cp.Key, cp.VersionID, cp.ETag, cp.Bytes = true, a.Key, info.VersionID, info.ETag, info.Size
+	if cp.RewrittenBy = info.Metadata[MetaRewrittenBy]; cp.RewrittenBy != "" {
+		return nil
+	}
 	if info.Size >= 2 {
 		rp := RangeParams{Bucket: d.Bucket, Key: a.Key, VersionID: info.VersionID, Offset: 0, Length: 2}
 		if rp.VersionID == "" {

@@ -38,6 +38,9 @@ type ObjectInfo struct {
 	Size      int64
 	ETag      string
 	VersionID string
+	// Metadata is the version's user metadata (keys in lower case): a
+	// version a subject erasure wrote names it (MetaRewrittenBy).
+	Metadata map[string]string
 }
 
 // RangeParams name one ranged read.

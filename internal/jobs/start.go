@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
@@ -50,6 +51,11 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 		return Job{}, false, badRequest(CodeInvalidRequest, "tenantId must be 1 to 64 lowercase letters, digits, _ or -")
 	case p.IdempotencyKey != "" && !keyPattern.MatchString(p.IdempotencyKey):
 		return Job{}, false, badRequest(CodeInvalidRequest, "idempotencyKey must be 1 to 200 of A-Z a-z 0-9 . _ : / @ + = -")
+	case p.IdempotencyKey != "" && kind.Supersede && kind.KeyOf != nil:
+		// The key derived from the args is what keeps one such job at a
+		// time (one erasure per subject): a key of the caller's would
+		// start a second one beside it.
+		return Job{}, false, badRequest(CodeInvalidRequest, "kind %s is keyed by its args (a new start supersedes the running job with the same args' key): send no idempotencyKey", p.Kind)
 	}
 	args, err := e.checkArgs(kind, p.Args)
 	if err != nil {
@@ -181,14 +187,19 @@ func (e *Engine) Get(ctx context.Context, id string) (Job, error) {
 // MaxListLimit bounds a listing page.
 const MaxListLimit = 100
 
-// List pages jobs by tenant or kind, newest first.
+// List pages jobs newest first: by tenant, by kind, or (neither given)
+// across tenants and kinds.
 func (e *Engine) List(ctx context.Context, p ListParams) (Page, error) {
 	if p.Limit == 0 {
 		p.Limit = 25
 	}
+	p.Kinds = nil
+	if p.TenantID == "" && p.Kind == "" {
+		// Across tenants and kinds: every kind's listing, merged.
+		p.Kinds = e.Kinds()
+		slices.Sort(p.Kinds)
+	}
 	switch {
-	case p.TenantID == "" && p.Kind == "":
-		return Page{}, badRequest(CodeInvalidRequest, "list jobs by tenant or by kind")
 	case p.TenantID != "" && !validTenant(p.TenantID):
 		return Page{}, badRequest(CodeInvalidRequest, "invalid tenant id")
 	case p.Kind != "" && e.kinds[p.Kind].Name == "":

@@ -31,19 +31,15 @@ func (c *Console) incidents(w http.ResponseWriter, r *http.Request, p page) {
 	} else {
 		pg, err := c.d.Incidents.List(r.Context(), f)
 		if err != nil {
+			w.WriteHeader(listStatus(err))
 			p.Error = "list: " + err.Error()
 		}
-		data["Page"] = pg
-		if pg.Cursor != "" {
-			nq := url.Values{}
-			for k, v := range q {
-				nq[k] = v
-			}
-			nq.Set("cursor", pg.Cursor)
-			data["Next"] = Prefix + "/incidents?" + nq.Encode()
-		}
+		data["Page"], data["Pager"] = pg, pagerOf("/incidents", q, pg.Cursor, pg.Prev)
 	}
 	data["Filter"] = filterQuery(q)
+	// A bulk replay selects by the same filter; an event's incidents are
+	// replayed one by one from their pages.
+	data["Bulk"] = q.Get("event") == ""
 	p.Data = data
 	c.render(w, "incidents", p)
 }
@@ -51,7 +47,7 @@ func (c *Console) incidents(w http.ResponseWriter, r *http.Request, p page) {
 // filterQuery is the listing filter without paging, as hidden fields.
 func filterQuery(q url.Values) map[string]string {
 	out := map[string]string{}
-	for _, k := range []string{"status", "tenant", "topic", "since", "until"} {
+	for _, k := range []string{"status", "tenant", "topic", "errorCode", "type", "since", "until"} {
 		if v := q.Get(k); v != "" {
 			out[k] = v
 		}
@@ -68,7 +64,10 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request, p page) {
 		f.Del("status") // a bulk replay selects open incidents unless told otherwise
 	}
 	req := replay.Request{Status: incident.Status(f.Get("status")), TenantID: f.Get("tenant"), Topic: f.Get("topic"),
-		Since: f.Get("since"), Until: f.Get("until"), Actor: "console", Note: f.Get("note")}
+		ErrorCode: f.Get("errorCode"), Type: f.Get("type"), Since: f.Get("since"), Until: f.Get("until"), Actor: "console", Note: f.Get("note")}
+	if req.Status == "any" {
+		req.Status = ""
+	}
 	if req.TenantID == "" && req.Topic == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		p.Error = "Bulk replay needs a tenant or a topic filter."

@@ -58,7 +58,7 @@ func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
 	if cfg.AccountTenantsPath != "" {
 		cfg.Tenants.Accounts = nil
 	}
-	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
+	h, err := webhookfn.New(coldStart(ctx, webhookfn.Name), cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
+	"github.com/siteswarm/eventplatform/internal/observe/iamcalls"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
@@ -57,6 +58,10 @@ type Options struct {
 	// and done is called with the duration when the handler returns
 	// (tests: Lambda billing, measured as the local stack runs).
 	Invoked func(ctx context.Context, function string) (_ context.Context, done func(time.Duration))
+	// Recorder, when set, records the functions' AWS calls as IAM
+	// authorizes them (tests that assert a call path's permissions); with
+	// EVP_IAM_RECORD set the stack records with one of its own (iam.go).
+	Recorder *iamcalls.Recorder
 	// DynamoDB picks the DynamoDB emulator (awslocal.DynamoEmbedded,
 	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
 	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
@@ -106,6 +111,10 @@ type Stack struct {
 	// stepFunctions runs the replay state machine behind
 	// StepFunctionsPath.
 	stepFunctions *stepfnlocal.Runner
+	// recorder records the functions' AWS calls for the IAM check
+	// (EVP_IAM_RECORD, iam.go), written to recordDir on Close.
+	recorder  *iamcalls.Recorder
+	recordDir string
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -161,6 +170,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	// Start-up takes seconds (DynamoDB Local starts a JVM): say each phase.
 	started := time.Now()
 	s.Log.Info("devstack: starting the emulators (DynamoDB, SQS, SNS, S3)", "function", "devstack")
+	s.startRecording(&o)
 	if err := s.connect(ctx, o); err != nil {
 		return nil, err
 	}
@@ -211,6 +221,7 @@ func (s *Stack) Register(fn Function) error {
 	if s.invoked != nil {
 		h = timed{name: fn.Name, h: asHandler(h), report: s.invoked}
 	}
+	h = attributedHandler{name: fn.Name, h: asHandler(h)}
 	s.Functions.Register(fn.Name, h, opts...)
 	s.namesMu.Lock()
 	if !slices.Contains(s.names, fn.Name) {
@@ -316,6 +327,7 @@ func (s *Stack) Close() error {
 		if s.Emulators != nil {
 			errs = append(errs, s.Emulators.Close())
 		}
+		errs = append(errs, s.writeRecording())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

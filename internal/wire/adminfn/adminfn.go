@@ -24,6 +24,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -185,7 +186,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	}
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
-		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
+		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: operator.IncidentSearch{Views: svc.Views}, Queues: stats,
 		Purge: purgeViews, Jobs: jobEngine, Retention: policies, Breakers: breakers, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
 	if err != nil {
@@ -195,7 +196,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Keys:      keys,
 		Views:     svc.Views,
 		Replayer:  svc.Replay,
-		Incidents: svc.Incidents,
+		Incidents: operator.IncidentSearch{Views: svc.Views},
 		Queues:    stats,
 		Checks:    append(checks, admin.Check{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }}),
 		Purge:     purgeViews,
