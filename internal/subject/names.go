@@ -55,3 +55,18 @@ type Query struct {
 	Cursor string
 	Limit  int
 }
+
+// OwnedBy reports whether some provider's rules read id as the owner of a
+// provider's event as the provider sent it (an import file's record,
+// before it became an envelope and its source is known).
+func OwnedBy(payload []byte, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, d := range providers.All() {
+		if d.Rules.Owner(payload) == id {
+			return true
+		}
+	}
+	return false
+}
