@@ -72,3 +72,21 @@ func TestNames(t *testing.T) {
 	require.False(t, n.Has(""))
 	require.Equal(t, subject.Names{Subject: "cus_A"}, subject.Names{Subject: "cus_A", Owner: "cus_A"}.Normal(), "an owner that is the subject is named once")
 }
+
+// A provider's event as the provider sent it (an import record) is its
+// owner's, whichever provider's rules read the owner.
+func TestOwnedBy(t *testing.T) {
+	t.Parallel()
+	found := 0
+	for _, d := range providers.All() {
+		for _, payload := range samples(t, d.Name) {
+			if o := d.Rules.Owner(payload); o != "" {
+				found++
+				require.True(t, subject.OwnedBy(payload, o), d.Name)
+			}
+			require.False(t, subject.OwnedBy(payload, "someone-else"), d.Name)
+			require.False(t, subject.OwnedBy(payload, ""), d.Name)
+		}
+	}
+	require.Positive(t, found)
+}
