@@ -44,6 +44,35 @@ type Declaration struct {
 	// stack's tests). Tests of verification sign with an implementation
 	// of their own instead.
 	Sign func(d Signing) map[string]string
+	// Secret describes the provider's secret to operators: where its
+	// value comes from and its stored form (the Secrets Manager secret's
+	// description), and why no rotation function can rotate it.
+	Secret SecretText
+	// Local is what `make dev` configures for the provider unless told
+	// otherwise, and what `evp <Name> send` signs with.
+	Local Local
+}
+
+// SecretText is what operators read about a provider's secret.
+type SecretText struct {
+	// Description: what it holds and how to set it.
+	Description string
+	// WhyNoRotation: why Secrets Manager cannot rotate it.
+	WhyNoRotation string
+}
+
+// Local is a provider's local development defaults.
+type Local struct {
+	// Secret is the local signing secret (the banner prints it;
+	// <NAME>_WEBHOOK_SECRET overrides it).
+	Secret string
+	// Tenants is the local tenant map (<NAME>_TENANT_MAP overrides it):
+	// the samples' accounts map to tenants, so a delivery signed outside
+	// the project with the local secret is accepted as on a stage.
+	Tenants TenantMap
+	// Account is the account the samples come from, for a provider that
+	// names it in a header (Signing.Account).
+	Account string
 }
 
 // Setup is what a provider is built from.
@@ -149,6 +178,15 @@ func (d Declaration) Validate() error {
 	}
 	if d.Title == "" || d.Rules == nil || d.New == nil || d.Sign == nil || d.CheckSecrets == nil {
 		errs = append(errs, fmt.Errorf("provider %q: Title, Rules, New, Sign and CheckSecrets are required", d.Name))
+	}
+	if d.Secret.Description == "" || d.Secret.WhyNoRotation == "" {
+		errs = append(errs, fmt.Errorf("provider %q: the secret's description and why it is not rotated are required", d.Name))
+	}
+	if d.CheckSecrets != nil && d.CheckSecrets([]string{d.Local.Secret}) != nil {
+		errs = append(errs, fmt.Errorf("provider %q: the local secret is not one of the provider's", d.Name))
+	}
+	if err := d.Local.Tenants.Validate(); err != nil || (len(d.Local.Tenants.Accounts) == 0 && d.Local.Tenants.Default == "") {
+		errs = append(errs, fmt.Errorf("provider %q: a local tenant map that names a tenant is required: %v", d.Name, err))
 	}
 	if d.Sources && !SourceName.MatchString(d.LocalSource) {
 		errs = append(errs, fmt.Errorf("provider %q: a provider with sources declares its local source (%s)", d.Name, SourceName))

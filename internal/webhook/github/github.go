@@ -68,6 +68,17 @@ var Declaration = webhook.Declaration{
 			SignatureHeader: Sign(d.Body, d.Secret), EventHeader: event, DeliveryHeader: d.ID, HookHeader: d.Account,
 		}
 	},
+	Secret: webhook.SecretText{
+		Description: `active GitHub webhook secrets (the App's or the hooks' secret) as a JSON list, e.g. ["…"]. ` +
+			"Set it after the first deploy; list two while a rotation is under way.",
+		WhyNoRotation: "GitHub webhook secrets are set in the App's or the hook's settings on GitHub; Secrets Manager cannot rotate them. Operators add the new one here, change it on GitHub, then remove the old one (docs/webhooks.md) and the webhook re-reads the list every few minutes.",
+	},
+	// The samples come from installation 1, through hook 1.
+	Local: webhook.Local{
+		Secret:  "local-github-webhook-secret",
+		Tenants: webhook.TenantMap{Accounts: map[string]string{InstallationKey + "1": "acme"}},
+		Account: "1",
+	},
 }
 
 // Sign is the X-Hub-Signature-256 value of body under secret.

@@ -61,6 +61,16 @@ var Declaration = webhook.Declaration{
 			TriggeredAtHeader: d.At.UTC().Format(time.RFC3339Nano), APIVersionHeader: "2026-10",
 		}
 	},
+	Secret: webhook.SecretText{
+		Description: `active Shopify app client secrets as a JSON list, e.g. ["…"]. ` +
+			"Set it after the first deploy; list two while the app's secret is being rotated.",
+		WhyNoRotation: "Shopify issues the app's client secret in the Partner Dashboard; Secrets Manager cannot rotate it. Operators list the new secret here before rotating it there, then remove the old one (docs/webhooks.md) and the webhook re-reads the list every few minutes.",
+	},
+	Local: webhook.Local{
+		Secret:  "local-shopify-client-secret",
+		Tenants: webhook.TenantMap{Accounts: map[string]string{"acme.myshopify.com": "acme"}},
+		Account: "acme.myshopify.com",
+	},
 }
 
 // Sign is the X-Shopify-Hmac-Sha256 value of body under secret.

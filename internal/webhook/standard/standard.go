@@ -65,6 +65,16 @@ var Declaration = webhook.Declaration{
 			stdwebhook.HeaderTimestamp: strconv.FormatInt(d.At.Unix(), 10), stdwebhook.HeaderSignature: sig,
 		}
 	},
+	Secret: webhook.SecretText{
+		Description: `active Standard Webhooks signing secrets by source, a JSON object of lists, e.g. {"crm": ["whsec_…"]}. ` +
+			"Set it after the first deploy; list two for a source during its rotation.",
+		WhyNoRotation: "each sender generates its source's whsec_ secret; Secrets Manager cannot rotate it. Operators list the new secret next to the old one for the source, then remove the old one (docs/webhooks.md) and the webhook re-reads the secret every few minutes.",
+	},
+	// whsec_ and base64("local-standard-webhooks-secret!").
+	Local: webhook.Local{
+		Secret:  "whsec_bG9jYWwtc3RhbmRhcmQtd2ViaG9va3Mtc2VjcmV0IQ==",
+		Tenants: webhook.TenantMap{Accounts: map[string]string{LocalSource: "acme"}},
+	},
 }
 
 // CheckSecrets refuses a secret that is not whsec_ and a base64 key of at

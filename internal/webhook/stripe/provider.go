@@ -27,6 +27,17 @@ var Declaration = webhook.Declaration{
 	Sign: func(d webhook.Signing) map[string]string {
 		return map[string]string{SignatureHeader: Sign(d.Body, d.At, d.Secret)}
 	},
+	Secret: webhook.SecretText{
+		Description: `active Stripe endpoint signing secrets as a JSON list, e.g. ["whsec_…"]. ` +
+			"Set it after the first deploy; list two during a rotation.",
+		WhyNoRotation: "Stripe issues endpoint signing secrets in its dashboard; Secrets Manager cannot rotate them. Operators roll them with an overlap window (docs/deploy.md#rotation) and the webhook re-reads the list every few minutes.",
+	},
+	// stripe trigger's events carry no tenant metadata: the local default
+	// tenant takes them; the samples' Connect account is mapped.
+	Local: webhook.Local{
+		Secret:  "whsec_local_dev_secret",
+		Tenants: webhook.TenantMap{Default: "local", Accounts: map[string]string{"acct_1PqRsTBq2Lw7Xa1k": "initech"}},
+	},
 }
 
 // Secrets is what verification needs of the signing-secret cache.
