@@ -8,5 +8,5 @@
 // Stripe's events API through ingest so a webhook outage loses nothing),
 // file-import (NDJSON dropped under imports/<tenant>/ through ingest) and
 // retention-purge (a tenant's retention policy applied to every store).
-// Registering a kind is one line in internal/wire/jobsfn.
+// Registering a kind is its file and one line in Kinds (kinds.go).
 package jobkinds

@@ -530,7 +530,7 @@ func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) erro
 // may be gone, the event's claim-checked payloads (they outlive the ledger
 // item until the bucket's lifecycle expires them); all confirmed absent,
 // while the lease holds. Then it redacts the incident (body, error text,
-// history notes: incident.Erased), fenced; 0 when there is none or it was
+// history notes: incident.Incident.Erased), fenced; 0 when there is none or it was
 // redacted already.
 func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (int, error) {
 	inc, err := e.d.Store.Get(ctx, id)
