@@ -22,21 +22,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
+	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 var updateCost = flag.Bool("update-cost", false, "write docs/cost-figures.json and docs/cost.md from this run (make bench)")
@@ -70,13 +76,46 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// byteCounter counts what is written to it.
+type byteCounter struct{ n atomic.Int64 }
+
+func (c *byteCounter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// deliveryBytes is a delivery as it goes out over the internet: its
+// request line, headers and body (TLS records add about 30 bytes, and a
+// new connection's handshake a few kilobytes: connections are kept alive).
+func deliveryBytes(d devstack.Delivery) int64 {
+	n := len("POST /"+d.Topic+" HTTP/1.1\r\n") + len(d.Body) + 2
+	for k, v := range d.Headers {
+		n += len(k) + len(v) + 4
+	}
+	return int64(n)
+}
+
+// keptDays is how long each table keeps the items a path leaves behind,
+// for their storage bill: events as long as the ledger's retention (TTL;
+// DynamoDB deletes expired items within days after, not billed here);
+// incidents, jobs, purge and admin items are priced per month kept.
+var keptDays = map[string]float64{
+	table.Events.Name:    ledger.DefaultRetention.Hours() / 24,
+	table.Incidents.Name: 730.0 / 24, table.Jobs.Name: 730.0 / 24, table.Purge.Name: 730.0 / 24, table.Admin.Name: 730.0 / 24,
+}
+
 type costKit struct {
 	t      *testing.T
 	st     *devstack.Stack
 	meter  *costmodel.Meter
 	faults *awslocal.Faults
 	logs   *countingWriter
+	// emf counts the functions' EMF metric lines (a stage's log ingests
+	// them), out the bytes delivered to subscribers.
+	emf    byteCounter
+	out    atomic.Int64
 	lambda *lambda.Client
+	sfn    *sfn.Client
 	invs   atomic.Int64
 	gate   receiveGate
 	// cpu is the CPU profile of the whole run, labelled by invocation
@@ -271,8 +310,10 @@ func startCostStack(t *testing.T) *costKit {
 	}
 	st, err := devstack.Start(context.Background(), devstack.Options{
 		Addr: "127.0.0.1:0", Prefix: prefix, Topology: top, Env: envconf.FromMap(nil),
-		// What a deployed stage logs at its default level.
-		Log: slog.New(slog.NewJSONHandler(k.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		// What a deployed stage logs at its default level, and the EMF
+		// metric lines it writes beside.
+		Log:     slog.New(slog.NewJSONHandler(k.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Metrics: &k.emf,
 		Settings: map[string]string{
 			devstack.SettingSweepEvery: "1h", devstack.SettingJobsSweepEvery: "1h",
 			"CONSUMER_BACKOFF_BASE": "1s", "CONSUMER_BACKOFF_CAP": "1s", "DISPATCH_RETRY_DELAY": "1s",
@@ -289,8 +330,10 @@ func startCostStack(t *testing.T) *costKit {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	k.st = st
+	st.Sink.Observe = func(d devstack.Delivery) { k.out.Add(deliveryBytes(d)) }
 	k.meter.Peek = awslocal.NewDynamoDBClient(st.Emulators.Config(), st.Emulators.DynamoDBEndpoint)
 	k.lambda = awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
+	k.sfn = awslocal.NewSFNClient(awslocal.NewConfig(), st.URL()+devstack.StepFunctionsPath)
 	return k
 }
 
@@ -369,18 +412,24 @@ func (k *costKit) measureAll(name, what string, n int, run func(), perEvent cost
 	k.t.Helper()
 	k.quiesce()
 	k.meter.Reset()
-	logs0, inv0 := k.logs.n.Load(), k.invs.Load()
+	logs0, inv0, emf0, out0 := k.logs.n.Load(), k.invs.Load(), k.emf.n.Load(), k.out.Load()
 	run()
 	k.quiesce()
 	u, calls := k.meter.Snapshot()
 	invs := k.invs.Load() - inv0
 	u.LogBytes = float64(k.logs.n.Load()-logs0) + float64(invs)*platformLogBytes
+	u.EMFBytes = float64(k.emf.n.Load() - emf0)
+	u.DataOutBytes = float64(k.out.Load() - out0)
+	u.StorageGBMonths = costmodel.StorageGBMonths(k.meter.Stored(context.Background()), keptDays)
 	compute := k.meter.Compute(costmodel.InRegion, pricedCPU[name])
 	for _, c := range compute {
 		u.LambdaGBSeconds += c.GBSeconds
 	}
 	u.Add(perEvent.Scale(float64(n)))
 	p := costmodel.Path{Name: name, What: what, Events: n, Requests: map[string]float64{}, Units: u.Per(n), Compute: compute}
+	if ack := k.meter.AnswerLatency(costmodel.InRegionLatency, pricedCPU[name], webhookfn.Name, true); ack.Requests > 0 {
+		p.Ack = &ack
+	}
 	for op, c := range calls {
 		p.Requests[op] = float64(c) / float64(n)
 	}
@@ -464,6 +513,29 @@ func (k *costKit) delivered(topic, id string) bool {
 		}
 	}
 	return false
+}
+
+// transitions are the state transitions of a finished execution (every
+// state entered, as Step Functions bills them).
+func (k *costKit) transitions(exec string) float64 {
+	k.t.Helper()
+	var n float64
+	k.waitFor("execution done", func() bool {
+		d, err := k.sfn.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(exec)})
+		require.NoError(k.t, err)
+		return d.Status != sfntypes.ExecutionStatusRunning
+	})
+	p := sfn.NewGetExecutionHistoryPaginator(k.sfn, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(exec)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		require.NoError(k.t, err)
+		for _, e := range page.Events {
+			if strings.HasSuffix(string(e.Type), "StateEntered") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (k *costKit) waitFor(what string, cond func() bool) {
@@ -565,11 +637,18 @@ func TestCostPerPath(t *testing.T) {
 		k.st.Sink.Recover(topology.Billing)
 	}, gateway(sample)))
 
-	paths = append(paths, k.measure("replay", "one incident replayed by id (replay function), delivered", 2, func(i int) {
-		k.invoke(devstack.FunctionReplay, map[string]any{"action": "replay", "request": map[string]any{"incidentIds": []string{dead[i]}}})
+	var transitions float64
+	paths = append(paths, k.measure("replay", "one incident replayed through the replay state machine (as a bulk replay of one id: its fixed transitions all on one incident; a replay by id from the console or the CLI invokes the replay function once, without them), delivered", 2, func(i int) {
+		input, err := json.Marshal(replay.Request{IncidentIDs: []string{dead[i]}, Actor: "cost"})
+		require.NoError(t, err)
+		start, err := k.sfn.StartExecution(context.Background(), &sfn.StartExecutionInput{StateMachineArn: aws.String(devstack.ReplayStateMachineARN()),
+			Name: aws.String(fmt.Sprintf("cost-%s-%d", run, i)), Input: aws.String(string(input))})
+		require.NoError(t, err)
 		id := fmt.Sprintf("evt_dead_%s_%d", run, i)
 		k.waitFor("replayed", func() bool { return k.delivered(topology.Billing, id) })
+		transitions += k.transitions(aws.ToString(start.ExecutionArn))
 	}, costmodel.Units{}))
+	paths[len(paths)-1].Units.StateTransitions = transitions / 2
 
 	paths = append(paths, k.measure("sweeper-resend", "an internal event whose send failed after the commit, resent by the sweeper, delivered", 2, func(i int) {
 		id := fmt.Sprintf("inq_sweep_%s_%d", run, i)
@@ -646,6 +725,7 @@ func TestCostPerPath(t *testing.T) {
 		require.NoError(t, err)
 		defer f.Close()
 		costmodel.Render(f, got, costmodel.USEast1, costHeader)
+		costmodel.RenderAck(f, got, costmodel.InRegionLatency)
 		return
 	}
 	committed, err := costmodel.ReadReport(costFigures)
@@ -739,23 +819,33 @@ func peers(r costmodel.Report, stripeBytes, internalBytes int) []costmodel.Peer 
 	for _, c := range []struct {
 		path, name, what   string
 		subs, bytes, batch int
-		api                bool
+		api, fifo          bool
 	}{
-		{"stripe-webhook", "Stripe reference", "API Gateway → Lambda → EventBridge → 1 SQS queue → consumer with an idempotency table, one event per consumer invocation", 1, stripeBytes, 1, true},
-		{"stripe-webhook-batched", "Stripe reference, batched", "the same at the billing consumer's batch of " + fmt.Sprint(billing.BatchSize), 1, stripeBytes, billing.BatchSize, true},
-		{"internal-publish", "Internal reference", "Lambda invoke → EventBridge → 2 SQS queues → consumers with idempotency tables, one event per invocation", 2, internalBytes, 1, false},
-		{"internal-publish-batched", "Internal reference, batched", "the same at the consumers' batch of " + fmt.Sprint(notifications.BatchSize), 2, internalBytes, notifications.BatchSize, false},
+		{"stripe-webhook", "Stripe reference", "API Gateway → Lambda → EventBridge → 1 SQS FIFO queue → consumer with an idempotency table, one event per consumer invocation", 1, stripeBytes, 1, true, billing.FIFO},
+		{"stripe-webhook-batched", "Stripe reference, batched", "the same at the billing consumer's batch of " + fmt.Sprint(billing.BatchSize), 1, stripeBytes, billing.BatchSize, true, billing.FIFO},
+		{"internal-publish", "Internal reference", "Lambda invoke → EventBridge → 2 SQS queues → consumers with idempotency tables, one event per invocation", 2, internalBytes, 1, false, notifications.FIFO},
+		{"internal-publish-batched", "Internal reference, batched", "the same at the consumers' batch of " + fmt.Sprint(notifications.BatchSize), 2, internalBytes, notifications.BatchSize, false, notifications.FIFO},
 	} {
 		p, ok := r.Path(c.path)
 		if !ok {
 			continue
 		}
+		// The peer's compute: a front function as small as the webhook
+		// (its CPU: verifying the signature), one PutEvents, and
+		// consumers as small as ours, each message an idempotency put,
+		// the side effect and an update (our consumer's CPU per message).
+		front := pricedCPU["stripe-webhook"]["webhook-stripe"]
+		if !c.api {
+			front = pricedCPU["internal-publish"]["ingest"]
+		}
 		out = append(out, costmodel.Peer{
-			Name: c.name, What: c.what, Subscribers: c.subs, EventBytes: c.bytes, ViaAPI: c.api, BatchSize: c.batch,
+			Name: c.name, What: c.what, Subscribers: c.subs, EventBytes: c.bytes, ViaAPI: c.api, BatchSize: c.batch, FIFO: c.fifo,
 			// Key (a hash of the event), status, expiry, in-progress
 			// expiry and a small stored response: under 1 KB.
-			IdempotencyItemBytes: 300,
-			GBSeconds:            p.Units.LambdaGBSeconds, LogBytes: p.Units.LogBytes, TraceShare: p.Units.Traces,
+			IdempotencyItemBytes: 300, IdempotencyKeptHours: 1,
+			GBSeconds: costmodel.PeerCompute(costmodel.InRegion, costmodel.MemoryMB["webhook-stripe"], front,
+				costmodel.MemoryMB["consumer-http"], pricedCPU["stripe-webhook"]["consumer-http"], c.subs, c.batch),
+			LogBytes: p.Units.LogBytes, EMFBytes: p.Units.EMFBytes, DataOutBytes: p.Units.DataOutBytes, TraceShare: p.Units.Traces,
 		})
 	}
 	return out
