@@ -38,9 +38,18 @@ type codec struct {
 	dec *zstd.Decoder
 }
 
+// load builds the codec once per process, on first use. Each dictionary
+// gets one encoder at zstd's best level (its ratio keeps a Stripe event's
+// ledger item within one write unit: docs/payload-compression.md), whose
+// match tables are built from the dictionary once and then kept: the
+// patched encoder (third_party/compress, PATCHES.md) puts back only the
+// entries a payload touched instead of copying the tables whole for every
+// payload. One encoder, not one per core: Lambda gives ingest a fraction of
+// a core, a payload takes well under a millisecond, and a second encoder
+// would build its tables a second time.
 var load = sync.OnceValues(func() (*codec, error) {
 	c := &codec{enc: map[int]*zstd.Encoder{}}
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(2), zstd.WithWindowSize(1 << 20)}
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1 << 20)}
 	var raws [][]byte
 	for v, name := range versions {
 		raw, err := dictionaries.ReadFile("dict/" + name + ".dict")
