@@ -64,6 +64,7 @@ type fakeExtensionsAPI struct {
 
 func newFakeExtensionsAPI(t *testing.T) (*fakeExtensionsAPI, string) {
 	f := &fakeExtensionsAPI{invoke: make(chan struct{}, 8), asked: make(chan time.Time, 8)}
+	closing := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/2020-01-01/extension/register":
@@ -82,12 +83,13 @@ func newFakeExtensionsAPI(t *testing.T) (*fakeExtensionsAPI, string) {
 			case <-f.invoke:
 				_ = json.NewEncoder(w).Encode(map[string]string{"eventType": "INVOKE", "requestId": "r"})
 			case <-r.Context().Done():
+			case <-closing:
 			}
 		default:
 			w.WriteHeader(http.StatusNotFound)
 		}
 	}))
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	t.Cleanup(func() { close(closing); srv.CloseClientConnections(); srv.Close() })
 	return f, strings.TrimPrefix(srv.URL, "http://")
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -112,6 +113,11 @@ func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
 		// The caller's trace continues into SQS (AWSTraceHeader); a no-op
 		// unless tracing is on.
 		TraceHeader: trace.Header,
+		// The enqueued marks after the answer, in the same invocation
+		// (functions/ingest registers the extension that holds the
+		// execution environment for them; without it they run before the
+		// answer).
+		Later: afterward.Go,
 	}
 }
 
