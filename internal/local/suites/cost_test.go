@@ -241,23 +241,25 @@ const cpuProfileHz = 1000
 // pricedCPU is each function's CPU time per invocation on one core, by
 // path, as TestCostPerPath's profile measured it (2026-12-04, load average
 // about 20: the mean of two runs, and where a function does the same work
-// on several paths, of all of them, rounded to 0.1 ms): what compute is
+// on several paths, of all of them, rounded to 0.1 ms; ingest on the
+// Stripe paths 2026-12-05, load average about 27, after the dictionary's
+// tables stopped being copied per payload: 2.2 → 0.8): what compute is
 // priced with, so that two runs of the same code price the same dollars.
 // Each run measures it again (docs/cost.md shows both, the measured figure
 // at a 1 ms sample resolution); when the code's CPU changes, update it from
 // there.
 var pricedCPU = map[string]map[string]time.Duration{
-	"stripe-webhook":           {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5)},
+	"stripe-webhook":           {"webhook-stripe": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5)},
 	"internal-publish":         {"ingest": ms(1.1), "consumer-http": ms(0.5)},
 	"duplicate":                {"ingest": ms(0.8)},
-	"consumer-retry":           {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5)},
-	"dlq-to-incident":          {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(0.5), "dlq-archiver": ms(1.5)},
+	"consumer-retry":           {"webhook-stripe": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5)},
+	"dlq-to-incident":          {"webhook-stripe": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5), "dlq-archiver": ms(1.5)},
 	"replay":                   {"replay": ms(0.5), "consumer-http": ms(0.5)},
 	"sweeper-resend":           {"ingest": ms(1.1), "sweeper": ms(9.5), "consumer-http": ms(0.5)},
 	"purge-job":                {"ingest": ms(0.3), "consumer-purge": ms(0.7)},
 	"job-step":                 {"replay": ms(0.8), "jobs-worker": ms(2.6)},
 	"file-import":              {"import-trigger": ms(1.0), "jobs-worker": ms(3.0), "ingest": ms(2.3), "consumer-archive": ms(11.0)},
-	"stripe-webhook-batched":   {"webhook-stripe": ms(0.5), "ingest": ms(2.2), "consumer-http": ms(4.0)},
+	"stripe-webhook-batched":   {"webhook-stripe": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(4.0)},
 	"internal-publish-batched": {"ingest": ms(1.1), "consumer-http": ms(6.0)},
 }
 
