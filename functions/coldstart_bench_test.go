@@ -391,6 +391,16 @@ func report(b *testing.B, own, floor []coldRun, first bool) {
 		b.ReportMetric(ms(co), "cold-ms")
 		b.ReportMetric(ms(cf), "floor-cold-ms")
 		b.ReportMetric(float64(co)/float64(cf), "cold-x")
+		// The same on CPU time (init and first invocation), which the
+		// machine's load does not stretch as it does the wall clock.
+		cpuOf := func(r coldRun) time.Duration { return r.cpu }
+		po, pf := pick(own, cpuOf), pick(floor, cpuOf)
+		b.ReportMetric(ms(po), "cold-cpu-ms")
+		b.ReportMetric(ms(pf), "floor-cold-cpu-ms")
+		b.ReportMetric(float64(po)/float64(pf), "cold-cpu-x")
+		initCPU := func(r coldRun) time.Duration { return r.initCPU }
+		b.ReportMetric(ms(pick(own, initCPU)), "init-cpu-ms")
+		b.ReportMetric(ms(pick(floor, initCPU)), "floor-init-cpu-ms")
 	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,12 @@ type fakeRuntime struct {
 	// its answer is done (zero without an extension).
 	postAt time.Time
 	post   chan struct{}
+	// pid is the process's; cpuAtAnswer its CPU time (every thread, user
+	// and system) when its answer came: a measure the machine's load does
+	// not stretch.
+	pid         int
+	cpuAtAnswer time.Duration
+	cpuAtInit   time.Duration
 }
 
 const (
@@ -108,6 +115,7 @@ func (r *fakeRuntime) serve(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.answeredAt, r.answer = now, body
+		r.cpuAtAnswer = processCPU(r.pid)
 		r.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 		r.doneOnce.Do(func() { close(r.done) })
@@ -156,9 +164,16 @@ func (r *fakeRuntime) serve(w http.ResponseWriter, req *http.Request) {
 func (r *fakeRuntime) endInit() {
 	r.mu.Lock()
 	ended := !r.nextAt.IsZero() && (!r.extension || !r.extNextAt.IsZero())
+	pid := r.pid
 	r.mu.Unlock()
 	if ended {
-		r.readyOnce.Do(func() { close(r.ready) })
+		r.readyOnce.Do(func() {
+			cpu := processCPU(pid)
+			r.mu.Lock()
+			r.cpuAtInit = cpu
+			r.mu.Unlock()
+			close(r.ready)
+		})
 	}
 }
 
@@ -178,7 +193,10 @@ type coldRun struct {
 	// init is process start → the end of init; first is the invocation
 	// handed out → its answer (zero when the run had no event).
 	init, first time.Duration
-	answer      []byte
+	// cpu is the process's CPU time from its start to its first answer,
+	// initCPU to the end of its init.
+	cpu, initCPU time.Duration
+	answer []byte
 }
 
 // start runs bin with env under a fresh Runtime API and, with an event,
@@ -209,8 +227,14 @@ func start(tb testing.TB, bin, fn string, env []string, event []byte) coldRun {
 			tb.Fatalf("%s: no %s in 30 s: %s", name, what, out.String())
 		}
 	}
+	r.mu.Lock()
+	r.pid = cmd.Process.Pid
+	r.mu.Unlock()
 	wait(r.ready, "asking for an invocation")
 	run := coldRun{init: r.initEnd().Sub(t0)}
+	r.mu.Lock()
+	run.initCPU = r.cpuAtInit
+	r.mu.Unlock()
 	if event == nil {
 		return run
 	}
@@ -218,6 +242,7 @@ func start(tb testing.TB, bin, fn string, env []string, event []byte) coldRun {
 	r.mu.Lock()
 	failure, answer := r.failure, r.answer
 	run.first = r.answeredAt.Sub(r.deliveredAt)
+	run.cpu = r.cpuAtAnswer
 	ext := r.extension
 	r.mu.Unlock()
 	if failure != "" {
@@ -233,4 +258,29 @@ func start(tb testing.TB, bin, fn string, env []string, event []byte) coldRun {
 // String is for failure messages.
 func (c coldRun) String() string {
 	return fmt.Sprintf("init %v, first invocation %v", c.init, c.first)
+}
+
+// processCPU is the CPU time pid's threads have run (the first field of
+// each /proc/<pid>/task/<tid>/schedstat, in nanoseconds); 0 if unreadable.
+func processCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				total += time.Duration(ns)
+			}
+		}
+	}
+	return total
 }

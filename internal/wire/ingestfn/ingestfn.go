@@ -16,6 +16,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/kit/zdict"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -121,7 +122,13 @@ func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
 	}
 }
 
-// New builds the ingestion service.
+// New builds the ingestion service. It builds the payload compressor's
+// dictionary tables now, at cold start (where Lambda gives init more CPU
+// than the handler gets), instead of in the first event's answer: ingest
+// compresses every Stripe payload (docs/payload-compression.md).
 func New(c Config, cl Clients, rt wire.Runtime) (*ingest.Service, error) {
+	if err := zdict.Warm(); err != nil {
+		return nil, fmt.Errorf("ingest: payload dictionaries: %w", err)
+	}
 	return ingest.New(c.Ingest, Deps(c, cl, rt))
 }
