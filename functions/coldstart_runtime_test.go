@@ -196,7 +196,7 @@ type coldRun struct {
 	// cpu is the process's CPU time from its start to its first answer,
 	// initCPU to the end of its init.
 	cpu, initCPU time.Duration
-	answer []byte
+	answer       []byte
 }
 
 // start runs bin with env under a fresh Runtime API and, with an event,
