@@ -943,8 +943,9 @@ committed figures (` + "`docs/cost-figures.json`" + `).
 | Every billed item priced (issue 37): the consumer's EMF metric line, data out to the subscriber, DynamoDB storage and PITR for the retention period, the replay state machine's transitions, X-Ray below volume | Stripe reference $11.91, internal $14.75 (items left out) | Stripe $12.98, internal $15.74 on the same code (EMF $0.19 / $0.36, data out $0.46 / $0.26, storage and PITR $0.44 / $0.37) | measurement fix |
 | The peer with its own compute and a FIFO queue where ours is FIFO (issue 37) | peer Stripe $6.16 (our compute, standard queue) | $6.54 with the newly priced items it pays too (EMF, data out), its compute $0.15 (ours $0.63), SQS at the FIFO price | measurement fix |
 
-Where issue 37's targets stand, with every billed item priced: **the Stripe reference is $13.03 per million
-unbatched ($11.85 batched), the internal 2-topic path $15.74 ($13.61 batched): ≤ $10.00 and ≤ $13 are not reached**,
+Where issue 37's targets stand, with every billed item priced: **the Stripe reference is $12.91–13.03 per million
+unbatched ($11.85 batched), the internal 2-topic path $15.74–15.87 ($13.61 batched): ≤ $10.00 and ≤ $13 are not
+reached** (the range is the race between ingest's mark and the consumer's claim, a refused write or not, run to run),
 and no lever left keeps every guarantee (the levers of this round moved latency and compute, not the billed
 requests: compute fell from $0.71 to $0.63). What it would take, each figure per million Stripe events:
 dropping the subject identifier indexes (2 WRU, −$1.25: erasure by index, issue 23), the tenant index (1 WRU,
@@ -957,7 +958,7 @@ privilege), no X-Ray (−$0.25: observability). Without giving any up: the ledge
 days instead of 14 (−$0.22 storage and PITR; Stripe retries for 3 days, but manual resends from its dashboard
 would no longer dedupe after a week), the consumer's EMF line merged into its summary log line (about −$0.09),
 the webhook and the consumer at 128 MB (about −$0.13, and 3.5 ms more on the ack), deliveries gzip-encoded for
-subscribers that accept it (about −$0.31). Together those reach about $12.3. The internal path also pays two marks
+subscribers that accept it (about −$0.31). Together those reach about $12.2–12.3. The internal path also pays two marks
 where one receipt would do (−1 WRU, −$0.63; every read of such a row would read the receipt). The peer, priced
 with its own compute and a FIFO queue, is $6.54 (batched $5.47): it keeps only the consumer's claim.
 
