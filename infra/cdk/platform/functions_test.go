@@ -96,7 +96,7 @@ func TestReservedConcurrency(t *testing.T) {
 		}
 	})
 	require.Zero(t, dev.p.Stage.RequiredConcurrencyQuota(), "dev reserves nothing: a default account deploys it")
-	require.Equal(t, 100+50+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
+	require.Equal(t, 150+150+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
 }
 
 // The HTTP API has exactly the webhook and admin routes, a throttled stage

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 )
 
@@ -48,7 +49,18 @@ type timed struct {
 func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, done := t.report(ctx, t.name)
 	start := time.Now()
-	defer func() { done(time.Since(start)) }()
+	defer func() {
+		// An invocation ends (and is billed) when its work after the
+		// answer is done too.
+		if tasks := afterward.From(ctx); tasks != nil {
+			go func() {
+				tasks.Wait()
+				done(time.Since(start))
+			}()
+			return
+		}
+		done(time.Since(start))
+	}()
 	return t.h.Invoke(ctx, payload)
 }
 

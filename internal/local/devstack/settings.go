@@ -90,6 +90,9 @@ func (s *Stack) env(resources map[string]string) *envconf.Reader {
 // the function's name, EMF metrics as debug log lines (nobody ingests them
 // locally, but they stay inspectable).
 func (s *Stack) runtime(function string) wire.Runtime {
+	if s.metrics != nil {
+		return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: s.metrics, Dimensions: map[string]string{metric.DimensionStage: s.Resources.Prefix}}}.Named(function)
+	}
 	return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: logWriter{s}}}.Named(function)
 }
 
