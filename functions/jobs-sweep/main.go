@@ -5,17 +5,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
-func main() {
-	b := wire.NewBoot(jobsfn.SweepName)
-	cfg, err := jobsfn.LoadSweep(b.Env)
-	b.Check("invalid config", err)
-	e, err := jobsfn.NewSweep(cfg, jobsfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(e.HandleSchedule)
-}
+func main() { wire.Main(jobsfn.SweepFunction) }
