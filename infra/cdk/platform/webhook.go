@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
@@ -13,8 +12,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
-// PathWebhookStripe is the route Stripe posts to.
-const PathWebhookStripe = "/webhook/stripe"
+// PathWebhookStripe is the route Stripe posts to (its descriptor's).
+const PathWebhookStripe = webhookfn.Path
 
 // newWebhookStripe creates the Stripe adapter behind POST /webhook/stripe.
 // Its role may invoke the ingest function (and the ingest function's
@@ -40,25 +39,16 @@ func (p *Platform) newWebhookStripe(ingest *Function) {
 	if err != nil {
 		panic(err)
 	}
-	f := p.newFunction(fnSpec{
-		ID:          "WebhookStripe",
-		Binary:      RoleWebhookStripe,
-		Name:        "webhook-stripe",
-		Description: "Stripe webhook adapter: verify signature, canonicalize, invoke ingest",
-		Timeout:     webhookfn.FunctionTimeout,
-		MemoryMB:    256,
-		Env: map[string]*string{
-			webhookfn.EnvIngestFunction: ingest.Fn.FunctionArn(),
-			webhookfn.EnvSecretARN:      secret.SecretArn(),
-			webhookfn.EnvTenantMap:      jsii.String(string(tenants)),
-			wire.EnvStage:               jsii.String(p.Stage.Prefix()),
-		},
-	})
+	f := p.newFunction(p.spec(webhookfn.Function, map[string]*string{
+		webhookfn.EnvIngestFunction: ingest.Fn.FunctionArn(),
+		webhookfn.EnvSecretARN:      secret.SecretArn(),
+		webhookfn.EnvTenantMap:      jsii.String(string(tenants)),
+		wire.EnvStage:               jsii.String(p.Stage.Prefix()),
+	}))
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, secret.SecretArn())
 	p.readConfig(f, p.mapParameters(ConfigStripeAccountTenants, p.Stage.StripeAccountTenants), webhookfn.EnvAccountTenantsPath, webhookfn.EnvAccountTenantsVersion)
 	p.grantInvokeIngest(ingest, f, "WebhookStripe")
-	p.route(f, awsapigatewayv2.HttpMethod_POST, PathWebhookStripe,
-		"Stripe cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the Stripe-Signature HMAC (constant-time, 300 s tolerance) before doing anything else. The stage is throttled.")
+	p.routes(f)
 }
 
 // grantInvokeIngest lets a producer function invoke ingest: an identity
