@@ -9,6 +9,11 @@
 // serves the local HTTP subscriber sink (/__deliveries) the HTTP consumers
 // deliver to.
 //
-// Adding a function is one registration: a file fn_<name>.go whose init
-// registers a Registrar returning Functions (name, handler, triggers).
+// Every function of internal/wire/catalog runs from its descriptor
+// (functions.go): its wiring, its triggers and schedules with their inputs
+// (Stack.Schedules is the table), and the environment the CDK app would
+// give it; fn_<name>.go adds what the stack decides itself for a function
+// (locals: local defaults, an alert topic it creates, maps kept in its
+// SSM). Consumers and the purge consumer's local mode register themselves
+// (Registrar).
 package devstack
