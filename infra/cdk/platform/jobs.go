@@ -97,8 +97,9 @@ func (p *Platform) newStripeAPIKey() awssecretsmanager.Secret {
 }
 
 // newJobs creates the job engine's worker (the jobs queue's consumer:
-// one leased step per wake) and sweep (rediscovery every 15 minutes, and
-// the daily Stripe reconciliation), each with only what its steps call.
+// one leased step per wake) and sweep (rediscovery every 15 minutes, the
+// daily Stripe reconciliation and the daily retention purges), each with
+// only what its steps call.
 func (p *Platform) newJobs(ingest *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	// As the webhook reads it: the default here, the accounts in SSM.
@@ -164,6 +165,10 @@ func (p *Platform) newJobs(ingest *Function) {
 	p.jobsEnv(sweepEnv)
 	sweep := p.newFunction(p.spec(jobsfn.SweepFunction, sweepEnv))
 	p.allowJobs(sweep, table.IndexJobsDue)
+	// The daily retention purge starts a job per tenant with a policy:
+	// the policies are one item collection of the jobs table, listed with
+	// a Query (retention.AllTenants).
+	allow(sweep.Role, []string{"dynamodb:Query"}, p.Tables[table.Jobs.Name].TableArn())
 	p.schedules(sweep)
 	p.JobsSweep = sweep
 }

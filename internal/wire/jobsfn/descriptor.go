@@ -24,12 +24,13 @@ const (
 
 // SweepFunction is jobs-sweep's descriptor: the job engine's schedule
 // target. It only wakes (jobs-worker runs the steps) and starts the daily
-// jobs.
+// jobs: the Stripe reconciliation (as tenant ReconcileTenant) and a
+// retention purge for every tenant with a retention policy.
 var SweepFunction = wire.Function{
 	Name:        SweepName,
 	Binary:      SweepName,
 	ID:          "JobsSweep",
-	Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation",
+	Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation and retention purges",
 	MemoryMB:    256,
 	Timeout:     SweepTimeout,
 	Services:    []string{"dynamodb", "sqs", "s3"},
@@ -46,6 +47,17 @@ var SweepFunction = wire.Function{
 			Daily: &wire.TimeOfDay{Hour: 3, Minute: 17},
 			Input: map[string]any{"action": "daily", "kind": jobkinds.KindReconcile, "tenantId": ReconcileTenant},
 			// The date is the key: a retry is the same job.
+			RetryAttempts: 2, MaxEventAge: time.Hour,
+		},
+		{
+			// No tenant: one job per tenant with a retention policy
+			// (jobs.Kind.DailyTenants), each keyed by the date.
+			ID: "RetentionPurgeSchedule", Rule: "retention-purge",
+			Description: "Starts the day's retention purge for every tenant with a retention policy (idempotent per tenant and UTC date)",
+			Daily:       &wire.TimeOfDay{Hour: 3, Minute: 47},
+			Input:       map[string]any{"action": "daily", "kind": jobkinds.KindRetention},
+			// Each tenant's start is keyed by the date: a retry starts
+			// only those that failed.
 			RetryAttempts: 2, MaxEventAge: time.Hour,
 		},
 	},
