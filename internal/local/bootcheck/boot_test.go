@@ -168,7 +168,6 @@ func TestArtifactsBoot(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, webhookResp.StatusCode, webhookResp.Body)
 	require.Contains(t, webhookResp.Body, "signature_missing")
 
-
 	// dlq-archiver turns the crm.sync message, dead-lettered, into an
 	// incident.
 	dlq := events.SQSEvent{Records: []events.SQSMessage{{
