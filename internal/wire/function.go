@@ -51,6 +51,11 @@ type Function struct {
 	Queues []QueueSource
 	// Schedules are the EventBridge rules that invoke it.
 	Schedules []Schedule
+	// Secrets are the Secrets Manager secrets it reads: the CDK app creates
+	// each (a placeholder an operator replaces after the first deploy),
+	// names it in the function's EnvARN and lets the function read it and
+	// nothing else.
+	Secrets []Secret
 	// Wiring builds it: the same Load and New the binary runs.
 	Wiring Wiring
 }
@@ -108,6 +113,33 @@ type Route struct {
 	// Throttle, when set, is a route-level limit stricter than the
 	// stage's.
 	Throttle *Throttle
+	// Output, when set, publishes the route's URL.
+	Output *Output
+}
+
+// Secret is a secret a function reads: a JSON list of strings, newest
+// first (two during a rotation).
+type Secret struct {
+	// ID is the secret's construct id ("StripeWebhookSecrets").
+	ID string
+	// EnvARN is the variable naming the secret (deployed); Env the one
+	// holding the values directly, comma-separated (local development).
+	EnvARN, Env string
+	// Description says what it holds and how to set it.
+	Description string
+	// WhyNoRotation says why no rotation function can rotate it (the
+	// justification of cdk-nag's AwsSolutions-SMG4).
+	WhyNoRotation string
+	// Output, when set, publishes its ARN: where an operator puts the
+	// values.
+	Output *Output
+}
+
+// Output is a stack output ID and the stage parameter /evp/<stage>/<Param>
+// with the same value: a route's URL (the API's base URL and the route's
+// path: where a provider is told to send), a secret's ARN.
+type Output struct {
+	ID, Param, Description string
 }
 
 // Key is the route's API Gateway route key ("POST /webhook/stripe").
@@ -232,6 +264,11 @@ func (f Function) Validate() error {
 	}
 	if f.MemoryMB < 128 || f.MemoryMB > 10240 || f.Timeout < time.Second || f.Timeout > 15*time.Minute {
 		fail("memory 128..10240 MB and timeout 1s..15m")
+	}
+	for _, s := range f.Secrets {
+		if s.ID == "" || s.EnvARN == "" || s.Description == "" || s.WhyNoRotation == "" {
+			fail("secret %q: construct id, ARN variable, description and why it is not rotated are required", s.ID)
+		}
 	}
 	for _, q := range f.Queues {
 		if q.BatchSize < 1 || (q.MaxConcurrency != 0 && q.MaxConcurrency < 2) || !q.ReportFailures {

@@ -116,3 +116,36 @@ func queueNames(top topology.Topology, src wire.QueueSource) []string {
 	}
 	return []string{src.Queue}
 }
+
+// What a descriptor publishes and reads is in the template: each route
+// output (the route's URL) and each secret — created, named in the
+// function's environment, readable by that function, its ARN published
+// where the descriptor says.
+func TestSecretsAndOutputsAreTheDescriptors(t *testing.T) {
+	t.Parallel()
+	stages(t, func(t *testing.T, s *synth) {
+		checked := 0
+		for _, f := range s.p.Functions {
+			d := f.Spec.Descriptor
+			_, fn := s.function(t, d.Name)
+			env := dig(fn.Properties, "Environment", "Variables").(map[string]any)
+			reads := actionsOn(s.statements(roleOf(t, fn)))
+			for _, sec := range d.Secrets {
+				id := s.idOf(s.p.Secrets.byID[sec.ID])
+				require.Equal(t, id, refID(env[sec.EnvARN]), "%s names its secret %s in %s", d.Name, sec.ID, sec.EnvARN)
+				require.Equal(t, []string{"secretsmanager:GetSecretValue"}, reads[id], d.Name)
+				if o := sec.Output; o != nil {
+					require.Equal(t, id, refID(s.tpl.Outputs[o.ID]["Value"]), o.ID)
+				}
+				checked++
+			}
+			for _, r := range d.Routes {
+				if o := r.Output; o != nil {
+					require.Contains(t, fmt.Sprint(s.tpl.Outputs[o.ID]["Value"]), r.Path, o.ID)
+					checked++
+				}
+			}
+		}
+		require.NotZero(t, checked)
+	})
+}

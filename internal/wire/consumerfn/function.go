@@ -3,6 +3,7 @@ package consumerfn
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
@@ -19,7 +20,7 @@ import (
 // itself).
 func Function(tp topology.Topic, k Kind) wire.Function {
 	f := wire.Function{
-		Name:        "consumer-" + strings.ReplaceAll(tp.Name, ".", "-"),
+		Name:        "consumer-" + strings.Trim(nonAlnum.ReplaceAllString(tp.Name, "-"), "-"),
 		LocalName:   FunctionName(tp),
 		Binary:      k.Role,
 		ID:          "Consumer" + constructName(tp.Name),
@@ -78,6 +79,10 @@ func QueueSource(tp topology.Topic) wire.QueueSource {
 func Services(k Kind) []string {
 	return append([]string{"dynamodb", "sqs", "s3", "lambda"}, k.Services...)
 }
+
+// nonAlnum are the runs a deployed name turns into one hyphen (the CDK
+// app's physical names).
+var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
 
 // constructName turns "billing.events" into "BillingEvents" (the CDK
 // app's construct ids).
