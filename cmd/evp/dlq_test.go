@@ -127,7 +127,7 @@ func (f *operatorFixture) consumed(t *testing.T, id, tenant, topic string, at ti
 func (f *operatorFixture) incident(t *testing.T, id, tenant, topic, code, msg string, at time.Time) incident.Incident {
 	t.Helper()
 	body := []byte(`{"schemaVersion":1,"id":"` + id + `","tenantId":"` + tenant + `","type":"inquiry.created","source":"storefront","timestamp":"2026-11-30T09:00:00Z","payload":{"name":"Ada","message":"Do you ship to Oslo?"}}`)
-	inc, _, err := incident.Upsert(context.Background(), f.incidents, incident.DeadLetter{
+	inc, _, err := incident.Upsert(context.Background(), f.env.Recovery(), incident.DeadLetter{
 		EventID: id, TenantID: tenant, Topic: topic, Type: "inquiry.created", Source: "storefront",
 		SourceQueue: "arn:aws:sqs:us-east-1:000000000000:evp-dev-" + strings.ReplaceAll(topic, ".", "-") + "-dlq", MessageID: "m-" + id + "-" + at.String(),
 		ErrorCode: code, ErrorMessage: msg, Body: incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},
@@ -241,15 +241,16 @@ func TestDLQReplayTriageIgnore(t *testing.T) {
 	require.Contains(t, out, "selected 2, would replay 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
+	// Declining replays nothing and fails the command.
 	out, err = run(t, ctx, "n\n", "dlq", "replay", "--tenant", "acme", "--url", f.url)
-	require.NoError(t, err, out)
+	require.ErrorIs(t, err, errDeclined, out)
 	require.Contains(t, out, "Replay 2 incidents on "+f.url+"? [y/N]")
-	require.Contains(t, out, "nothing replayed")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
 	out, err = run(t, ctx, "y\n", "dlq", "replay", "--tenant", "acme", "--actor", "ada", "--url", f.url)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "replaying [==============================] 2/2")
+	require.Contains(t, out, "replaying [==============================] 2/2\n")
+	require.NotContains(t, out, "\r", "not a terminal: progress lines, no carriage returns")
 	require.Contains(t, out, "selected 2, replayed 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusRetrying, status(ids[0]))
 	require.Equal(t, incident.StatusRetrying, status(ids[1]))

@@ -59,7 +59,10 @@ type Store interface {
 	// already took it), which is not a failure of the send.
 	MarkEnqueued(ctx context.Context, r RowRef, owner string, now time.Time) error
 	// MarkFailed records a failed send by the lease owner: attempts+1,
-	// lastError, nextRetryAt, lease released.
+	// lastError, nextRetryAt, lease released. A row carrying the erasure
+	// marker (Row.ErasedAt) is never sent again (no claim takes it), so its
+	// failure also takes it out of the sweeper's due index instead of
+	// scheduling a retry nobody would make.
 	MarkFailed(ctx context.Context, f Failure) error
 }
 
@@ -97,6 +100,15 @@ var ErrLeaseLost = errors.New("outbox: lease lost")
 // ErrRowChanged means a dispatch row was not in the state its caller read
 // (a conditional write on a row as seen, or a row created meanwhile).
 var ErrRowChanged = errors.New("outbox: dispatch row changed concurrently")
+
+// ErrErased means a write that would have copied an event's data (an
+// incident opened from its dead letter, …) was refused because the event's
+// subject was erased: its dispatch row carries the erasure marker
+// (Row.ErasedAt), checked in the same conditional write. Nothing was
+// written; the writer drops what it meant to copy (objects it stored first
+// are where the erasure looks after its writers' window:
+// docs/architecture.md §5, guarantee 12).
+var ErrErased = errors.New("outbox: the event's subject was erased")
 
 // Dispatcher sends claimed rows and records each outcome.
 type Dispatcher struct {

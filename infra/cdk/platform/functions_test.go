@@ -191,6 +191,8 @@ func TestRecoveryPlane(t *testing.T) {
 		got := actionsOn(s.statements(roleOf(t, archiverFn)))
 		require.Equal(t, []string{"sns:Publish"}, got[s.idOf(s.p.Alerts)])
 		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, got[s.idOf(s.p.Tables[table.Incidents.Name])])
+		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, got[s.idOf(s.p.Tables[table.Events.Name])],
+			"the incident's put checks the dispatch row's erasure marker in its transaction")
 
 		machines := s.tpl.ofType("AWS::StepFunctions::StateMachine")
 		require.Len(t, machines, 1)

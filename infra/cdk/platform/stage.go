@@ -109,6 +109,13 @@ type Stage struct {
 	StripeDefaultTenant string `json:"stripeDefaultTenant"`
 	// StripeAccountTenants maps Stripe Connect account ids to tenants.
 	StripeAccountTenants map[string]string `json:"stripeAccountTenants"`
+	// UnconsumedTopics are topics the stage deploys no consumer for on
+	// purpose: cache.purge on a stage without Cloudflare, an HTTP topic
+	// nobody subscribes to (yet). A production stage then synthesizes
+	// without their purge zones or subscriber URL (it refuses a topic left
+	// out by omission); their queues and DLQs stay, with the
+	// <topic>-unconsumed alarm should anything be routed to them.
+	UnconsumedTopics []string `json:"unconsumedTopics"`
 	// LegacyLedgerKeysUntil (RFC 3339), for a stage that stored events
 	// before ids were scoped by tenant: until then ingest also checks an
 	// event's legacy key, so a retry of such an event stays a duplicate.
@@ -233,6 +240,10 @@ func (s Stage) Emails() []string {
 	return append([]string{s.AlarmEmail}, s.AlarmEmails...)
 }
 
+// Unconsumed reports whether the stage lists the topic in
+// unconsumedTopics: it deploys no consumer for it on purpose.
+func (s Stage) Unconsumed(topic string) bool { return contains(s.UnconsumedTopics, topic) }
+
 // HasPurgeZones reports whether the cache purge consumer has any zone.
 func (s Stage) HasPurgeZones() bool { return len(s.PurgeZones) > 0 || s.PurgeDefaultZone != "" }
 
@@ -323,8 +334,13 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	strVal := func(dst *string) func(string) error {
 		return func(v string) error { *dst = v; return nil }
 	}
+	// mapVal replaces the map: decoding into the file's map merged them,
+	// so an override could never drop an entry (a subscriber, a zone).
 	mapVal := func(dst *map[string]string) func(string) error {
-		return func(v string) error { return json.Unmarshal([]byte(v), dst) }
+		return func(v string) error {
+			*dst = nil
+			return json.Unmarshal([]byte(v), dst)
+		}
 	}
 	// listVal takes a JSON list or a comma-separated one.
 	listVal := func(dst *[]string) func(string) error {
@@ -357,7 +373,10 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("alarmHttpsEndpoints", listVal(&s.AlarmHTTPSEndpoints))
 	set("producerPrincipals", listVal(&s.ProducerPrincipals))
 	set("reserveConcurrency", boolPtr(&s.ReserveConcurrency))
-	set("reservedConcurrency", func(v string) error { return json.Unmarshal([]byte(v), &s.ReservedConcurrency) })
+	set("reservedConcurrency", func(v string) error {
+		s.ReservedConcurrency = nil
+		return json.Unmarshal([]byte(v), &s.ReservedConcurrency)
+	})
 	set("ledgerRetentionDays", intVal(&s.LedgerRetentionDays))
 	set("apiRateLimit", intVal(&s.APIRateLimit))
 	set("apiBurstLimit", intVal(&s.APIBurstLimit))
@@ -368,6 +387,7 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("purgeProducerPrincipals", listVal(&s.PurgeProducerPrincipals))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
+	set("unconsumedTopics", listVal(&s.UnconsumedTopics))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
 	set("incidentIndexStep", intVal(&s.IncidentIndexStep))
 	set("subjectIndexStep", intVal(&s.SubjectIndexStep))
@@ -537,9 +557,12 @@ func deliversToSubscriber(tp topology.Topic) bool {
 }
 
 // CheckTopology validates the stage against the topology it deploys:
-// subscriber URLs name HTTP topics, and a production stage configures every
-// HTTP topic's subscriber (elsewhere a topic without one is deployed
-// unconsumed and alarmed, so a fresh dev stage deploys as is).
+// subscriber URLs name HTTP topics, unconsumedTopics name topics whose
+// consumer the stage configures (an HTTP or the purge topic) and that it
+// does not configure as well, and a production stage configures every
+// HTTP topic's subscriber and the purge zones unless it lists the topic as
+// unconsumed (elsewhere a topic without them is deployed unconsumed and
+// alarmed, so a fresh dev stage deploys as is).
 func (s Stage) CheckTopology(top topology.Topology) error {
 	var errs []error
 	for _, topic := range sortedKeys(s.Subscribers) {
@@ -548,13 +571,27 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 			errs = append(errs, fmt.Errorf("stage %s: subscriber for %q, which is not an HTTP topic of the topology", s.Name, topic))
 		}
 	}
+	for _, topic := range s.UnconsumedTopics {
+		tp, ok := top.Topic(topic)
+		switch {
+		case !ok || (!deliversToSubscriber(tp) && tp.Consumer != topology.ConsumerPurge):
+			errs = append(errs, fmt.Errorf("stage %s: unconsumedTopics names %q, which is not an HTTP topic or the purge topic of the topology (their consumers need the stage's settings; the others are always deployed)", s.Name, topic))
+		case s.Subscribers[topic] != "":
+			errs = append(errs, fmt.Errorf("stage %s: %s is in unconsumedTopics and has a subscriber URL: drop one", s.Name, topic))
+		case tp.Consumer == topology.ConsumerPurge && s.HasPurgeZones():
+			errs = append(errs, fmt.Errorf("stage %s: %s is in unconsumedTopics and the stage names Cloudflare zones (purgeZones, purgeDefaultZone): drop one", s.Name, topic))
+		}
+	}
 	if s.Production {
 		for _, tp := range top.Topics {
+			if s.Unconsumed(tp.Name) {
+				continue
+			}
 			if tp.Consumer == topology.ConsumerPurge && !s.HasPurgeZones() {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in)", s.Name, ExampleStageFile, s.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in), or list %s in unconsumedTopics to deploy without it", s.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 			if deliversToSubscriber(tp) && s.Subscribers[tp.Name] == "" {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}'), or list it in unconsumedTopics to deploy it without a consumer", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 		}
 	}

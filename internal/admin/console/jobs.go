@@ -57,20 +57,29 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request, p page, segs []st
 		return
 	}
 	q := r.URL.Query()
-	data := map[string]any{"Q": q, "Kinds": admin.JobKinds(c.d.Jobs)}
-	if q.Get("tenant") != "" || q.Get("kind") != "" {
-		pg, err := c.d.Jobs.List(ctx, jobs.ListParams{TenantID: q.Get("tenant"), Kind: q.Get("kind"), Status: jobs.Status(q.Get("status")), Limit: 50, Cursor: q.Get("cursor")})
+	data := map[string]any{"Q": q, "Kinds": admin.JobKinds(c.d.Jobs), "Statuses": []jobs.Status{jobs.StatusQueued, jobs.StatusRunning,
+		jobs.StatusWaiting, jobs.StatusCompleted, jobs.StatusFailed, jobs.StatusCancelled}}
+	// A tenant, a kind or a status lists jobs (across tenants and kinds
+	// when neither is named: admin.JobFilter), a page at a time.
+	if q.Get("tenant") != "" || q.Get("kind") != "" || q.Get("status") != "" {
+		f := admin.JobFilter(q)
+		f.Limit = jobsPage
+		pg, err := c.d.Jobs.List(ctx, f)
 		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
 			p.Error = err.Error()
 		}
-		var views []admin.JobView
+		views := []admin.JobView{}
 		for _, j := range pg.Jobs {
 			views = append(views, admin.ViewOfJob(j))
 		}
-		data["Jobs"] = views
+		data["Jobs"], data["Listed"], data["Pager"] = views, true, pagerOf("/jobs", q, pg.Cursor, pg.Prev)
 	} else {
 		data["Counts"] = c.jobCounts(ctx)
 	}
 	p.Data = data
 	c.render(w, "jobs", p)
 }
+
+// jobsPage is how many jobs a console page lists.
+const jobsPage = 50

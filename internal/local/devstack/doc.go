@@ -16,4 +16,10 @@
 // (locals: local defaults, an alert topic it creates, maps kept in its
 // SSM). Consumers and the purge consumer's local mode register themselves
 // (Registrar).
+//
+// Every invocation, event source poll and cold start is attributed to its
+// function (costmodel.Attribute); with EVP_IAM_RECORD set (`make test`) the
+// stack records its functions' AWS calls for `make iam-check` (iam.go,
+// which also maps the stack's resource names onto a stage's, a function's
+// through its descriptor).
 package devstack

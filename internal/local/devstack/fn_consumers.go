@@ -123,7 +123,7 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s config: %w", fn.Local(), err)
 		}
-		h, err := fn.Wiring.Build(ctx, conf, s.clientSource(), s.runtime(fn.Local()))
+		h, err := fn.Wiring.Build(coldStart(ctx, fn.Local()), conf, s.clientSource(), s.runtime(fn.Local()))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fn.Local(), err)
 		}

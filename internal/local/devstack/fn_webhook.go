@@ -24,25 +24,35 @@ const StripeWebhookPath = webhookfn.Path
 // unless configured.
 const LocalTenant = "local"
 
+// LocalConnectAccount is the Stripe Connect account of the sample events
+// (events/stripe/checkout.session.completed.json), and LocalConnectTenant
+// its tenant in the local default map: without it the sample was answered
+// 422 unknown_account, as a deployed stage answers an unmapped account.
+const (
+	LocalConnectAccount = "acct_1PqRsTBq2Lw7Xa1k"
+	LocalConnectTenant  = "initech"
+)
+
 // stripeTenants is the tenant map webhook-stripe and jobs-worker read:
-// LocalTenant as the default unless STRIPE_TENANT_MAP is set, and a set
-// map's Connect accounts kept in the local SSM the way a deployed stage
-// keeps them (its path in STRIPE_ACCOUNT_TENANTS_PATH), read back by the
-// same code. The signing secrets are the stack's STRIPE_WEBHOOK_SECRET
-// setting (make boot-check runs the deployed binary against the kit's
-// Secrets Manager instead).
+// STRIPE_TENANT_MAP, by default LocalTenant with the samples' Connect
+// account mapped to LocalConnectTenant, its Connect accounts kept in the
+// local SSM the way a deployed stage keeps them (the path in
+// STRIPE_ACCOUNT_TENANTS_PATH) and read back by the same code. The signing
+// secrets are the stack's STRIPE_WEBHOOK_SECRET setting (make boot-check
+// runs the deployed binary against the kit's Secrets Manager instead).
 func (s *Stack) stripeTenants(ctx context.Context) (map[string]string, error) {
 	raw := s.Settings.String(webhookfn.EnvTenantMap, "")
 	if raw == "" {
-		return map[string]string{webhookfn.EnvTenantMap: fmt.Sprintf(`{"default":%q}`, LocalTenant)}, nil
+		raw = fmt.Sprintf(`{"default":%q,"accounts":{%q:%q}}`, LocalTenant, LocalConnectAccount, LocalConnectTenant)
 	}
+	res := map[string]string{webhookfn.EnvTenantMap: raw}
 	var m webhook.TenantMap
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
-		return nil, nil // the function's Load names the variable
+		return res, nil // the function's Load names the variable
 	}
 	path, err := s.configMap(ctx, ssmparam.StripeAccountTenants, m.Accounts)
 	if err != nil || path == "" {
-		return nil, err
+		return res, err
 	}
 	m.Accounts = nil
 	return map[string]string{webhookfn.EnvTenantMap: jsonOf(m), webhookfn.EnvAccountTenantsPath: path}, nil

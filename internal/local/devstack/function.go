@@ -51,6 +51,19 @@ func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return t.h.Invoke(ctx, payload)
 }
 
+// attributedHandler runs the handler with its calls attributed to the
+// function (the cost meter's and the IAM recorder's seam): outermost, so
+// a function invoked from another's goroutine (Step Functions, the event
+// source mapping's poller) is still the callee.
+type attributedHandler struct {
+	name string
+	h    lambda.Handler
+}
+
+func (a attributedHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return a.h.Invoke(attributed(ctx, a.name), payload)
+}
+
 func asHandler(h any) lambda.Handler {
 	if lh, ok := h.(lambda.Handler); ok {
 		return lh

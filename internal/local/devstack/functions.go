@@ -52,19 +52,15 @@ func catalogFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if l.runs != nil && !l.runs(s) {
 			continue
 		}
-		res := s.resources(fn)
-		if l.env != nil {
-			extra, err := l.env(ctx, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fn.Name, err)
-			}
-			maps.Copy(res, extra)
+		res, err := s.environment(coldStart(ctx, fn.Local()), fn)
+		if err != nil {
+			return nil, err
 		}
 		conf, err := fn.Wiring.Load(s.env(res), s.Topology)
 		if err != nil {
 			return nil, fmt.Errorf("%s config: %w", fn.Name, err)
 		}
-		h, err := fn.Wiring.Build(ctx, conf, s.clientSource(), s.runtime(fn.Local()))
+		h, err := fn.Wiring.Build(coldStart(ctx, fn.Local()), conf, s.clientSource(), s.runtime(fn.Local()))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fn.Name, err)
 		}
@@ -84,6 +80,29 @@ func catalogFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		out = append(out, Function{Name: fn.Local(), Handler: h, Timeout: timeout, Triggers: triggers})
 	}
 	return out, nil
+}
+
+// Environment is what the stack sets for a function of the catalog (by
+// its name): the resources it reads and the stack's own settings for it
+// (locals), which the stack's settings layer under (Stack.Settings).
+func (s *Stack) Environment(ctx context.Context, name string) (map[string]string, error) {
+	fn, ok := catalog.Of(name)
+	if !ok {
+		return nil, fmt.Errorf("devstack: no function %q in the catalog", name)
+	}
+	return s.environment(ctx, fn)
+}
+
+func (s *Stack) environment(ctx context.Context, fn wire.Function) (map[string]string, error) {
+	res := s.resources(fn)
+	if l := locals[fn.Name]; l.env != nil {
+		extra, err := l.env(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fn.Name, err)
+		}
+		maps.Copy(res, extra)
+	}
+	return res, nil
 }
 
 // resources are the stack's resources a function reads

@@ -96,7 +96,7 @@ func (m *Meter) Begin(ctx context.Context, function string) (context.Context, fu
 		}
 	}
 	m.mu.Unlock()
-	labelled := pprof.WithLabels(context.WithValue(ctx, invocationKey{}, inv), pprof.Labels(LabelInvocation, inv.id))
+	labelled := pprof.WithLabels(context.WithValue(Attribute(ctx, function), invocationKey{}, inv), pprof.Labels(LabelInvocation, inv.id))
 	pprof.SetGoroutineLabels(labelled)
 	return labelled, func(wall time.Duration) {
 		pprof.SetGoroutineLabels(ctx)
