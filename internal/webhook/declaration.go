@@ -26,6 +26,11 @@ type Declaration struct {
 	Name string
 	// Title is the provider's name as people write it ("GitHub").
 	Title string
+	// Authz says how the provider's deliveries are authenticated (its
+	// public route has no API Gateway authorizer: cdk-nag
+	// AwsSolutions-APIG4's justification); Endpoint says where an operator
+	// gives the provider the route's published URL.
+	Authz, Endpoint string
 	// Sources: a delivery names its source in the path
 	// (/webhook/<Name>/{source}); each source has its own signing secrets
 	// and, through the tenant map's accounts, its own tenant. LocalSource
@@ -178,6 +183,9 @@ func (d Declaration) Validate() error {
 	}
 	if d.Title == "" || d.Rules == nil || d.New == nil || d.Sign == nil || d.CheckSecrets == nil {
 		errs = append(errs, fmt.Errorf("provider %q: Title, Rules, New, Sign and CheckSecrets are required", d.Name))
+	}
+	if d.Authz == "" || d.Endpoint == "" {
+		errs = append(errs, fmt.Errorf("provider %q: how deliveries are authenticated (Authz) and where the URL goes (Endpoint) are required", d.Name))
 	}
 	if d.Secret.Description == "" || d.Secret.WhyNoRotation == "" {
 		errs = append(errs, fmt.Errorf("provider %q: the secret's description and why it is not rotated are required", d.Name))

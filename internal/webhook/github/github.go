@@ -54,6 +54,8 @@ const (
 var Declaration = webhook.Declaration{
 	Name:         Source,
 	Title:        "GitHub",
+	Authz:        "GitHub cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the X-Hub-Signature-256 HMAC of the raw body (constant-time, every active secret) before doing anything else. The stage is throttled.",
+	Endpoint:     "GitHub App settings → Webhook URL, or a repository's or organization's Settings → Webhooks → Payload URL, content type application/json",
 	Rules:        rules{},
 	CheckSecrets: CheckSecrets,
 	New: func(s webhook.Setup) (webhook.Provider, error) {

@@ -46,6 +46,8 @@ const (
 var Declaration = webhook.Declaration{
 	Name:         Source,
 	Title:        "Shopify",
+	Authz:        "Shopify cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the X-Shopify-Hmac-Sha256 HMAC of the raw body (constant-time, every active secret) before doing anything else. The stage is throttled.",
+	Endpoint:     "the app's webhook subscriptions (shopify.app.toml or the Admin API's webhookSubscriptionCreate)",
 	Rules:        rules{},
 	CheckSecrets: CheckSecrets,
 	New: func(s webhook.Setup) (webhook.Provider, error) {

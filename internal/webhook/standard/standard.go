@@ -42,6 +42,8 @@ const Tolerance = stdwebhook.DefaultTolerance
 var Declaration = webhook.Declaration{
 	Name:         Source,
 	Title:        "Standard Webhooks",
+	Authz:        "Standard Webhooks senders cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the webhook-signature HMAC of the id, timestamp and raw body with the source's secrets (constant-time, ±5 min) before doing anything else. The stage is throttled.",
+	Endpoint:     "each sender's endpoint settings, with the source's name in place of {source}",
 	Sources:      true,
 	LocalSource:  LocalSource,
 	Rules:        rules{},

@@ -17,6 +17,8 @@ const Source = "stripe"
 var Declaration = webhook.Declaration{
 	Name:         Source,
 	Title:        "Stripe",
+	Authz:        "Stripe cannot authenticate to API Gateway: every delivery is authenticated by the function, which verifies the Stripe-Signature HMAC (constant-time, 300 s tolerance) before doing anything else. The stage is throttled.",
+	Endpoint:     "Stripe dashboard → Developers → Webhooks",
 	Rules:        rules{},
 	CheckSecrets: CheckSecrets,
 	New: func(s webhook.Setup) (webhook.Provider, error) {
