@@ -108,9 +108,7 @@ func (o outcome) code() envelope.Code {
 	return ""
 }
 
-// publish canonicalizes a verified (or trusted) delivery and publishes it
-// to ingest: the webhook handler and the relay (a provider's trusted AWS
-// channel) share it, so an event is the same event whichever way it came.
+// publish canonicalizes a verified delivery and publishes it to ingest.
 func publish(ctx context.Context, deps Deps, d Delivery, start time.Time) outcome {
 	log := deps.Log
 	ev, err := deps.Provider.Canonicalize(ctx, d)

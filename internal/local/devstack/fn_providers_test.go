@@ -28,6 +28,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/github"
 	"github.com/siteswarm/eventplatform/internal/webhook/shopify"
 	"github.com/siteswarm/eventplatform/internal/webhook/standard"
@@ -207,4 +208,11 @@ func sample(t *testing.T, provider, name string) []byte {
 	b, err := os.ReadFile("../../../events/" + provider + "/" + name + ".json")
 	require.NoError(t, err)
 	return b
+}
+
+// signedLocally are the headers of a delivery of body signed the
+// provider's way (its declaration's Sign) with its local secret, from its
+// local account: for tests about what is refused after verification.
+func signedLocally(d webhook.Declaration, body []byte) map[string]string {
+	return d.Sign(webhook.Signing{Body: body, Event: "orders.create", ID: "bad-input-1", Account: d.Local.Account, Secret: d.Local.Secret, At: time.Now()})
 }
