@@ -28,7 +28,7 @@ var core = []string{
 // types ("stripe", "github.push"), and no identifier it declares or uses
 // is named after one (ProviderStripe, StripeCustomer). It failed before
 // the seam: identity, subject and the DLQ archiver compared with
-// topology.ProviderStripe, and subject derived Stripe's customer itself.
+// topology's ProviderStripe constant, and subject derived Stripe's customer itself.
 //
 // jobkinds is held to imports and strings only: it holds the
 // stripe-reconcile kind and reads Stripe list pages in import files,
