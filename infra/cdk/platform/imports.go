@@ -69,7 +69,8 @@ func (p *Platform) newImports(worker *Function) {
 	p.eventSources(trigger)
 
 	// The worker reads import files (pinned to a version: GetObjectVersion)
-	// and writes each file's error report next to it, nothing else there.
+	// and writes each file's error report next to it; the subject erasure
+	// (allowErasure) also rewrites files there without a subject's records.
 	allow(worker.Role, []string{"s3:GetObject", "s3:GetObjectVersion"}, p.objectsArn(PrefixImports))
 	allow(worker.Role, []string{"s3:PutObject"}, jsii.String(*p.Bucket.BucketArn()+"/"+PrefixImports+"*"+jobkinds.ErrorReportSuffix))
 	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/imports/\*(\.errors\.ndjson)?$`,
