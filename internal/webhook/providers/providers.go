@@ -1,10 +1,14 @@
 // Package providers is the one list of the platform's webhook providers
 // (webhook.Declaration). The ingestion core asks a producer's provider
 // for its rules here (Rules), and everything that deploys, runs or signs
-// for a provider — its function in the CDK app, the local stack and the
-// wiring, `evp <provider> send` — reads the list (All). Adding a provider
-// is its package (webhook/<name>: the declaration, its verifier and
-// rules), its function's main (functions/webhook-<name>) and a line here.
+// for a provider reads the list (All): the function catalog lists one
+// webhook function per provider (webhookfn.For, in internal/wire/webhookfn), which the CDK app,
+// the local stack and the boot check take up like any function, and
+// `evp <provider> send` signs with its declaration. Adding a provider is
+// its package (webhook/<name>: the declaration, its verifier and rules),
+// its function's main (functions/webhook-<name>), a line here, its
+// producer and routes in the topology and its memory in the cost model
+// (docs/webhooks.md).
 package providers
 
 import (
