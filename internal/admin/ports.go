@@ -31,6 +31,8 @@ type Views interface {
 	Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error)
 	// ListEvents pages a tenant's recent events.
 	ListEvents(ctx context.Context, q operator.TenantQuery) (operator.EventPage, error)
+	// Attempts is an event's delivery attempts, filtered.
+	Attempts(ctx context.Context, q operator.AttemptQuery) (operator.AttemptsView, error)
 }
 
 // Replayer replays one incident (implemented by *replay.Service, as the
