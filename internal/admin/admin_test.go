@@ -223,31 +223,43 @@ func TestEventView(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, a.Status)
 }
 
+// tried records delivery attempts of key's dispatch to topic as the
+// consumer does, a minute apart from t0, answered with statuses (2xx
+// completes it; the first attempt is the original, the rest retries; the
+// answers are "busy" and "ok").
+func (b *bundle) tried(t testing.TB, key, topic string, t0 time.Time, statuses ...int) {
+	t.Helper()
+	ctx := context.Background()
+	rows := b.env.Events()
+	id := key[strings.LastIndexByte(key, '/')+1:]
+	for i, status := range statuses {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		ref := outbox.RowRef{Key: key, Topic: topic}
+		c, err := rows.BeginProcessing(ctx, consume.Processing{Row: ref, EventID: id, TenantID: "acme", Type: "inquiry.created", Owner: "m-1", Until: at.Add(30 * time.Second), Now: at})
+		require.NoError(t, err)
+		a := outbox.Attempt{N: c.Log.Next, At: at, Duration: 20 * time.Millisecond, Delivery: outbox.DeliveryOriginal, Status: status}
+		if i > 0 {
+			a.Delivery = outbox.DeliveryRetry
+		}
+		if status >= 300 {
+			a.Outcome, a.Answer = outbox.OutcomeFailed, "busy"
+			require.NoError(t, rows.MarkRetry(ctx, consume.Release{Row: ref, Owner: "m-1", LastError: "503", RetryAt: at.Add(time.Minute), Now: at, Attempt: a, Log: c.Log}))
+			continue
+		}
+		a.Outcome, a.Answer = outbox.OutcomeDelivered, "ok"
+		require.NoError(t, rows.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "m-1", Now: at, Attempt: a, Log: c.Log}))
+	}
+}
+
 // Issue 36 §2: GET /admin/events/{id}/attempts lists every delivery
 // attempt of an event, tenant-checked as the event view is, filtered by
 // topic, outcome and delivery.
 func TestEventAttempts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
 	b.publish(t, "evt_tries_1", "inquiry.created", "storefront", "acme")
-	eventKey := "acme/evt_tries_1"
-	rows := b.env.Events()
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	for i, status := range []int{503, 200} {
-		at := t0.Add(time.Duration(i) * time.Minute)
-		ref := outbox.RowRef{Key: eventKey, Topic: "crm.sync"}
-		c, err := rows.BeginProcessing(ctx, consume.Processing{Row: ref, EventID: "evt_tries_1", TenantID: "acme", Type: "inquiry.created", Owner: "m-1", Until: at.Add(30 * time.Second), Now: at})
-		require.NoError(t, err)
-		a := outbox.Attempt{N: c.Log.Next, At: at, Duration: 20 * time.Millisecond, Delivery: outbox.DeliveryOriginal, Status: status}
-		if status == 503 {
-			a.Outcome, a.Answer = outbox.OutcomeFailed, "busy"
-			require.NoError(t, rows.MarkRetry(ctx, consume.Release{Row: ref, Owner: "m-1", LastError: "503", RetryAt: at.Add(time.Minute), Now: at, Attempt: a, Log: c.Log}))
-		} else {
-			a.Outcome, a.Delivery, a.Answer = outbox.OutcomeDelivered, outbox.DeliveryRetry, "ok"
-			require.NoError(t, rows.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "m-1", Now: at, Attempt: a, Log: c.Log}))
-		}
-	}
+	b.tried(t, "acme/evt_tries_1", "crm.sync", t0, 503, 200)
 
 	a := b.get(t, "/admin/events/evt_tries_1/attempts")
 	require.Equal(t, http.StatusNotFound, a.Status, "an internal producer's event needs its tenant")

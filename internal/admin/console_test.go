@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
@@ -193,4 +194,27 @@ func TestConsoleMalformedPathIsABadRequest(t *testing.T) {
 		require.NoError(t, err, raw)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, raw)
 	}
+}
+
+// Issue 36 §2: the event and incident pages show each dispatch's delivery
+// attempts as a timeline, the subscriber's answer quoted (and escaped).
+func TestConsoleShowsTheDeliveryAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_con_tl", "inquiry.created", "storefront", "acme")
+	b.tried(t, "acme/evt_con_tl", "crm.sync", time.Now().UTC().Add(-time.Hour), 503, 503)
+	inc := b.deadLetter(t, "acme/evt_con_tl", "crm.sync")
+
+	p := b.console(t, http.MethodGet, "/console/events/evt_con_tl?tenant=acme", nil, "", key)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, `<h2 id="attempts-crm.sync">crm.sync: delivery attempts</h2>`)
+	require.Equal(t, 2, strings.Count(p.Body, `<li class="o-failed">`), "both attempts, in order")
+	require.Contains(t, p.Body, `<code>&#34;busy&#34;</code>`, "the answer quoted, escaped")
+	require.Contains(t, p.Body, `<span class="badge">retry</span>`)
+	require.Contains(t, p.Body, "in 20 ms")
+
+	p = b.console(t, http.MethodGet, "/console/incidents/"+inc.ID, nil, "", key)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "<h2>Delivery attempts</h2>")
+	require.Equal(t, 2, strings.Count(p.Body, `<li class="o-failed">`))
 }

@@ -7,7 +7,11 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 //go:embed *.html *.css
@@ -28,6 +32,15 @@ var templates = template.Must(template.New("console").Funcs(template.FuncMap{
 		return buf.String()
 	},
 	"large": func(raw []byte) bool { return len(raw) > 4<<10 },
+	// ms is a duration in milliseconds as a person reads it.
+	"ms": func(ms int64) string {
+		if ms < 1000 {
+			return strconv.FormatInt(ms, 10) + " ms"
+		}
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+	},
+	// outcome is an attempt's outcome in words.
+	"outcome": func(o outbox.AttemptOutcome) string { return strings.ReplaceAll(string(o), "_", " ") },
 	"q":     url.QueryEscape,
 }).ParseFS(files, "*.html"))
 
