@@ -41,7 +41,7 @@ var templates = template.Must(template.New("console").Funcs(template.FuncMap{
 	},
 	// outcome is an attempt's outcome in words.
 	"outcome": func(o outbox.AttemptOutcome) string { return strings.ReplaceAll(string(o), "_", " ") },
-	"q":     url.QueryEscape,
+	"q":       url.QueryEscape,
 }).ParseFS(files, "*.html"))
 
 func (c *Console) render(w http.ResponseWriter, name string, p page) {
