@@ -68,7 +68,7 @@ measure-export: deps ## Measure the peak RSS of a tenant export of 200 events of
 
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
-	$(GO) test ./internal/local/suites -run '^TestConsoleInABrowser$$' -count=1 -console-shots
+	$(GO) test ./internal/local/suites -run '^TestConsole(InABrowser|OperatorPagesInABrowser)$$' -count=1 -console-shots
 
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/), the evp CLI and evp-dev (the local stack)

@@ -22,7 +22,7 @@ const (
 )
 
 // Every AWS service client the platform uses anywhere.
-var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda"}
+var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda", "cloudwatch"}
 
 // Packages no function may link: the local wing (emulators, the local
 // stack), the test kits, and the standard library's test packages
@@ -41,7 +41,7 @@ var linked = map[string][]string{
 	"sweeper":        {"dynamodb", "sqs", "s3"},
 	"dlq-archiver":   {"dynamodb", "s3", "sns"},
 	"replay":         {"dynamodb", "sqs", "s3"},
-	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
+	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager", "lambda", "cloudwatch"},
 	"purge-api":      {"dynamodb", "lambda"},
 	"jobs-worker":    {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
 	"jobs-sweep":     {"dynamodb", "sqs", "s3"},

@@ -178,5 +178,6 @@ func (p *Platform) newReplay() *Function {
 		Env:         p.replayEnv(),
 	})
 	p.allowReplay(f)
+	p.allowExportDownloads(f) // evp jobs download
 	return f
 }
