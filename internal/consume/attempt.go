@@ -35,7 +35,7 @@ type noteKey struct{}
 func NoteAnswer(ctx context.Context, status int, body string) {
 	if n, ok := ctx.Value(noteKey{}).(*note); ok {
 		n.mu.Lock()
-		n.status, n.answer, n.class = status, Printable(body), ""
+		n.status, n.answer, n.class = status, printable(body), ""
 		n.mu.Unlock()
 	}
 }
@@ -50,9 +50,9 @@ func NoteFailure(ctx context.Context, class string) {
 	}
 }
 
-// Printable is s as an attempt keeps an answer: non-printable characters
+// printable is s as an attempt keeps an answer: non-printable characters
 // as spaces, trimmed, at most outbox.MaxAnswerLen bytes.
-func Printable(s string) string {
+func printable(s string) string {
 	s = strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
 			return r
@@ -73,10 +73,10 @@ func (it *item) noting(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noteKey{}, it.note)
 }
 
-// classify sets the item's delivery kind once its claim is taken: a replay,
+// deliveryKind sets the item's delivery kind once its claim is taken: a replay,
 // a probe (the topic's breaker is half open), a retry (the row has earlier
 // attempts, or the message was received before) or the original.
-func (c *Consumer) classify(it *item) {
+func (c *Consumer) deliveryKind(it *item) {
 	switch {
 	case it.msg.ReplayOf != "":
 		it.delivery = outbox.DeliveryReplay

@@ -127,7 +127,7 @@ func (c *Consumer) admitted(it *item, claim Claim, err error, now time.Time) boo
 	if c.cfg.Topic.FIFO {
 		it.msg.Attempt = max(claim.Attempt, 1)
 	}
-	c.classify(it)
+	c.deliveryKind(it)
 	if f := c.rehydrate(it); f != nil {
 		c.fail(it, f)
 		return false

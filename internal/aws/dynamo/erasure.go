@@ -76,7 +76,8 @@ func (e *Erasure) Load(ctx context.Context, key string) (ledger.Record, []outbox
 // rewritten as read, conditional on the row being unchanged, so an
 // attempt recorded meanwhile is read again, not lost).
 func (e *Erasure) RedactDispatch(ctx context.Context, lease jobs.Lease, row outbox.RowRef) error {
-	for range claimAttempts {
+	const reads = 3 // an outcome recorded meanwhile: read the row again
+	for range reads {
 		cur, found, err := e.Events.Row(ctx, row)
 		if err != nil {
 			return fmt.Errorf("dynamo: redact dispatch %s: %w", row, err)
