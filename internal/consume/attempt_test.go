@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -86,4 +88,31 @@ func TestAnAttemptWithoutAnAnswerKeepsItsClass(t *testing.T) {
 	require.Len(t, refused, 1)
 	require.Equal(t, outbox.OutcomeDeadLettered, refused[0].Outcome)
 	require.Equal(t, "order_unknown", refused[0].Error)
+}
+
+// A delivery while the topic's breaker probes the subscriber (half open)
+// is recorded as a probe, by an instance that knew the topic unwell.
+func TestAProbeIsRecordedAsAProbe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	store := &dynamo.Breakers{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}
+	obs, err := health.NewObserver(health.ObserverConfig{Topic: b.topic, CacheFor: time.Millisecond}, health.ObserverDeps{Store: store})
+	require.NoError(t, err)
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Breaker = obs })
+	open, err := store.Swap(ctx, health.Health{Topic: b.topic.Name}, health.Health{Topic: b.topic.Name, State: health.Open, Since: time.Now()})
+	require.NoError(t, err)
+	hold, err := obs.Hold(ctx) // this instance reads the topic open
+	require.NoError(t, err)
+	require.True(t, hold.Holding)
+	_, err = store.Swap(ctx, open, health.Health{Topic: b.topic.Name, State: health.HalfOpen, Since: time.Now(), Reason: "probing"})
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+
+	b.publish(t, "evt_probe", "")
+	require.Empty(t, b.invoke(t, b.receive(t, 1, 5*time.Second)))
+	got := b.row(t, "evt_probe").DeliveryAttempts
+	require.Len(t, got, 1)
+	require.Equal(t, outbox.DeliveryProbe, got[0].Delivery)
+	require.Equal(t, outbox.OutcomeDelivered, got[0].Outcome)
 }
