@@ -21,7 +21,7 @@ func newDevCmd() *cobra.Command {
 	var (
 		addr, prefix, profile, level string
 		jsonLogs                     bool
-		sweepEvery                   time.Duration
+		sweepEvery, logSummary       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "evp-dev",
@@ -35,7 +35,8 @@ func newDevCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := devLogger(cmd.ErrOrStderr(), jsonLogs, level)
+			log, closeLog := devLogger(cmd.ErrOrStderr(), jsonLogs, level, logSummary)
+			defer closeLog()
 			settings := map[string]string{}
 			if sweepEvery > 0 {
 				settings[devstack.SettingSweepEvery] = sweepEvery.String()
@@ -57,7 +58,8 @@ func newDevCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "addr", devstack.DefaultAddr, "listen address (127.0.0.1:0 picks a free port)")
 	cmd.Flags().BoolVar(&jsonLogs, "json", false, "log JSON lines (as in Lambda) instead of the terminal format")
-	cmd.Flags().StringVar(&level, "log-level", "", "DEBUG, INFO, WARN or ERROR (default: AWS_LAMBDA_LOG_LEVEL, else INFO)")
+	cmd.Flags().StringVar(&level, "log-level", "", "DEBUG, INFO, WARN or ERROR (default: AWS_LAMBDA_LOG_LEVEL, else INFO); DEBUG prints a line per request")
+	cmd.Flags().DurationVar(&logSummary, "log-summary", 10*time.Second, "count the informational lines of each request and print what was counted this often (0: a line per request); warnings and errors print at once")
 	cmd.Flags().DurationVar(&sweepEvery, "sweep-every", 0, "run the outbox sweeper this often (default 2m, as deployed)")
 	cmd.Flags().StringVar(&profile, "profile", "", "use real AWS through this shared-config profile instead of the emulators")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "resource name prefix (default \"local\"; behind real endpoints \"evp-local-<user>\")")
@@ -65,8 +67,11 @@ func newDevCmd() *cobra.Command {
 }
 
 // devLogger is the readable terminal format (coloured on a terminal unless
-// NO_COLOR is set), or JSON lines with --json.
-func devLogger(w io.Writer, jsonLogs bool, level string) *slog.Logger {
+// NO_COLOR is set), or JSON lines with --json. Unless summary is 0 or the
+// level is DEBUG, a request's informational lines are counted and
+// summarized every summary period (see summary); close prints the last
+// count.
+func devLogger(w io.Writer, jsonLogs bool, level string, summary time.Duration) (*slog.Logger, func()) {
 	o := logging.Options{Format: logging.Pretty, Color: logging.IsTerminal(w) && os.Getenv("NO_COLOR") == ""}
 	if jsonLogs {
 		o.Format = logging.JSON
@@ -75,8 +80,14 @@ func devLogger(w io.Writer, jsonLogs bool, level string) *slog.Logger {
 		o.Level = logging.ParseLevel(level)
 	}
 	l := logging.New(w, o)
+	closeLog := func() {}
+	if summary > 0 && !l.Enabled(context.Background(), slog.LevelDebug) {
+		h, closeSummary := newSummary(l.Handler(), summary)
+		l, closeLog = slog.New(h), closeSummary
+		l.Info(fmt.Sprintf("devstack: each request's log lines are counted and summarized every %s (--log-summary 0 or --log-level DEBUG: a line each); warnings and errors print at once", summary), "function", "evp")
+	}
 	slog.SetDefault(l)
-	return l
+	return l, closeLog
 }
 
 // forceQuitOnSecondSignal exits at once on a second Ctrl-C while shutdown

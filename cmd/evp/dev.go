@@ -28,12 +28,20 @@ var errDevNotInstalled = errors.New("evp dev runs the local stack, which is a bi
 // both are installed.
 func newDevCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "dev [evp-dev flags]",
-		Short:              "Run the whole platform locally (starts evp-dev, installed beside evp)",
+		Use:   "dev [evp-dev flags]",
+		Short: "Run the whole platform locally (starts evp-dev, installed beside evp)",
+		Long: "Runs evp-dev, the local stack's own binary, with the same arguments (evp links no emulator).\n" +
+			"Without it installed: `make dev`, or `go run ./cmd/evp-dev` in the repository.",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bin, err := findDevBinary()
 			if err != nil {
+				if asksForHelp(args) {
+					// Help is an answer, not a failure: say what evp dev
+					// is and how to get the stack.
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n\nUsage:\n  evp %s\n\nevp-dev is not installed: %v\n", cmd.Long, cmd.Use, err)
+					return nil
+				}
 				return err
 			}
 			// Not CommandContext: Ctrl-C reaches evp-dev from the terminal
@@ -51,6 +59,19 @@ func newDevCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// asksForHelp reports whether evp dev's (unparsed) arguments ask for help.
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "--help", "-help", "help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 // exitStatus fails evp with a child's exit status, after the child

@@ -23,10 +23,29 @@ func TestDevStartsEvpDevWithItsArguments(t *testing.T) {
 	require.Equal(t, exitStatus(3), err, "its exit status")
 }
 
-// Without evp-dev, `evp dev` says how to run the local stack.
+// Without evp-dev, `evp dev` says how to run the local stack; asked for
+// help, it answers and exits 0 (it exited 1 with the error).
 func TestDevWithoutEvpDevSaysHowToRunIt(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := run(t, context.Background(), "", "dev", "--help")
+	_, err := run(t, context.Background(), "", "dev")
 	require.ErrorIs(t, err, errDevNotInstalled)
 	require.Contains(t, err.Error(), "go run ./cmd/evp-dev")
+
+	for _, help := range []string{"--help", "-h"} {
+		out, err := run(t, context.Background(), "", "dev", help)
+		require.NoError(t, err, "help is an answer")
+		require.Contains(t, out, "Usage:\n  evp dev [evp-dev flags]")
+		require.Contains(t, out, "go run ./cmd/evp-dev")
+	}
+}
+
+// With evp-dev installed, `evp dev --help` is evp-dev's own help, exit 0.
+func TestDevHelpIsEvpDevsHelp(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho \"evp-dev help for: $*\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, devBinary), []byte(script), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := run(t, context.Background(), "", "dev", "--help")
+	require.NoError(t, err)
+	require.Equal(t, "evp-dev help for: --help\n", out)
 }

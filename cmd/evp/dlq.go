@@ -37,14 +37,18 @@ func newDLQListCmd(t *target) *cobra.Command {
 	var (
 		q      operator.Query
 		status string
+		pg     paging
 		asJSON bool
-		all    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List incidents, newest first",
+		Short: "List incidents, newest failure first",
+		Long: "Lists incidents newest failure first, by status (open by default), tenant, topic, event, error code,\n" +
+			"event type and time. One page at a time: --limit sets its size, --cursor continues, --all fetches every page.",
 		Example: "  evp dlq list\n" +
 			"  evp dlq list --status any --tenant acme --since 24h\n" +
+			"  evp dlq list --event evt_1PzB7sLkdIwHu7ixQm3nT0aX --status any\n" +
+			"  evp dlq list --error-code subscriber_rejected --type stripe.invoice.paid --all\n" +
 			"  evp dlq list --topic billing.events --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,26 +59,23 @@ func newDLQListCmd(t *target) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var incs []incident.Incident
-			cursor := q.Cursor
-			for {
+			q.Limit = pg.limit
+			incs := []incident.Incident{}
+			next, err := pg.fetch(cmd.Context(), func(cursor string) (string, error) {
 				q.Cursor = cursor
 				var page incident.Page
 				if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionList, Query: &q}, &page); err != nil {
-					return err
+					return "", err
 				}
 				incs = append(incs, page.Incidents...)
-				cursor = page.Cursor
-				if !all || cursor == "" {
-					break
-				}
+				return page.Cursor, nil
+			})
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if incs == nil {
-					incs = []incident.Incident{}
-				}
-				return writeJSON(out, incident.Page{Incidents: incs, Cursor: cursor})
+				return writeJSON(out, incident.Page{Incidents: incs, Cursor: next})
 			}
 			renderIncidentList(out, incs)
 			what := "incidents"
@@ -82,9 +83,7 @@ func newDLQListCmd(t *target) *cobra.Command {
 				what = "incident"
 			}
 			fmt.Fprintf(out, "\n%d %s (status %s)\n", len(incs), what, status)
-			if cursor != "" {
-				fmt.Fprintf(out, "more: add --cursor %s (or --all)\n", cursor)
-			}
+			more(out, next)
 			return nil
 		},
 	}
@@ -92,11 +91,12 @@ func newDLQListCmd(t *target) *cobra.Command {
 	f.StringVar(&status, "status", string(incident.StatusOpen), "open, triaged, retrying, resolved, ignored, or any")
 	f.StringVar(&q.TenantID, "tenant", "", "only this tenant's incidents")
 	f.StringVar(&q.Topic, "topic", "", "only this topic's incidents")
-	f.StringVar(&q.Since, "since", "", "created since: an age (24h, 7d) or RFC 3339")
-	f.StringVar(&q.Until, "until", "", "created before: an age or RFC 3339")
-	f.IntVar(&q.Limit, "limit", incident.DefaultPageSize, "page size")
-	f.StringVar(&q.Cursor, "cursor", "", "continue a previous listing")
-	f.BoolVar(&all, "all", false, "fetch every page")
+	f.StringVar(&q.EventID, "event", "", "only this event's incidents (with --tenant for an internal producer's event)")
+	f.StringVar(&q.ErrorCode, "error-code", "", "only incidents with this error code (e.g. subscriber_rejected)")
+	f.StringVar(&q.Type, "type", "", "only incidents of events of this type")
+	f.StringVar(&q.Since, "since", "", "last failed since: an age (24h, 7d) or RFC 3339")
+	f.StringVar(&q.Until, "until", "", "last failed before: an age or RFC 3339")
+	pg.flags(cmd, incident.DefaultPageSize, incident.MaxPageSize)
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -247,8 +247,8 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 				r.Actor = defaultActor()
 			}
 			filter := len(args) == 0
-			if filter && r.TenantID == "" && r.Topic == "" && status == "" && r.Since == "" && r.Until == "" {
-				return errors.New("name incident ids, or select with --tenant, --topic, --status, --since or --until")
+			if filter && r.TenantID == "" && r.Topic == "" && r.ErrorCode == "" && r.Type == "" && status == "" && r.Since == "" && r.Until == "" {
+				return errors.New("name incident ids, or select with --tenant, --topic, --error-code, --type, --status, --since or --until")
 			}
 			op, err := t.actions(ctx)
 			if err != nil {
@@ -280,8 +280,7 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 					return err
 				}
 				if !ok {
-					fmt.Fprintln(errOut, "nothing replayed")
-					return nil
+					return errDeclined
 				}
 			}
 			bar := &progressBar{w: errOut, total: dry.Selected, label: "replaying"}
@@ -296,6 +295,8 @@ func newDLQReplayCmd(t *target) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&r.TenantID, "tenant", "", "select this tenant's incidents (with ids: refuse other tenants')")
 	f.StringVar(&r.Topic, "topic", "", "select this topic's incidents")
+	f.StringVar(&r.ErrorCode, "error-code", "", "select incidents with this error code")
+	f.StringVar(&r.Type, "type", "", "select incidents of events of this type")
 	f.StringVar(&status, "status", "", "select incidents in this status (default open)")
 	f.StringVar(&r.Since, "since", "", "created since: an age (24h, 7d) or RFC 3339")
 	f.StringVar(&r.Until, "until", "", "created before: an age or RFC 3339")
@@ -354,12 +355,17 @@ func renderSummary(w io.Writer, sum replay.Summary) {
 	}
 }
 
+// errDeclined is a confirmation answered no: nothing was done, which is
+// not what the command was asked to do, so it exits 1 (a script that
+// pipes an answer in must not read a decline as a replay).
+var errDeclined = errors.New("not confirmed: nothing replayed")
+
 // confirm asks a yes/no question on a terminal; without one it refuses
 // (scripts pass --yes).
 func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
 	if f, ok := in.(*os.File); ok {
 		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-			return false, errors.New("not asking without a terminal: pass --yes to replay")
+			return false, errors.New("not asking without a terminal: pass --yes")
 		}
 	}
 	fmt.Fprintf(w, "%s [y/N] ", question)

@@ -38,7 +38,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // A bulk replay's execution is polled often in tests (2 s otherwise).
 func init() { pollEvery = 20 * time.Millisecond }
 
-// golden compares got with testdata/name (rewritten with -update).
+// golden compares got with testdata/<name> (rewritten with -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -52,7 +52,7 @@ func golden(t *testing.T, name, got string) {
 
 var g0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// operatorFixture serves the real replay function (wire.NewReplay, a fixed
+// operatorFixture serves the real replay function (wiretest.ReplayFunction, a fixed
 // clock) over the Lambda Invoke API on a fresh Env, seeded with events and
 // incidents at fixed times, so CLI output is deterministic.
 type operatorFixture struct {
@@ -131,7 +131,7 @@ func (f *operatorFixture) consumed(t *testing.T, id, tenant, topic string, at ti
 func (f *operatorFixture) incident(t *testing.T, id, tenant, topic, code, msg string, at time.Time) incident.Incident {
 	t.Helper()
 	body := []byte(`{"schemaVersion":1,"id":"` + id + `","tenantId":"` + tenant + `","type":"inquiry.created","source":"storefront","timestamp":"2026-11-30T09:00:00Z","payload":{"name":"Ada","message":"Do you ship to Oslo?"}}`)
-	inc, _, err := incident.Upsert(context.Background(), f.incidents, incident.DeadLetter{
+	inc, _, err := incident.Upsert(context.Background(), f.env.Recovery(), incident.DeadLetter{
 		EventID: id, TenantID: tenant, Topic: topic, Type: "inquiry.created", Source: "storefront",
 		SourceQueue: "arn:aws:sqs:us-east-1:000000000000:evp-dev-" + strings.ReplaceAll(topic, ".", "-") + "-dlq", MessageID: "m-" + id + "-" + at.String(),
 		ErrorCode: code, ErrorMessage: msg, Body: incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},
@@ -257,15 +257,16 @@ func TestDLQReplayTriageIgnore(t *testing.T) {
 	require.Contains(t, out, "selected 2, would replay 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
+	// Declining replays nothing and fails the command.
 	out, err = run(t, ctx, "n\n", "dlq", "replay", "--tenant", "acme", "--url", f.url)
-	require.NoError(t, err, out)
+	require.ErrorIs(t, err, errDeclined, out)
 	require.Contains(t, out, "Replay 2 incidents on "+f.url+"? [y/N]")
-	require.Contains(t, out, "nothing replayed")
 	require.Equal(t, incident.StatusOpen, status(ids[0]))
 
 	out, err = run(t, ctx, "y\n", "dlq", "replay", "--tenant", "acme", "--actor", "ada", "--url", f.url)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "replaying [==============================] 2/2")
+	require.Contains(t, out, "replaying [==============================] 2/2\n")
+	require.NotContains(t, out, "\r", "not a terminal: progress lines, no carriage returns")
 	require.Contains(t, out, "selected 2, replayed 2, skipped 0, errors 0")
 	require.Equal(t, incident.StatusRetrying, status(ids[0]))
 	require.Equal(t, incident.StatusRetrying, status(ids[1]))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
@@ -245,39 +246,65 @@ func newEventsAttemptsCmd(t *target) *cobra.Command {
 func newEventsListCmd(t *target) *cobra.Command {
 	var (
 		q      operator.Query
+		status string
+		pg     paging
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:     "list --tenant <tenant>",
-		Short:   "List a tenant's events, newest first, with their status",
-		Example: "  evp events list --tenant acme --since 1h",
-		Args:    cobra.NoArgs,
+		Use:   "list --tenant <tenant> [--since …] [--type …] [--subject …|--customer …] [--status …]",
+		Short: "List a tenant's events, newest first, with their status",
+		Long: "Lists a tenant's events newest first, accepted in a time window and filtered by type, subject, Stripe\n" +
+			"customer and status (docs/operations.md \"Finding events\" says what each filter reads). One page at a time:\n" +
+			"--limit sets its size, --cursor continues, --all fetches every page.",
+		Example: "  evp events list --tenant acme --since 1h\n" +
+			"  evp events list --tenant acme --customer cus_Q2x8 --all\n" +
+			"  evp events list --tenant acme --type stripe.invoice.payment_failed --status dlq --since 7d",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if q.TenantID == "" {
 				return fmt.Errorf("--tenant is required")
+			}
+			if status != "any" {
+				q.Status = incident.Status(status)
 			}
 			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var page operator.EventPage
-			if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionEvents, Query: &q}, &page); err != nil {
+			q.Limit = pg.limit
+			all := operator.EventPage{Events: []operator.EventBrief{}}
+			next, err := pg.fetch(cmd.Context(), func(cursor string) (string, error) {
+				q.Cursor = cursor
+				var page operator.EventPage
+				if err := op.call(cmd.Context(), operator.Call{Action: operator.ActionEvents, Query: &q}, &page); err != nil {
+					return "", err
+				}
+				all.Events = append(all.Events, page.Events...)
+				return page.Next, nil
+			})
+			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, page)
+				all.Next = next
+				return writeJSON(out, all)
 			}
 			tw := table(out)
-			fmt.Fprintln(tw, "EVENT\tTYPE\tSOURCE\tSTATUS\tACCEPTED\tTOPICS")
-			for _, e := range page.Events {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clip(e.EventID, 40), e.Type, e.Source, e.Status, ts(e.CreatedAt), strings.Join(e.Topics, ","))
+			fmt.Fprintln(tw, "EVENT\tTYPE\tSOURCE\tSTATUS\tACCEPTED\tTOPICS\tSUBJECT")
+			for _, e := range all.Events {
+				who := e.Subject
+				if e.Customer != "" {
+					if who != "" {
+						who += ", "
+					}
+					who += "customer " + e.Customer
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clip(e.EventID, 40), e.Type, e.Source, e.Status, ts(e.CreatedAt), strings.Join(e.Topics, ","), orDash(who))
 			}
 			_ = tw.Flush()
-			fmt.Fprintf(out, "\n%d events\n", len(page.Events))
-			if page.Cursor != "" {
-				fmt.Fprintf(out, "more: add --cursor %s\n", page.Cursor)
-			}
+			fmt.Fprintf(out, "\n%d events\n", len(all.Events))
+			more(out, next)
 			return nil
 		},
 	}
@@ -285,8 +312,11 @@ func newEventsListCmd(t *target) *cobra.Command {
 	f.StringVar(&q.TenantID, "tenant", "", "the tenant (required)")
 	f.StringVar(&q.Since, "since", "", "accepted since: an age (1h, 7d) or RFC 3339")
 	f.StringVar(&q.Until, "until", "", "accepted before: an age or RFC 3339")
-	f.IntVar(&q.Limit, "limit", operator.DefaultEventPage, fmt.Sprintf("page size (max %d)", operator.MaxEventPage))
-	f.StringVar(&q.Cursor, "cursor", "", "continue a previous listing")
+	f.StringVar(&q.Type, "type", "", "only events of this type (e.g. stripe.invoice.paid)")
+	f.StringVar(&q.Subject, "subject", "", "only events about this subject (the envelope's subject)")
+	f.StringVar(&q.Customer, "customer", "", "only events of this Stripe customer (cus_…)")
+	f.StringVar(&status, "status", "any", "received, enqueued, completed, failed, dlq, expired, or any")
+	pg.flags(cmd, operator.DefaultEventPage, operator.MaxEventPage)
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

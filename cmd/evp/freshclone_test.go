@@ -49,6 +49,11 @@ func TestMakeDevFromFreshClone(t *testing.T) {
 	cmd := exec.Command("make", "dev", "DEV_FLAGS=--addr 127.0.0.1:0 --json")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EVP_URL=", "NO_COLOR=1")
+	// The pinned node this checkout installed (scripts/with-node.sh, where
+	// the machine's node is older than 22), not another 52 MB download.
+	if node := filepath.Join(strings.TrimSpace(string(top)), ".cache", "node"); fileExists(filepath.Join(node, "bin", "node")) {
+		cmd.Env = append(cmd.Env, "EVP_NODE_DIR="+node)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -139,4 +144,9 @@ func processesIn(t *testing.T, dir string) []string {
 func tail(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-30):], "\n")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -24,13 +24,41 @@ func newJobsCmd() *cobra.Command {
 	t := &target{}
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "Durable jobs: start one (tenant-export, subject-erasure, stripe-reconcile), follow, cancel, restart",
+		Short: "Durable jobs: start one (" + jobKindNames() + "), follow, cancel, restart",
 		Long: "Talks to the replay function (which serves the job engine's operations) of the local `make dev` stack,\n" +
-			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md.",
+			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md. The kinds:\n\n" + jobKindsHelp(),
 	}
 	t.flags(cmd)
 	cmd.AddCommand(newJobsStartCmd(t), newJobsViewCmd(t), newJobsListCmd(t), newJobsCancelCmd(t), newJobsRestartCmd(t), newJobsDownloadCmd(t))
 	return cmd
+}
+
+// jobKinds are the kinds `evp jobs start` offers, with their arguments.
+// evp does not link the kinds themselves (their handlers and ports);
+// TestJobsStartHelpNamesEveryKind keeps this list equal to the shipped
+// kinds (jobkinds.Kinds).
+var jobKinds = []struct{ name, args string }{
+	{"tenant-export", "[since=<RFC 3339>] [until=<RFC 3339>] [pageSize=N]: the tenant's events and incidents as gzip NDJSON parts and a manifest in S3"},
+	{"subject-erasure", "subject=<id>: redact and delete every copy of the subject's events, with evidence"},
+	{"stripe-reconcile", "date=<YYYY-MM-DD> [lookbackDays=N]: publish the Stripe events the webhook missed (also daily, by schedule)"},
+	{"file-import", "key=imports/<tenant>/<file> [versionId=<id>]: publish a file of envelopes or Stripe events (started by the bucket's notification)"},
+	{"retention-purge", "[date=<YYYY-MM-DD>]: delete what the tenant's retention policy expires (also daily, by schedule)"},
+}
+
+func jobKindNames() string {
+	names := make([]string, len(jobKinds))
+	for i, k := range jobKinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func jobKindsHelp() string {
+	var b strings.Builder
+	for _, k := range jobKinds {
+		fmt.Fprintf(&b, "  %-17s %s\n", k.name, k.args)
+	}
+	return b.String()
 }
 
 // parseArgs turns repeated k=v flags into a JSON object: a value that is
@@ -64,6 +92,7 @@ func newJobsStartCmd(t *target) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start <kind> --tenant <tenant> [--arg key=value]...",
 		Short: "Start a job (the same --key returns the job it started)",
+		Long:  "Starts a durable job of a kind, with its --arg values:\n\n" + jobKindsHelp() + "\nThe same --key returns the job it started (an erasure is keyed by its subject: a new one supersedes the old).",
 		Example: "  evp jobs start tenant-export --tenant acme --arg since=2026-11-01T00:00:00Z --wait\n" +
 			"  evp jobs start subject-erasure --tenant acme --arg subject=cus_123\n" +
 			"  evp jobs start stripe-reconcile --tenant platform --arg date=2026-12-02 --key 2026-12-02",
@@ -245,8 +274,11 @@ func newJobsRestartCmd(t *target) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "restart <job-id>",
-		Short: "Restart a failed or cancelled job at its last checkpoint (or --from-scratch)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Restart a failed, cancelled or stuck job at its last checkpoint (or --from-scratch)",
+		Long: "Runs the job again under a new generation, from its last checkpoint or --from-scratch: a failed or\n" +
+			"cancelled job, or one stuck queued, running or waiting. A completed job is refused (transition_not_allowed):\n" +
+			"its work is done; `evp jobs start` a new one to do it again.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return jobCall(cmd, t, operator.Call{Action: operator.ActionJobRestart, JobID: args[0], FromScratch: fromScratch, Note: note}, asJSON)
 		},
@@ -275,38 +307,50 @@ func jobCall(cmd *cobra.Command, t *target, c operator.Call, asJSON bool) error 
 
 func newJobsListCmd(t *target) *cobra.Command {
 	var (
-		tenant, kind, status, cursor string
-		limit                        int
-		asJSON                       bool
+		tenant, kind, status string
+		pg                   paging
+		asJSON               bool
 	)
 	cmd := &cobra.Command{
-		Use:     "list --tenant <tenant> | --kind <kind> [--status <status>]",
-		Short:   "List jobs, newest first",
-		Example: "  evp jobs list --tenant acme\n  evp jobs list --kind stripe-reconcile --status failed",
+		Use:   "list [--tenant <tenant>] [--kind <kind>] [--status <status>]",
+		Short: "List jobs, newest first (every tenant's and kind's unless you name one)",
+		Long: "Lists jobs newest first: a tenant's, a kind's, or without either every tenant's jobs of every kind, filtered\n" +
+			"by status. One page at a time: --limit sets its size, --cursor continues, --all fetches every page.",
+		Example: "  evp jobs list --status failed\n  evp jobs list --tenant acme\n  evp jobs list --kind stripe-reconcile --status failed --all",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			op, err := t.actions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var page jobs.Page
-			c := operator.Call{Action: operator.ActionJobList, TenantID: tenant, Kind: kind, Status: status, Limit: limit, Cursor: cursor}
-			if err := op.call(cmd.Context(), c, &page); err != nil {
+			if status == "any" {
+				status = ""
+			}
+			list := []jobs.Job{}
+			next, err := pg.fetch(cmd.Context(), func(cursor string) (string, error) {
+				var page jobs.Page
+				c := operator.Call{Action: operator.ActionJobList, TenantID: tenant, Kind: kind, Status: status, Limit: pg.limit, Cursor: cursor}
+				if err := op.call(cmd.Context(), c, &page); err != nil {
+					return "", err
+				}
+				list = append(list, page.Jobs...)
+				return page.Cursor, nil
+			})
+			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
 			if asJSON {
-				if page.Jobs == nil {
-					page.Jobs = []jobs.Job{}
-				}
-				return writeJSON(cmd.OutOrStdout(), page)
+				return writeJSON(out, jobs.Page{Jobs: list, Cursor: next})
 			}
-			if len(page.Jobs) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no jobs")
+			if len(list) == 0 {
+				fmt.Fprintln(out, "no jobs")
+				more(out, next)
 				return nil
 			}
-			tw := table(cmd.OutOrStdout())
+			tw := table(out)
 			fmt.Fprintln(tw, "CREATED\tJOB\tKIND\tTENANT\tSTATUS\tSTEPS\tERROR")
-			for _, j := range page.Jobs {
+			for _, j := range list {
 				code := ""
 				if j.Error != nil {
 					code = j.Error.Code
@@ -316,17 +360,15 @@ func newJobsListCmd(t *target) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.Cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nmore: --cursor %s\n", page.Cursor)
-			}
+			fmt.Fprintln(out)
+			more(out, next)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the jobs of a tenant")
 	cmd.Flags().StringVar(&kind, "kind", "", "the jobs of a kind")
-	cmd.Flags().StringVar(&status, "status", "", "queued, running, waiting, completed, failed or cancelled")
-	cmd.Flags().IntVar(&limit, "limit", 50, "how many")
-	cmd.Flags().StringVar(&cursor, "cursor", "", "continue a listing")
+	cmd.Flags().StringVar(&status, "status", "", "queued, running, waiting, completed, failed or cancelled (default: any)")
+	pg.flags(cmd, 50, jobs.MaxListLimit)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

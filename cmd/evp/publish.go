@@ -48,7 +48,7 @@ func newPublishCmd() *cobra.Command {
 			"function with --profile/--region and --function <ARN>. Prints ingest's result; exits 1 when the\n" +
 			"event is rejected.\n\n" +
 			"--payload and --envelope take @file.json, - for stdin, or inline JSON.",
-		Example: "  evp publish --tenant acme --type inquiry.created --source storefront --payload @inquiry.json\n" +
+		Example: "  evp publish --tenant acme --type inquiry.created --source storefront --payload @events/payloads/inquiry.json\n" +
 			"  echo '{\"url\":\"/pricing\"}' | evp publish --tenant acme --type content.published --source cms --payload -\n" +
 			"  evp publish --envelope @events/ingest/valid/storefront-inquiry-created.json",
 		Args: cobra.NoArgs,

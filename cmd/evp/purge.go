@@ -33,6 +33,9 @@ func newPurgeCmd() *cobra.Command {
 			"Locally, without a Cloudflare token, purges are recorded instead of sent: GET <stack>/__purges lists them.",
 	}
 	t.flags(cmd)
+	// --function names purge-api here, not the replay function.
+	cmd.PersistentFlags().Lookup("function").Usage = `the purge-api function's name or ARN (default: local "purge-api", or the stage's SSM parameter ` +
+		fmt.Sprintf(paramPurgeFunction, "<stage>") + ")"
 	cmd.AddCommand(newPurgeTagsCmd(t), newPurgeStatusCmd(t), newPurgeDLQCmd(t))
 	return cmd
 }
@@ -191,21 +194,24 @@ func (t *target) purgeCall(ctx context.Context, in any, op string, out any) erro
 	if res.FunctionError != nil {
 		return fmt.Errorf("%s failed: %s", fn, res.Payload)
 	}
-	var refusal purge.Failure
-	if json.Unmarshal(res.Payload, &refusal) == nil && refusal.Error != nil {
-		return fmt.Errorf("%s: %s", refusal.Error.Code, refusal.Error.Message)
+	if e := purge.FailureOf(res.Payload); e != nil {
+		return fmt.Errorf("%s: %s", e.Code, e.Message)
 	}
 	return json.Unmarshal(res.Payload, out)
 }
 
-// purgeFunction resolves the purge-api function: the local stack's, or
-// the stage's from SSM.
+// purgeFunction resolves the purge-api function: --function, else the
+// local stack's, or the stage's from SSM.
 func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, string, error) {
 	if t.stage == "" {
 		if t.profile != "" || t.region != "" {
 			return nil, "", "", errors.New("--profile and --region need --stage")
 		}
-		return devapi.LambdaClient(devapi.Config(), t.url), "purge-api", t.url, nil
+		fn := t.function
+		if fn == "" {
+			fn = "purge-api"
+		}
+		return devapi.LambdaClient(devapi.Config(), t.url), fn, t.url, nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.profile != "" {
@@ -218,9 +224,11 @@ func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, str
 	if err != nil {
 		return nil, "", "", fmt.Errorf("aws config: %w", err)
 	}
-	fn, err := parameter(ctx, ssm.NewFromConfig(cfg), fmt.Sprintf(paramPurgeFunction, t.stage))
-	if err != nil {
-		return nil, "", "", err
+	fn := t.function
+	if fn == "" {
+		if fn, err = parameter(ctx, ssm.NewFromConfig(cfg), fmt.Sprintf(paramPurgeFunction, t.stage)); err != nil {
+			return nil, "", "", err
+		}
 	}
 	return lambda.NewFromConfig(cfg), fn, "stage " + t.stage, nil
 }

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/siteswarm/eventplatform/internal/observe/logging"
 )
 
 // Operator output is deterministic (absolute UTC times, no terminal
@@ -106,25 +108,51 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// progressBar renders "[=====>    ] 12/40" on w, redrawn in place.
+// progressBar renders "[=====>    ] 12/40" on w: redrawn in place on a
+// terminal, else (a pipe, a log, CI) a line each time the count moves, so
+// no carriage returns land in a file.
 type progressBar struct {
 	w     io.Writer
 	total int
 	label string
+	// last is the count last drawn (-1: none yet).
+	last int
+	// tty is set on the first draw.
+	tty, started bool
 }
 
 func (p *progressBar) draw(done int) {
+	if !p.started {
+		p.started, p.tty, p.last = true, logging.IsTerminal(p.w), -1
+	}
+	if !p.tty && done == p.last {
+		return
+	}
+	p.last = done
+	line := p.line(done)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *progressBar) line(done int) string {
 	const width = 30
 	if p.total <= 0 {
-		fmt.Fprintf(p.w, "\r%s %d", p.label, done)
-		return
+		return fmt.Sprintf("%s %d", p.label, done)
 	}
 	filled := min(done*width/p.total, width)
 	bar := strings.Repeat("=", filled)
 	if filled < width {
 		bar += ">" + strings.Repeat(" ", width-filled-1)
 	}
-	fmt.Fprintf(p.w, "\r%s [%s] %d/%d", p.label, bar, done, p.total)
+	return fmt.Sprintf("%s [%s] %d/%d", p.label, bar, done, p.total)
 }
 
-func (p *progressBar) finish() { fmt.Fprintln(p.w) }
+// finish ends the redrawn line on a terminal.
+func (p *progressBar) finish() {
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -160,9 +160,8 @@ func (i invoker) call(ctx context.Context, c operator.Call, out any) error {
 		}
 		return fe
 	}
-	var refusal operator.Refusal
-	if json.Unmarshal(res.Payload, &refusal) == nil && refusal.Error != nil {
-		return refusal.Error
+	if re := operator.RefusalOf(res.Payload); re != nil {
+		return re
 	}
 	if out == nil {
 		return nil

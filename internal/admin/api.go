@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,8 @@ const DefaultActor = "admin-api"
 type API struct {
 	cfg Config
 	d   Deps
+	// gate limits wrong bearer keys per source (nil without SignIns).
+	gate *Gate
 }
 
 // Handle is the Lambda handler (API Gateway HTTP API, payload format 2.0).
@@ -57,7 +60,13 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (e
 }
 
 func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-	if !a.authorized(ctx, header(req.Headers, "authorization")) {
+	var locked *ErrLocked
+	if err := a.bearer(ctx, header(req.Headers, "authorization"), req.RequestContext.HTTP.SourceIP); errors.As(err, &locked) {
+		a.d.Log.WarnContext(ctx, "admin: bearer key refused: too many failed keys from this address", "sourceIp", req.RequestContext.HTTP.SourceIP, "retryAfterSeconds", locked.RetryAfter())
+		r := problem(http.StatusTooManyRequests, "too_many_failed_keys", locked.Error())
+		r.Headers = map[string]string{"Retry-After": strconv.Itoa(locked.RetryAfter())}
+		return r
+	} else if err != nil {
 		if strings.HasPrefix(rawPath, Prefix+"/purge/") || rawPath == Prefix+"/purge" {
 			// The cache purge service's own shape (spec 001 §9.1).
 			r := reply(http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized"})
@@ -94,6 +103,8 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.health(ctx) })
 	case len(segs) == 1 && segs[0] == "queues":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.queues(ctx) })
+	case len(segs) == 1 && segs[0] == "events":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.listEvents(ctx, q) })
 	case len(segs) == 2 && segs[0] == "events":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.event(ctx, segs[1], q) })
 	case len(segs) == 3 && segs[0] == "events" && segs[2] == "attempts":

@@ -7,8 +7,20 @@ import (
 	"strings"
 )
 
-func (a *API) authorized(ctx context.Context, authz string) bool {
-	return Authorized(ctx, a.d.Keys, authz)
+// bearer checks the request's key: nil, ErrWrongKey (no key, or not an
+// active one), or *ErrLocked (its source must wait, Gate.Bearer). A
+// request without an Authorization header is no guess and is not counted.
+func (a *API) bearer(ctx context.Context, authz, sourceIP string) error {
+	if strings.TrimSpace(authz) == "" {
+		return ErrWrongKey
+	}
+	if a.gate == nil {
+		if Authorized(ctx, a.d.Keys, authz) {
+			return nil
+		}
+		return ErrWrongKey
+	}
+	return a.gate.Bearer(ctx, Source(sourceIP), a.d.Keys, authz)
 }
 
 // Authorized checks "Bearer <key>" against every active key in constant

@@ -17,6 +17,9 @@ type Config struct {
 	// HealthTimeout bounds the health probes together (1s..20s: the
 	// function answers API Gateway within its 30 s limit).
 	HealthTimeout time.Duration
+	// SignIn limits wrong bearer keys per source (Gate.Bearer), the limit
+	// the console's sign-in form counts against too.
+	SignIn SignInLimit
 }
 
 // DefaultHealthTimeout bounds GET /admin/health's probes.
@@ -27,6 +30,7 @@ func (c Config) WithDefaults() Config {
 	if c.HealthTimeout == 0 {
 		c.HealthTimeout = DefaultHealthTimeout
 	}
+	c.SignIn = c.SignIn.WithDefaults()
 	return c
 }
 
@@ -35,7 +39,7 @@ func (c Config) Validate() error {
 	if c.HealthTimeout < time.Second || c.HealthTimeout > 20*time.Second {
 		return fmt.Errorf("admin: health timeout %s must be 1s..20s", c.HealthTimeout)
 	}
-	return nil
+	return c.SignIn.Validate()
 }
 
 // Deps are what the admin API talks to.
@@ -60,7 +64,10 @@ type Deps struct {
 	// Breakers serves /admin/topics (nil: those routes answer 404).
 	Breakers Breakers
 	// Console serves /console… (nil: those paths answer 404).
-	Console  Console
+	Console Console
+	// SignIns counts wrong bearer keys per source (Config.SignIn); nil
+	// leaves bearer keys unlimited (tests of other routes).
+	SignIns  SignIns
 	Topology topology.Topology
 	Now      func() time.Time
 	Log      *slog.Logger
@@ -78,7 +85,11 @@ func New(cfg Config, d Deps) (*API, error) {
 		return nil, err
 	}
 	d.Now, d.Log = clock.Or(d.Now), logging.OrDiscard(d.Log)
-	return &API{cfg: cfg, d: d}, nil
+	a := &API{cfg: cfg, d: d}
+	if d.SignIns != nil {
+		a.gate = &Gate{Limit: cfg.SignIn, Store: d.SignIns, Now: d.Now}
+	}
+	return a, nil
 }
 
 // MinKeyLen rejects trivially guessable bearer keys (the local default,

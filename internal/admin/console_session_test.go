@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
@@ -227,4 +229,68 @@ func TestConsoleSignInBurstIsCountedExactly(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int32(admin.DefaultSignInFree), checked.Load(), "keys checked")
 	require.Equal(t, int32(30-admin.DefaultSignInFree), refused.Load())
+}
+
+// adminFrom calls the JSON API from source with authorization (the whole
+// header value; "" sends none).
+func (b *bundle) adminFrom(t *testing.T, source, target, authorization string) (int, map[string]string) {
+	t.Helper()
+	req := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "ANY /admin/{proxy+}", RawPath: target, Headers: map[string]string{},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-b", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet, Path: target, SourceIP: source}},
+	}
+	if authorization != "" {
+		req.Headers["authorization"] = authorization
+	}
+	resp, err := b.api.Handle(context.Background(), req)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Headers
+}
+
+// Wrong keys in Authorization: Bearer on /admin and /console count
+// against their address like the sign-in form's (one record per address):
+// past the free attempts the address waits, doubling, and no key from it
+// is taken meanwhile, right or wrong; other addresses are not affected, a
+// request without the header is no guess, and a right key after the wait
+// starts the address over. (The header was checked without limit: guessing
+// keys through it was as fast as the API answered.)
+func TestBearerKeysCountAgainstTheSignInLimit(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	b := setupClocked(t, clk, nil)
+	attacker, operator := "203.0.113.9", "198.51.100.7"
+	for i := range admin.DefaultSignInFree {
+		status, _ := b.adminFrom(t, attacker, "/admin/queues", "Bearer wrong-key-0000001")
+		require.Equal(t, http.StatusUnauthorized, status, "attempt %d is checked", i+1)
+	}
+	status, h := b.adminFrom(t, attacker, "/admin/queues", "Bearer wrong-key-0000001")
+	require.Equal(t, http.StatusTooManyRequests, status)
+	require.Equal(t, "2", h["Retry-After"])
+	status, _ = b.adminFrom(t, attacker, "/admin/queues", "Bearer "+key)
+	require.Equal(t, http.StatusTooManyRequests, status, "not even a right key while the address waits")
+	p := b.consoleFrom(t, attacker, http.MethodGet, "/console", nil, "", key)
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "nor on the console")
+	p = b.consoleFrom(t, attacker, http.MethodPost, "/console/login", url.Values{"key": {key}}, "", "")
+	require.Equal(t, http.StatusTooManyRequests, p.Status, "nor through the sign-in form: one record per address")
+
+	status, _ = b.adminFrom(t, operator, "/admin/queues", "Bearer "+key)
+	require.Equal(t, http.StatusOK, status, "another address is not locked out")
+	for range 2 * admin.DefaultSignInFree {
+		status, _ = b.adminFrom(t, operator, "/admin/queues", "")
+		require.Equal(t, http.StatusUnauthorized, status)
+	}
+	status, _ = b.adminFrom(t, operator, "/admin/queues", "Bearer "+key)
+	require.Equal(t, http.StatusOK, status, "requests without a key are not guesses")
+
+	clk.Add(2 * time.Second)
+	status, _ = b.adminFrom(t, attacker, "/admin/queues", "Bearer "+key)
+	require.Equal(t, http.StatusOK, status, "a right key after the wait")
+	for i := range admin.DefaultSignInFree {
+		p := b.consoleFrom(t, attacker, http.MethodGet, "/console", nil, "", "wrong-key-0000002")
+		require.NotEqual(t, http.StatusTooManyRequests, p.Status, "started over: attempt %d on the console is checked", i+1)
+		require.NotEqual(t, http.StatusOK, p.Status)
+	}
+	status, h = b.adminFrom(t, attacker, "/admin/queues", "Bearer wrong-key-0000001")
+	require.Equal(t, http.StatusTooManyRequests, status, "the console's wrong keys counted")
+	require.Equal(t, "2", h["Retry-After"], "and the wait starts over")
 }

@@ -59,6 +59,14 @@ func ViewOfJob(j jobs.Job) JobView {
 // a finished export), which this package cannot import.
 const CodeNotDownloadable = "not_downloadable"
 
+// JobPage is a page of jobs as the admin API answers it: next and prev
+// are the cursors of the pages after and before it.
+type JobPage struct {
+	Jobs []JobView `json:"jobs"`
+	Next string    `json:"next,omitempty"`
+	Prev string    `json:"prev,omitempty"`
+}
+
 // JobKinds lists the engine's kinds when it says (it does: *jobs.Engine).
 func JobKinds(j Jobs) []string {
 	if k, ok := j.(interface{ Kinds() []string }); ok {
@@ -145,8 +153,19 @@ func (a *API) startJob(ctx context.Context, body []byte) events.APIGatewayV2HTTP
 	return reply(status, map[string]any{"jobId": j.ID, "status": j.Status, "created": created})
 }
 
+// JobFilter reads ?tenant=&kind=&status=&cursor= (the JSON API's and the
+// console's job listings): neither tenant nor kind lists every tenant's
+// jobs of every kind; status "any" is every status.
+func JobFilter(q url.Values) jobs.ListParams {
+	p := jobs.ListParams{TenantID: firstOf(q, "tenant", "tenantId"), Kind: q.Get("kind"), Status: jobs.Status(q.Get("status")), Cursor: q.Get("cursor")}
+	if p.Status == "any" {
+		p.Status = ""
+	}
+	return p
+}
+
 func (a *API) listJobs(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
-	p := jobs.ListParams{TenantID: q.Get("tenant"), Kind: q.Get("kind"), Status: jobs.Status(q.Get("status")), Cursor: q.Get("cursor")}
+	p := JobFilter(q)
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -162,7 +181,7 @@ func (a *API) listJobs(ctx context.Context, q url.Values) events.APIGatewayV2HTT
 	for _, j := range page.Jobs {
 		views = append(views, ViewOfJob(j))
 	}
-	return reply(http.StatusOK, map[string]any{"jobs": views, "cursor": page.Cursor})
+	return reply(http.StatusOK, JobPage{Jobs: views, Next: page.Cursor, Prev: page.Prev})
 }
 
 // jobError maps the engine's refusals to statuses.

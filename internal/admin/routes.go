@@ -114,6 +114,44 @@ func (a *API) attempts(ctx context.Context, id string, q url.Values) events.APIG
 	return reply(http.StatusOK, v)
 }
 
+// listEvents pages a tenant's events: GET /admin/events?tenant=…
+// (EventFilter), newest first, each with its status; the answer's next
+// and prev are the cursors of the pages after and before it.
+func (a *API) listEvents(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
+	f, err := EventFilter(q, a.d.Now())
+	if err != nil {
+		return problem(http.StatusBadRequest, "invalid_filter", err.Error())
+	}
+	page, err := a.d.Views.ListEvents(ctx, f)
+	if err != nil {
+		return a.listFailed(ctx, "events", err)
+	}
+	if page.Events == nil {
+		page.Events = []operator.EventBrief{}
+	}
+	return reply(http.StatusOK, page)
+}
+
+// EventFilter reads ?tenant=&since=&until=&type=&subject=&customer=
+// &status=&limit=&cursor= (the JSON API's and the console's event
+// listings); since and until take RFC 3339 or an age before now.
+func EventFilter(q url.Values, now time.Time) (operator.TenantQuery, error) {
+	f := operator.TenantQuery{
+		TenantID: firstOf(q, "tenant", "tenantId"),
+		Type:     q.Get("type"),
+		Subject:  q.Get("subject"),
+		Customer: q.Get("customer"),
+		Status:   q.Get("status"),
+		Cursor:   q.Get("cursor"),
+	}
+	if f.Status == "any" {
+		f.Status = ""
+	}
+	var err error
+	f.Since, f.Until, f.Limit, err = windowAndLimit(q, now)
+	return f, err
+}
+
 func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGatewayV2HTTPResponse {
 	f, err := IncidentFilter(q, a.d.Now())
 	if err == nil {
@@ -124,11 +162,7 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 	}
 	page, err := a.d.Incidents.List(ctx, f)
 	if err != nil {
-		if badCursor(err) {
-			return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned")
-		}
-		a.d.Log.ErrorContext(ctx, "admin: list incidents", "error", err)
-		return internalError()
+		return a.listFailed(ctx, "incidents", err)
 	}
 	if page.Incidents == nil {
 		page.Incidents = []incident.Incident{}
@@ -136,33 +170,68 @@ func (a *API) listIncidents(ctx context.Context, q url.Values) events.APIGateway
 	return reply(http.StatusOK, page)
 }
 
+// listFailed answers a listing that failed: a cursor this API did not
+// issue for the filter (or for another one), a filter the views refuse,
+// or the platform (logged).
+func (a *API) listFailed(ctx context.Context, what string, err error) events.APIGatewayV2HTTPResponse {
+	var re *replay.RequestError
+	switch {
+	case badCursor(err):
+		return problem(http.StatusBadRequest, "invalid_cursor", "the cursor is not one this API returned for this filter")
+	case errors.As(err, &re):
+		return problem(http.StatusBadRequest, "invalid_filter", re.Message)
+	}
+	a.d.Log.ErrorContext(ctx, "admin: list "+what, "error", err)
+	return internalError()
+}
+
 // badCursor recognises a cursor this API did not issue.
 func badCursor(err error) bool { return errors.Is(err, pagecursor.ErrInvalid) }
 
-// IncidentFilter reads ?status=&tenant=&topic=&since=&until=&limit=&cursor=
-// (the JSON API's and the console's incident listings); since and until
-// take RFC 3339 or an age ("24h", "7d") before now, as the CLI does.
+// IncidentFilter reads ?status=&tenant=&topic=&event=&errorCode=&type=
+// &since=&until=&limit=&cursor= (the JSON API's and the console's
+// incident listings); status "any" (the CLI's spelling) is every status;
+// since and until take RFC 3339 or an age ("24h", "7d") before now, as
+// the CLI does.
 func IncidentFilter(q url.Values, now time.Time) (incident.Filter, error) {
+	status := q.Get("status")
+	if status == StatusAny {
+		status = ""
+	}
 	f := incident.Filter{
-		Status:   incident.Status(q.Get("status")),
-		TenantID: firstOf(q, "tenant", "tenantId"),
-		Topic:    q.Get("topic"),
-		Cursor:   q.Get("cursor"),
+		Status:    incident.Status(status),
+		TenantID:  firstOf(q, "tenant", "tenantId"),
+		Topic:     q.Get("topic"),
+		EventID:   firstOf(q, "event", "eventId"),
+		ErrorCode: q.Get("errorCode"),
+		Type:      q.Get("type"),
+		Cursor:    q.Get("cursor"),
 	}
 	var err error
-	if f.Since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
-		return f, fmt.Errorf("since: %w", err)
+	f.Since, f.Until, f.Limit, err = windowAndLimit(q, now)
+	return f, err
+}
+
+// windowAndLimit reads a listing's ?since=&until= (RFC 3339, or an age
+// such as "24h" or "7d" before now) and ?limit= (positive; 0 when absent).
+func windowAndLimit(q url.Values, now time.Time) (since, until time.Time, limit int, err error) {
+	if since, err = replay.ParseWhen(q.Get("since"), now); err != nil {
+		return since, until, 0, fmt.Errorf("since: %w", err)
 	}
-	if f.Until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
-		return f, fmt.Errorf("until: %w", err)
+	if until, err = replay.ParseWhen(q.Get("until"), now); err != nil {
+		return since, until, 0, fmt.Errorf("until: %w", err)
 	}
 	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 {
-			return f, fmt.Errorf("limit=%q: want a positive number", v)
+		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 {
+			return since, until, 0, fmt.Errorf("limit=%q: want a positive number", v)
 		}
 	}
-	return f, nil
+	return since, until, limit, nil
 }
+
+// StatusAny is a status filter that matches every status, as the CLI
+// spells it (`evp dlq list --status any`); an empty status does too.
+const StatusAny = "any"
 
 func firstOf(q url.Values, keys ...string) string {
 	for _, k := range keys {

@@ -33,7 +33,7 @@ type SignInRecord struct {
 	// Failures counts attempts since the last success (each attempt is
 	// counted when it starts, so a burst cannot outrun the count).
 	Failures int
-	// LastAt is the last attempt; a record idle for Config.SignInForget
+	// LastAt is the last attempt; a record idle for Config.SignIn.Forget
 	// starts over.
 	LastAt time.Time
 	// LockedUntil refuses the source's attempts, right key or wrong, until
@@ -205,6 +205,41 @@ func (g *Gate) Succeeded(ctx context.Context, source string) error {
 		}
 	}
 	return ErrSignInChanged
+}
+
+// ErrWrongKey refuses a bearer key that is not an active admin key (the
+// attempt was counted against its source).
+var ErrWrongKey = errors.New("admin: not an active admin key")
+
+// Bearer checks "Authorization: Bearer <key>" from source under the
+// sign-in limit, as a console sign-in is: a wrong key counts against the
+// source (Begin; ErrWrongKey, or *ErrLocked once the source must wait),
+// and while the source waits no key from it is taken, right or wrong
+// (*ErrLocked), so guessing keys against /admin or /console with the
+// header is no faster than through the sign-in form (the two share the
+// source's record). A right key costs one read of the record; it starts
+// the source over after failures. A record that cannot be read does not
+// refuse a right key (the operator's tools keep working while the admin
+// table is unwell); a wrong one is refused either way.
+func (g *Gate) Bearer(ctx context.Context, source string, keys Keys, authz string) error {
+	if !Authorized(ctx, keys, authz) {
+		var locked *ErrLocked
+		if err := g.Begin(ctx, source); errors.As(err, &locked) {
+			return locked
+		}
+		return ErrWrongKey
+	}
+	rec, err := g.Store.SignIn(ctx, source)
+	if err != nil {
+		return nil
+	}
+	if now := g.Now(); rec.LockedUntil.After(now) {
+		return &ErrLocked{Wait: rec.LockedUntil.Sub(now)}
+	}
+	if rec.Failures > 0 {
+		_ = g.Succeeded(ctx, source) // best effort: the count stays until a later success clears it
+	}
+	return nil
 }
 
 // Source is the limit's key for a caller's address: API Gateway's

@@ -12,6 +12,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -194,4 +195,43 @@ func TestAHealthyTopicCostsTheBreakerNothing(t *testing.T) {
 	wg.Wait()
 	require.NotEmpty(t, calls[false])
 	require.Equal(t, calls[false], calls[true])
+}
+
+// Another instance trips the breaker while this one holds a fresh cached
+// record saying closed: this instance's next last-attempt failure is held,
+// not dead-lettered — a record that does not hold is read again before a
+// message goes to the DLQ (the cache was trusted for CacheFor, and every
+// last attempt in that window of a trip became an incident).
+func TestALastAttemptSeesAnotherInstancesTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(tp *topology.Topic) {
+		tp.MaxReceiveCount = 1
+		tp.Breaker = topology.Breaker{TripAfter: 3, ProbeAfter: time.Minute}
+	})
+	ctx := context.Background()
+	store := &dynamo.Breakers{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}
+	instance := func() *health.Observer {
+		// Trusted for a minute: the test does not depend on its own pace.
+		obs, err := health.NewObserver(health.ObserverConfig{Topic: b.topic, CacheFor: time.Minute}, health.ObserverDeps{Store: store})
+		require.NoError(t, err)
+		return obs
+	}
+	mine, other := instance(), instance()
+	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Breaker = mine })
+	h, err := mine.Hold(ctx)
+	require.NoError(t, err)
+	require.False(t, h.Holding, "closed, and now cached here")
+
+	other.Observe(ctx, consume.Observation{Failures: 3, LastError: "subscriber answered HTTP 503"})
+	rec, err := store.Get(ctx, topicName)
+	require.NoError(t, err)
+	require.Equal(t, health.Open, rec.State, "the other instance tripped it")
+
+	b.handler.fail = func(consume.Message, int) error { return consume.Retry(errors.New("subscriber answered HTTP 503")) }
+	b.publish(t, "evt_trip", "")
+	msgs := b.receive(t, 1, 5*time.Second)
+	require.Len(t, msgs, 1)
+	b.invoke(t, msgs)
+	require.Empty(t, b.env.ReceiveAll(ctx, b.q.DLQURL, 10, time.Second), "held, not dead-lettered")
+	require.NotEqual(t, outbox.StatusDLQ, b.row(t, "evt_trip").Status, "its row is not dead-lettered")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 )
@@ -98,8 +99,9 @@ func ValidateURL(raw string) error {
 }
 
 // Handle delivers one event: the envelope JSON (payload inline) as the
-// body, signed with every active secret. webhook-id is the event id, stable
-// across retries, so subscribers deduplicate on it.
+// body, signed with every active secret. webhook-id is the event's storage
+// key (WebhookID), stable across retries and unique across tenants, so
+// subscribers deduplicate on it.
 func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 	secrets, err := d.secrets(ctx)
 	if err != nil {
@@ -110,7 +112,8 @@ func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 		return consume.Permanent(CodeRejected, fmt.Errorf("encode event: %w", err))
 	}
 	ts := d.now()
-	sig, err := Sign(secrets, m.Event.ID, ts, body)
+	id := WebhookID(m)
+	sig, err := Sign(secrets, id, ts, body)
 	if err != nil {
 		return consume.Retry(err)
 	}
@@ -126,7 +129,7 @@ func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set(HeaderID, m.Event.ID)
+	req.Header.Set(HeaderID, id)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set(HeaderSignature, sig)
 	// The producer's W3C context when it sent one; else the platform's
@@ -157,6 +160,19 @@ func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 }
 
 var defaultClient = NewClient()
+
+// WebhookID is a delivery's webhook-id: the event's storage key
+// (ledger.Key) — a provider's event id as the provider gave it (evt_…,
+// unique by construction), an internal producer's id under its tenant
+// ("acme/ord-1") — so two tenants publishing the same id are two
+// deliveries a subscriber deduplicating on webhook-id keeps apart, and
+// every retry and replay of one event carries the same one.
+func WebhookID(m consume.Message) string {
+	if m.Key != "" {
+		return m.Key
+	}
+	return ledger.LegacyKey(m.Event.ID)
+}
 
 // classify maps a subscriber's answer (body: the start of it) to the
 // runtime's retry intent.

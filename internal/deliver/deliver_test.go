@@ -62,7 +62,7 @@ var whsec = whsecOf("topic-signing-secret-for-tests")
 
 func message() consume.Message {
 	return consume.Message{
-		Topic: "billing.events", MessageID: "m-1", ReceiveCount: 1,
+		Topic: "billing.events", Key: "evt_1NqZ", MessageID: "m-1", ReceiveCount: 1,
 		Event: envelope.Event{
 			SchemaVersion: 1, ID: "evt_1NqZ", TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 			Timestamp: time.Date(2026, 12, 2, 11, 59, 0, 0, time.UTC),
@@ -89,7 +89,7 @@ func TestDeliverySignatureVerifiesWithTheDocumentedScheme(t *testing.T) {
 	h, body := got[0].header, got[0].body
 	require.True(t, verifyIndependently(t, whsec, h, body), "signature %q", h.Get("webhook-signature"))
 	require.NoError(t, deliver.Verify(whsec, h, body, deliver.DefaultTolerance, time.Now()))
-	require.Equal(t, "evt_1NqZ", h.Get("webhook-id"), "webhook-id is the event id: stable across retries")
+	require.Equal(t, "evt_1NqZ", h.Get("webhook-id"), "webhook-id is the event's storage key (a provider's event: its id)")
 	sec, err := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64)
 	require.NoError(t, err)
 	require.WithinRange(t, time.Unix(sec, 0), before.Truncate(time.Second), time.Now())
@@ -240,4 +240,28 @@ func TestSigningSecretsAreCachedAndRefreshed(t *testing.T) {
 	err = d2.Handle(ctx, message())
 	require.Error(t, err)
 	require.False(t, consume.IsPermanent(err))
+}
+
+// webhook-id is the event's storage key: an internal producer's id under
+// its tenant, so two tenants' events of one id are two webhook-ids (each
+// signed under its own), and a message without a key (sent before keys
+// existed) falls back to the bare id it is stored under.
+func TestWebhookIDIsTheStorageKey(t *testing.T) {
+	t.Parallel()
+	sub := newSubscriber(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	d := deliverer(sub.URL + "/hooks")
+	for _, tenant := range []string{"acme", "globex"} {
+		m := message()
+		m.Event.ID, m.Event.TenantID, m.Event.Source, m.Key = "ord-1", tenant, "shop", tenant+"/ord-1"
+		require.NoError(t, d.Handle(context.Background(), m))
+	}
+	legacy := message()
+	legacy.Key = ""
+	require.NoError(t, d.Handle(context.Background(), legacy))
+	got := sub.got()
+	require.Len(t, got, 3)
+	for i, want := range []string{"acme/ord-1", "globex/ord-1", "evt_1NqZ"} {
+		require.Equal(t, want, got[i].header.Get("webhook-id"))
+		require.NoError(t, deliver.Verify(whsec, got[i].header, got[i].body, deliver.DefaultTolerance, time.Now()), "signed over its webhook-id")
+	}
 }

@@ -75,6 +75,15 @@ func (a *Archiver) Archive(ctx context.Context, msg events.SQSMessage) error {
 	}
 	log := a.d.Log.With("eventId", dl.EventID, "tenantId", dl.TenantID, "topic", dl.Topic, "messageId", msg.MessageId)
 	inc, changed, err := incident.Upsert(ctx, a.d.Incidents, dl, now)
+	if errors.Is(err, outbox.ErrErased) {
+		// Erased after the row was read above: the guarded write refused
+		// the incident. A body or payload copy kept for it lies under the
+		// incident's prefix, which the erasure deletes once every writer
+		// that may have read the event before its marker is done
+		// (jobkinds.WriterWindow).
+		log.InfoContext(ctx, "archiver: dead letter of an erased event dropped (erased while it was archived)")
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("archiver: record incident: %w", err)
 	}

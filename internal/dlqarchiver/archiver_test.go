@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
@@ -78,7 +79,7 @@ func setup(t testing.TB, mods ...func(*dlqarchiver.Config)) *bundle {
 	}
 	var err error
 	b.arch, err = dlqarchiver.New(cfg, dlqarchiver.Deps{
-		Incidents: b.incidents, Rows: b.events,
+		Incidents: &dynamo.Recovery{Events: b.events, Incidents: b.incidents}, Rows: b.events,
 		Bodies: b.bodies,
 		Alerts: b.alerts, Metrics: &metric.Emitter{W: b.metrics},
 		Now: func() time.Time { return t0 },
@@ -219,12 +220,12 @@ func TestRedeliveredDeadLetterCountsOnce(t *testing.T) {
 func TestDeadLetterIsNotAckedUntilItsIncidentIsWritten(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// One at a time, deterministically: the first PutItem is evt_bad's.
+	// One at a time, deterministically: the first incident write is evt_bad's.
 	b := setup(t, func(c *dlqarchiver.Config) { c.Concurrency = 1 })
 	ok := b.commit(t, "evt_ok", "")
 	bad := b.commit(t, "evt_bad", "")
 	// The incident write for evt_bad fails; evt_ok's must not.
-	remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "PutItem", Resource: b.env.Resources.IncidentsTable, Times: 1})
+	remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems", Resource: b.env.Resources.IncidentsTable, Times: 1})
 	resp := b.handle(t,
 		dead("m-bad", string(bad), attrs(outbox.AttrTopic, topic, outbox.AttrErrorCode, "x", outbox.AttrErrorMessage, "boom"), b),
 		dead("m-ok", string(ok), attrs(outbox.AttrTopic, topic, outbox.AttrErrorCode, "x", outbox.AttrErrorMessage, "boom"), b),
@@ -283,4 +284,54 @@ func TestTheSourceQueueDecidesTheTopic(t *testing.T) {
 	crmRow, _, err := b.events.Row(ctx, outbox.RowRef{Key: "evt_misrouted", Topic: topology.CRM})
 	require.NoError(t, err)
 	require.Equal(t, outbox.StatusDLQ, crmRow.Status)
+}
+
+// Issue 32 item 5: the archiver read the dispatch row's erasure marker,
+// then upserted the incident in a separate write, so an erasure that
+// completed between the two left an incident whose body held the payload.
+// The incident write is guarded by the marker in its own transaction:
+// refused, the dead letter is dropped (acknowledged) and no table item
+// holds the payload. The body it stored first (too large to keep inline)
+// lies under the incident's prefix, which the erasure deletes after its
+// writers' window (jobkinds TestErasureDuringADeadLetterKeepsNothing runs
+// the whole erasure).
+func TestADeadLetterErasedWhileItIsArchivedOpensNoIncident(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.commit(t, "evt_race", "")
+	const email = "ann@archiver-race.test"
+	ev := envelope.Event{SchemaVersion: 1, ID: "evt_race", TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe", Timestamp: t0,
+		Payload: json.RawMessage(`{"customer_email":"` + email + `","notes":"` + strings.Repeat("n", incident.DefaultInlineBytes) + `"}`)}
+	body, err := ev.Marshal()
+	require.NoError(t, err)
+
+	// Right after the archiver read the row (no marker yet), the event
+	// is erased.
+	hook := &awslocaltest.Hook{Service: "DynamoDB", Operation: "GetItem", Match: func(in any) bool {
+		g, ok := in.(*dynamodb.GetItemInput)
+		return ok && aws.ToString(g.TableName) == b.env.Resources.EventsTable
+	}, Do: func() { b.env.EraseEvent(t, "evt_race") }}
+	rows := &dynamo.Events{Client: dynamodb.New(b.env.DynamoDB.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, hook.APIOption) }),
+		Table: b.env.Resources.EventsTable}
+	topics := map[string]string{}
+	for name, q := range b.env.Resources.Queues {
+		topics[q.DLQARN] = name
+	}
+	arch, err := dlqarchiver.New(dlqarchiver.Config{DLQTopics: topics}, dlqarchiver.Deps{
+		Incidents: b.env.Recovery(), Rows: rows, Bodies: b.bodies, Alerts: b.alerts, Now: func() time.Time { return t0 },
+	})
+	require.NoError(t, err)
+	resp, err := arch.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		dead("m-race", string(body), attrs(outbox.AttrTopic, topic, outbox.AttrErrorCode, "subscriber_rejected", outbox.AttrErrorMessage, "422"), b)}})
+	require.NoError(t, err)
+	require.True(t, hook.Ran(), "the erasure ran between the read and the write")
+	require.Empty(t, resp.BatchItemFailures, "acknowledged: nothing of it is kept")
+	_, err = b.incidents.Get(ctx, incident.ID("evt_race", topic))
+	require.ErrorIs(t, err, incident.ErrNotFound, "no incident holds the payload")
+	for _, where := range b.env.Copies(t, email) {
+		require.Contains(t, where, "s3://"+b.env.Resources.Bucket+"/"+incident.ObjectPrefix("acme", incident.ID("evt_race", topic)),
+			"no table item; only the body kept under the incident's prefix")
+	}
+	require.Empty(t, b.alerts.got, "no alert about it")
 }

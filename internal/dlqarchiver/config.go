@@ -55,7 +55,9 @@ func (c Config) Validate() error {
 
 // Deps are what the archiver talks to.
 type Deps struct {
-	Incidents incident.Store
+	// Incidents records dead letters, guarded by their dispatch row's
+	// erasure marker.
+	Incidents incident.Recorder
 	Rows      Rows
 	// Bodies keeps dead letters' messages (inline, or in the archive
 	// bucket) and copies claim-checked payloads under the incident.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 	"time"
@@ -63,8 +64,11 @@ func ValidID(s string) bool { return len(s) <= MaxIDLen && idPattern.MatchString
 
 // wire mirrors Event with every field loosely typed, so a bad value produces
 // a field-specific rejection instead of a generic decode error.
+//
+// An optional member sent as null is absent (as the published schema says):
+// many serializers write an unset field that way.
 type wire struct {
-	SchemaVersion *int            `json:"schemaVersion"`
+	SchemaVersion json.RawMessage `json:"schemaVersion"`
 	ID            *string         `json:"id"`
 	TenantID      *string         `json:"tenantId"`
 	Type          *string         `json:"type"`
@@ -73,8 +77,16 @@ type wire struct {
 	Subject       *string         `json:"subject"`
 	Traceparent   *string         `json:"traceparent"`
 	Payload       json.RawMessage `json:"payload"`
-	PayloadRef    *PayloadRef     `json:"payloadRef"`
+	// PayloadRef stays raw so a producer's "payloadRef":null is seen too.
+	PayloadRef json.RawMessage `json:"payloadRef"`
+	ref        *PayloadRef
 }
+
+// members are the envelope's member names, exactly: encoding/json matches
+// names without regard to case, and the schema (like every other JSON
+// reader) does not.
+var members = map[string]bool{"schemaVersion": true, "id": true, "tenantId": true, "type": true, "source": true,
+	"timestamp": true, "subject": true, "traceparent": true, "payload": true, "payloadRef": true}
 
 // Parse strictly parses and validates an envelope submitted by a producer.
 // Producers may not set payloadRef. The returned error is always a
@@ -87,7 +99,7 @@ func Parse(raw []byte, now time.Time, lim Limits) (Event, *Error) {
 	if rerr != nil {
 		return Event{}, rerr
 	}
-	if w.PayloadRef != nil {
+	if w.PayloadRef != nil { // even null: the member is the platform's
 		return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payloadRef is set by the platform, producers send the payload itself")
 	}
 	ev, rerr := validate(w, true)
@@ -112,16 +124,22 @@ func ParseMessage(raw []byte) (Event, *Error) {
 	if rerr != nil {
 		return Event{}, rerr
 	}
-	if w.PayloadRef != nil {
+	if w.PayloadRef != nil && !isNull(w.PayloadRef) {
+		w.ref = new(PayloadRef)
+		if err := json.Unmarshal(w.PayloadRef, w.ref); err != nil {
+			return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payloadRef must be an object with bucket, key, size and sha256")
+		}
 		if w.Payload != nil {
 			return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payload and payloadRef are mutually exclusive")
 		}
-		if w.PayloadRef.Key == "" || w.PayloadRef.Bucket == "" || len(w.PayloadRef.SHA256) != 64 {
+		if w.ref.Key == "" || w.ref.Bucket == "" || len(w.ref.SHA256) != 64 {
 			return Event{}, fieldErr(CodeInvalidEnvelope, "payloadRef", "payloadRef needs bucket, key and a hex sha256")
 		}
 	}
-	return validate(w, w.PayloadRef == nil)
+	return validate(w, w.ref == nil)
 }
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
 func decode(raw []byte) (wire, *Error) {
 	var w wire
@@ -130,6 +148,9 @@ func decode(raw []byte) (wire, *Error) {
 		return w, &Error{Code: CodeInvalidEnvelope, Message: "envelope must be a JSON object"}
 	}
 	if rerr := strict(trimmed); rerr != nil {
+		return w, rerr
+	}
+	if rerr := exactMembers(trimmed); rerr != nil {
 		return w, rerr
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
@@ -198,9 +219,76 @@ func typeName(kind string) string {
 	return kind
 }
 
+// exactMembers refuses a member whose name is not exactly one of the
+// envelope's (a top-level scan of JSON that strict has checked already).
+func exactMembers(obj []byte) *Error {
+	depth, key := 0, true
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '{', '[':
+			depth++
+			key = c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			key = depth == 1
+		case ':':
+			key = false
+		case '"':
+			start := i
+			for i++; obj[i] != '"'; i++ {
+				if obj[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 1 && key {
+				var name string
+				_ = json.Unmarshal(obj[start:i+1], &name) // valid JSON: strict said so
+				if !members[name] {
+					return fieldErr(CodeInvalidEnvelope, name, "unknown field %q (the envelope is strict: schemaVersion 1 fields only, names as spelled in the schema)", name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// schemaVersionOne reports whether raw is absent, null or the number 1
+// in any spelling JSON allows (1, 1.0, 1e0): the schema's "const": 1
+// compares numbers by value.
+func schemaVersionOne(raw json.RawMessage) bool {
+	if raw == nil || isNull(raw) {
+		return true
+	}
+	raw = bytes.TrimSpace(raw)
+	var n json.Number // takes a quoted number too: refused first
+	if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
+		return false
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	return ok && r.Cmp(big.NewRat(SchemaVersion, 1)) == 0
+}
+
+// timestampPattern is RFC 3339's date-time (§5.6): "T" and "Z" in either
+// case (its note allows lowercase), a "." before the fraction, hours
+// 00-23 (offset too), no leap second (Go's time cannot hold one; the
+// schema refuses it the same way). time.Parse alone takes a comma before
+// the fraction, offsets like +24:00, and refuses lowercase t and z.
+var timestampPattern = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+
+// ParseTimestamp parses an envelope timestamp: RFC 3339 as
+// timestampPattern spells it, a real calendar date.
+func ParseTimestamp(s string) (time.Time, bool) {
+	if !timestampPattern.MatchString(s) {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	return t, err == nil
+}
+
 func validate(w wire, needPayload bool) (Event, *Error) {
-	if w.SchemaVersion != nil && *w.SchemaVersion != SchemaVersion {
-		return Event{}, fieldErr(CodeInvalidEnvelope, "schemaVersion", "schemaVersion %d is not supported (want %d)", *w.SchemaVersion, SchemaVersion)
+	if !schemaVersionOne(w.SchemaVersion) {
+		return Event{}, fieldErr(CodeInvalidEnvelope, "schemaVersion", "schemaVersion %s is not supported (want %d)", truncateRaw(w.SchemaVersion), SchemaVersion)
 	}
 	for _, f := range []struct {
 		name string
@@ -219,7 +307,7 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 		TenantID:      *w.TenantID,
 		Type:          *w.Type,
 		Source:        *w.Source,
-		PayloadRef:    w.PayloadRef,
+		PayloadRef:    w.ref,
 	}
 	if len(ev.ID) > MaxIDLen || !idPattern.MatchString(ev.ID) {
 		return Event{}, fieldErr(CodeInvalidID, "id", "id must be 1 to %d characters of letters, digits and . _ : - starting with a letter or digit", MaxIDLen)
@@ -233,9 +321,9 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 	if !sourcePattern.MatchString(ev.Source) {
 		return Event{}, fieldErr(CodeInvalidSource, "source", "source must be a lowercase producer name (letters, digits, -), at most 64 characters")
 	}
-	ts, err := time.Parse(time.RFC3339Nano, *w.Timestamp)
-	if err != nil {
-		return Event{}, fieldErr(CodeInvalidTimestamp, "timestamp", "timestamp must be RFC 3339 (e.g. 2026-12-02T10:00:00Z)")
+	ts, ok := ParseTimestamp(*w.Timestamp)
+	if !ok {
+		return Event{}, fieldErr(CodeInvalidTimestamp, "timestamp", "timestamp must be an RFC 3339 date-time (e.g. 2026-12-02T10:00:00Z or 2026-12-02T11:00:00.5+01:00)")
 	}
 	ev.Timestamp = ts
 	if w.Subject != nil {
@@ -266,4 +354,12 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 // printable characters of valid UTF-8.
 func ValidSubject(s string) bool {
 	return s != "" && utf8.RuneCountInString(s) <= MaxSubjectLen && utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+// truncateRaw quotes a member's JSON for a message, cut to 32 bytes.
+func truncateRaw(raw json.RawMessage) string {
+	if len(raw) > 32 {
+		return string(raw[:32]) + "…"
+	}
+	return string(raw)
 }

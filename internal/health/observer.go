@@ -24,7 +24,9 @@ import (
 //   - a batch whose deliveries all failed is one write (Store.Fail), which
 //     returns the record: the streak trips the breaker at TripAfter, a
 //     half-open topic's failed probe reopens it;
-//   - Hold reads the record only when the cache is older than CacheFor.
+//   - Hold (asked only for a message whose last attempt failed) trusts a
+//     cached record that holds for CacheFor, and reads one that does not:
+//     another instance may have tripped the breaker since.
 type Observer struct {
 	cfg ObserverConfig
 	d   ObserverDeps
@@ -107,7 +109,7 @@ func (o *Observer) Hold(ctx context.Context) (consume.Hold, error) {
 	if o.cfg.Topic.Breaker.Off {
 		return consume.Hold{}, nil
 	}
-	h, err := o.fresh(ctx)
+	h, err := o.holdRecord(ctx)
 	if err != nil {
 		return consume.Hold{}, err
 	}
@@ -234,6 +236,29 @@ func (o *Observer) fresh(ctx context.Context) (Health, error) {
 	o.mu.Unlock()
 	now := o.d.Now()
 	if !at.IsZero() && now.Sub(at) < o.cfg.CacheFor {
+		return known, nil
+	}
+	h, err := o.d.Store.Get(ctx, o.cfg.Topic.Name)
+	if err != nil {
+		return Health{}, err
+	}
+	o.remember(h, now, streak)
+	return h, nil
+}
+
+// holdRecord is the record Hold decides by. Hold is asked only when the
+// alternative is the DLQ (a message's last attempt failed transiently): a
+// cached record that says hold is trusted for CacheFor (at worst a message
+// waits for a probe it no longer needs), one that says not is read again —
+// another instance may have tripped the breaker since, and trusting the
+// cache dead-lettered last attempts for up to CacheFor into every trip.
+// One read per such message, never on a healthy topic's path.
+func (o *Observer) holdRecord(ctx context.Context) (Health, error) {
+	o.mu.Lock()
+	known, at, streak := o.known, o.knownAt, o.streak
+	o.mu.Unlock()
+	now := o.d.Now()
+	if !at.IsZero() && now.Sub(at) < o.cfg.CacheFor && known.Holding() {
 		return known, nil
 	}
 	h, err := o.d.Store.Get(ctx, o.cfg.Topic.Name)

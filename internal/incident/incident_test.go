@@ -210,7 +210,7 @@ func TestUpdateRetriesConflictsAndResolveReplayIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := &memStore{m: map[string]incident.Incident{}}
-	inc, changed, err := incident.Upsert(ctx, s, incident.DeadLetter{EventID: "e", TenantID: "a", Topic: "t"}, t0)
+	inc, changed, err := incident.Upsert(ctx, incident.Unguarded{Store: s}, incident.DeadLetter{EventID: "e", TenantID: "a", Topic: "t"}, t0)
 	require.NoError(t, err)
 	require.True(t, changed)
 	s.conflicts = 3

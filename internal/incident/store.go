@@ -32,12 +32,43 @@ type Store interface {
 	List(ctx context.Context, f Filter) (Page, error)
 }
 
+// Recorder is a Store that records dead letters of events: the one write
+// that puts an event's data on an incident (its body, a subscriber's
+// answer quoted in the error) goes through SaveDeadLetter, which commits
+// only while the dispatch the incident is about (its event key and topic)
+// carries no erasure marker, checked in the same conditional write, so no
+// copy of an event's data is made after its subject's erasure began
+// (docs/architecture.md §5, guarantee 12). Upsert takes a Recorder: every
+// writer of a dead letter is guarded without asking for it.
+type Recorder interface {
+	Store
+	// SaveDeadLetter is Save (optimistic on inc.Version) guarded by the
+	// erasure marker of inc's dispatch: outbox.ErrErased when it carries
+	// one, and nothing is written.
+	SaveDeadLetter(ctx context.Context, inc Incident) (Incident, error)
+}
+
+// Unguarded records dead letters that copy no event's data (a failed
+// durable job's: the job's id, error and status) with a plain Save. A
+// writer of an event's dead letter never uses it.
+type Unguarded struct{ Store }
+
+// SaveDeadLetter saves inc unguarded.
+func (u Unguarded) SaveDeadLetter(ctx context.Context, inc Incident) (Incident, error) {
+	return u.Save(ctx, inc)
+}
+
 // Filter selects incidents. Every set field must match.
 type Filter struct {
 	// Status "" matches every status.
 	Status   Status `json:"status,omitempty"`
 	TenantID string `json:"tenantId,omitempty"`
 	Topic    string `json:"topic,omitempty"`
+	// EventID, ErrorCode and Type match the incident's event id, error
+	// code and event type.
+	EventID   string `json:"eventId,omitempty"`
+	ErrorCode string `json:"errorCode,omitempty"`
+	Type      string `json:"type,omitempty"`
 	// Since and Until bound lastFailedAt, when the dispatch last failed:
 	// Since <= lastFailedAt < Until (zero: unbounded). Listings are newest
 	// failure first, so a re-failure of an old incident is seen.
@@ -45,7 +76,8 @@ type Filter struct {
 	Until time.Time `json:"until,omitzero"`
 	// Limit is the page size (DefaultPageSize if 0, at most MaxPageSize).
 	Limit int `json:"limit,omitempty"`
-	// Cursor continues a previous page ("" = first page).
+	// Cursor continues a previous page, or goes back to the one before
+	// ("" = first page): a Page's Cursor or Prev.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -53,12 +85,16 @@ type Filter struct {
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 500
+	maxFilterLen    = 256
 )
 
 // Validate checks the filter.
 func (f Filter) Validate() error {
 	if f.Status != "" && !f.Status.Valid() {
 		return fmt.Errorf("status %q: want one of %v", f.Status, Statuses)
+	}
+	if len(f.EventID) > maxFilterLen || len(f.ErrorCode) > maxFilterLen || len(f.Type) > maxFilterLen {
+		return fmt.Errorf("an event id, error code or type is at most %d bytes", maxFilterLen)
 	}
 	if f.Limit < 0 || f.Limit > MaxPageSize {
 		return fmt.Errorf("limit %d out of range (1..%d)", f.Limit, MaxPageSize)
@@ -84,6 +120,9 @@ func (f Filter) Matches(inc Incident) bool {
 	case f.Status != "" && inc.Status != f.Status,
 		f.TenantID != "" && inc.TenantID != f.TenantID,
 		f.Topic != "" && inc.Topic != f.Topic,
+		f.EventID != "" && inc.EventID != f.EventID,
+		f.ErrorCode != "" && inc.ErrorCode != f.ErrorCode,
+		f.Type != "" && inc.Type != f.Type,
 		!f.Since.IsZero() && inc.LastFailedAt.Before(f.Since),
 		!f.Until.IsZero() && !inc.LastFailedAt.Before(f.Until):
 		return false
@@ -91,11 +130,15 @@ func (f Filter) Matches(inc Incident) bool {
 	return true
 }
 
-// Page is one page of a listing.
+// Page is one page of a listing. It may be shorter than the filter's
+// limit (even empty) and still have a next page: a filter that matches
+// rarely reads a bounded amount per page.
 type Page struct {
 	Incidents []Incident `json:"incidents"`
-	// Cursor fetches the next page; "" when there is none.
-	Cursor string `json:"cursor,omitempty"`
+	// Cursor fetches the next page ("next"), Prev the one before this
+	// ("prev"); "" when there is none.
+	Cursor string `json:"next,omitempty"`
+	Prev   string `json:"prev,omitempty"`
 }
 
 // updateAttempts bounds optimistic retries of Update.
@@ -143,8 +186,13 @@ func update(ctx context.Context, s Store, id string, read *Incident, fn func(*In
 
 // Upsert records a dead letter: it opens the incident or reopens the
 // existing one (see Record), retrying on concurrent writes. changed is false
-// when the dead letter had been recorded already.
-func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
+// when the dead letter had been recorded already. The write is the
+// Recorder's guarded one: outbox.ErrErased when the dead letter's event was
+// erased (nothing is written; the caller drops the dead letter: objects it
+// kept for it are under the incident's prefix, ObjectPrefix, which the
+// erasure deletes after the writers that may still hold the event's data
+// are done).
+func Upsert(ctx context.Context, s Recorder, dl DeadLetter, now time.Time) (inc Incident, changed bool, err error) {
 	id := dl.IncidentID()
 	for attempt := 1; ; attempt++ {
 		var existing *Incident
@@ -159,7 +207,7 @@ func Upsert(ctx context.Context, s Store, dl DeadLetter, now time.Time) (inc Inc
 		if !changed {
 			return next, false, nil
 		}
-		saved, err := s.Save(ctx, next)
+		saved, err := s.SaveDeadLetter(ctx, next)
 		if errors.Is(err, ErrConflict) && attempt < updateAttempts {
 			continue
 		}

@@ -58,8 +58,12 @@ func (s *Service) Handle(ctx context.Context, raw json.RawMessage) (Reply, error
 // refused whole (batch_too_large on every envelope).
 //
 // Order: an entity's events (a FIFO topic's message group) are sent in
-// the order of the batch; the caller keeps a subject's events in one
-// batch or in consecutive calls.
+// the order of the batch; the caller keeps an ordering key's events in
+// one batch or in consecutive calls. Within a call an entity's events
+// stored by an earlier call (duplicates whose rows are still pending) are
+// re-driven before its new events are sent, and when one of its events
+// cannot be stored the entity's later events of the call are not stored
+// either (Retry), so a retried call never sends them out of order.
 func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []envelope.BatchResult {
 	out := make([]envelope.BatchResult, len(raws))
 	if len(raws) > envelope.MaxBatch {
@@ -118,8 +122,26 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 		items, size = items+n, size+b
 	}
 
+	// An event whose ordering group lost an earlier event of the batch
+	// (its transaction failed: the caller publishes it again) is not
+	// stored either: stored now, it would be sent ahead of the one before
+	// it.
 	var committed, dups []int
+	broken := map[orderingGroup]error{}
 	for _, chunk := range chunks {
+		kept := chunk[:0:0]
+		for _, i := range chunk {
+			if g, ok := s.groupOf(plans[i]); ok && broken[g] != nil {
+				err := broken[g]
+				out[i] = retry(plans[i].ev.ID, fmt.Errorf("an earlier event of its ordering group was not stored: %w", err))
+				continue
+			}
+			kept = append(kept, i)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		chunk = kept
 		ps := make([]CommitParams, len(chunk))
 		for j, i := range chunk {
 			ps[j] = plans[i].commit
@@ -129,6 +151,7 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 			s.d.Log.WarnContext(ctx, "ingest: batch: commit failed; its events were not stored", "events", len(chunk), "error", err)
 			for _, i := range chunk {
 				out[i] = retry(plans[i].ev.ID, err)
+				s.breaks(broken, plans[i], err)
 			}
 			continue
 		}
@@ -143,9 +166,39 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 			default:
 				plans[i].log.ErrorContext(ctx, "ingest: batch: event not stored", "error", errs[j])
 				out[i] = retry(plans[i].ev.ID, errs[j])
+				s.breaks(broken, plans[i], errs[j])
 			}
 		}
 	}
+
+	// Duplicates first: one stored before this call (an earlier call that
+	// died before its sends, retried) comes before the call's new events
+	// in its group's sequence, so its pending rows are re-driven before
+	// the new events are sent. A group's duplicates go one after the
+	// other, in the batch's order; groups in parallel.
+	var dupGroups [][]int
+	at := map[orderingGroup]int{}
+	for _, i := range dups {
+		g, fifo := s.groupOf(plans[i])
+		k, ok := at[g]
+		if !fifo || !ok {
+			k = len(dupGroups)
+			at[g] = k
+			dupGroups = append(dupGroups, nil)
+		}
+		dupGroups[k] = append(dupGroups[k], i)
+	}
+	s.each(len(dupGroups), func(k int) {
+		for _, i := range dupGroups[k] {
+			p := plans[i]
+			res, err := s.duplicate(ctx, p.log, p.producer, p.commit.Record.Key, p.ev)
+			if err != nil {
+				out[i] = retry(p.ev.ID, err)
+				continue
+			}
+			out[i].Result = res
+		}
+	})
 
 	var jobs []outbox.Job
 	owners := make([]int, 0, len(committed))
@@ -172,15 +225,6 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 		out[i].Result = s.settled(ctx, plans[i], os)
 	}
 
-	s.each(len(dups), func(j int) {
-		p := plans[dups[j]]
-		res, err := s.duplicate(ctx, p.log, p.producer, p.commit.Record.Key, p.ev)
-		if err != nil {
-			out[dups[j]] = retry(p.ev.ID, err)
-			return
-		}
-		out[dups[j]].Result = res
-	})
 	for _, i := range later {
 		res, err := s.Publish(ctx, raws[i])
 		if err != nil {
@@ -190,6 +234,30 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 		out[i].Result = res
 	}
 	return out
+}
+
+// orderingGroup is a FIFO topic's message group: the tenant's sequence of
+// one entity (the ordering key; "" for the tenant's whole sequence).
+type orderingGroup struct{ tenant, key string }
+
+// groupOf is the event's ordering group, and whether any of its topics
+// keeps that order (a FIFO topic); on standard topics events have no
+// order to keep.
+func (s *Service) groupOf(p *plan) (orderingGroup, bool) {
+	g := orderingGroup{p.ev.TenantID, p.commit.Record.OrderingKey}
+	for _, name := range p.commit.Record.Topics {
+		if t, ok := s.d.Topology.Topic(name); ok && t.FIFO {
+			return g, true
+		}
+	}
+	return g, false
+}
+
+// breaks marks the event's ordering group as missing an event of the call.
+func (s *Service) breaks(broken map[orderingGroup]error, p *plan, err error) {
+	if g, ok := s.groupOf(p); ok && broken[g] == nil {
+		broken[g] = err
+	}
 }
 
 // batchConcurrency bounds a batch's parallel work per envelope (claim

@@ -403,3 +403,92 @@ func TestBatchRowsComeDueForTheSweeperAfterBatchDueAfter(t *testing.T) {
 		b.sentOnce(t, topology.CRM, "evt_bd1")
 	})
 }
+
+// billingOrder receives n messages from the billing FIFO queue (deleting
+// each batch, so a group's next messages come) and returns each message
+// group's event ids in the order they arrived.
+func (b *bundle) billingOrder(t *testing.T, n int) map[string][]string {
+	t.Helper()
+	got, count := map[string][]string{}, 0
+	deadline := time.Now().Add(30 * time.Second)
+	for count < n {
+		require.True(t, time.Now().Before(deadline), "received %d of %d: %v", count, n, got)
+		for _, m := range b.env.ReceiveAndDelete(context.Background(), b.queueURL(topology.Billing), 0, time.Second) {
+			g := m.Attributes["MessageGroupId"]
+			got[g] = append(got[g], aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue))
+			count++
+		}
+	}
+	require.Empty(t, b.env.ReceiveAndDelete(context.Background(), b.queueURL(topology.Billing), 0, 300*time.Millisecond), "nothing more")
+	return got
+}
+
+// A call retried after an earlier one died between its commit and its
+// sends: the customer's event that call stored (a duplicate now, its row
+// pending) is re-driven before the customer's new event of the retry is
+// sent, so the FIFO group keeps the batch's order (the new event went
+// first before).
+func TestBatchRedrivesAnEntitysEarlierEventBeforeItsNewOnes(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		first, second := stripeEnvelope(t, "evt_seq_1", "cus_S", 0), stripeEnvelope(t, "evt_seq_2", "cus_S", 0)
+		removeSend := b.env.Faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessageBatch"})
+		removeMark := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "UpdateItem", Resource: b.cfg.EventsTable})
+		require.Equal(t, envelope.StatusAccepted, b.batch(t, first)[0].Status)
+		removeSend()
+		removeMark()
+		b.clock.Advance(b.cfg.Ingest.Lease + time.Second)
+
+		out := b.batch(t, first, second)
+		require.Equal(t, envelope.StatusDuplicate, out[0].Status, out[0].Retry)
+		require.Empty(t, out[0].PendingTopics, "re-driven")
+		require.Equal(t, envelope.StatusEnqueued, out[1].Status, out[1].Retry)
+		require.Equal(t, map[string][]string{"acme/cus_S": {"evt_seq_1", "evt_seq_2"}}, b.billingOrder(t, 2))
+	})
+}
+
+// A transaction that fails holds back the rest of its events' ordering
+// groups in the call: a customer's events after the failed ones are not
+// stored (Retry) — stored, they would go out ahead of the ones the caller
+// publishes again — while another customer's events of the call are.
+func TestBatchCommitFailureHoldsBackTheRestOfItsOrderingGroup(t *testing.T) {
+	t.Parallel()
+	eachEmulator(t, func(t *testing.T, b *bundle) {
+		var raws [][]byte
+		var wantA, wantB []string
+		for i := range 60 {
+			id, customer := fmt.Sprintf("evt_grp_%02d", i), "cus_A"
+			if i >= 55 {
+				customer = "cus_B"
+				wantB = append(wantB, id)
+			} else {
+				wantA = append(wantA, id)
+			}
+			raws = append(raws, stripeEnvelope(t, id, customer, 0))
+		}
+		// The first transaction (50 events: 100 items) fails for good.
+		remove := b.env.Faults.Add(awslocal.Fault{Service: "DynamoDB", Operation: "TransactWriteItems",
+			Err: awslocal.ServiceUnavailable(), Match: func(in any) bool {
+				return len(in.(*dynamodb.TransactWriteItemsInput).TransactItems) == 100
+			}})
+		out := b.batch(t, raws...)
+		remove()
+		var again [][]byte
+		for i, r := range out {
+			if i < 55 {
+				require.NotEmpty(t, r.Retry, "%d: cus_A's events wait for the failed ones", i)
+				require.Empty(t, b.collection(t, r.EventID), "%d: not stored", i)
+				again = append(again, raws[i])
+				continue
+			}
+			require.Equal(t, envelope.StatusEnqueued, r.Status, "%d: cus_B is not held back", i)
+		}
+		for _, r := range b.batch(t, again[:50]...) {
+			require.Equal(t, envelope.StatusEnqueued, r.Status, r.Retry)
+		}
+		for _, r := range b.batch(t, again[50:]...) {
+			require.Equal(t, envelope.StatusEnqueued, r.Status, r.Retry)
+		}
+		require.Equal(t, map[string][]string{"acme/cus_A": wantA, "acme/cus_B": wantB}, b.billingOrder(t, 60))
+	})
+}

@@ -2,9 +2,11 @@
 // file with its ports and a constructor returning a jobs.Kind:
 // tenant-export (a tenant's events and incidents to S3 as gzip NDJSON parts
 // with a manifest), subject-erasure (redact a subject's stored payloads,
-// delete its objects with positive evidence), stripe-reconcile (replay
+// delete its objects and rewrite the shared ones — archive, exports, import
+// files — with positive evidence, after waiting out every writer that may
+// still copy its data), stripe-reconcile (replay
 // Stripe's events API through ingest so a webhook outage loses nothing),
 // file-import (NDJSON dropped under imports/<tenant>/ through ingest) and
 // retention-purge (a tenant's retention policy applied to every store).
-// Registering a kind is one line in internal/wire/jobsfn.
+// Registering a kind is its file and one line in Kinds (kinds.go).
 package jobkinds

@@ -95,7 +95,25 @@ type ErasureDeps struct {
 	Rewrites        Rewrites
 	ArchivePrefixes []string
 	Jobs            JobLister
+	// WriterWindow is how long a writer may still copy an event's data
+	// into an object after it read the event before the erasure marked it
+	// (default WriterWindow); Poll how often the erasure looks at the jobs
+	// it waits for (default 1 minute).
+	WriterWindow time.Duration
+	Poll         time.Duration
 }
+
+// WriterWindow bounds how long after an event's erasure marker a writer
+// that read the event before it may still store an object holding its
+// data: the DLQ archiver and the sweeper store a dead letter's body (or a
+// copy of its claim-checked payload) under the incident's prefix before
+// their guarded incident write, which the marker then refuses; each does
+// so within one invocation (the sweeper's is the longest, 5 minutes). The
+// erasure looks under those prefixes again once this has passed since it
+// marked the subject's events (docs/architecture.md §5, guarantee 12;
+// wire's TestTheErasureOutwaitsEveryWriter holds it against the
+// functions' timeouts).
+const WriterWindow = 6 * time.Minute
 
 // ErasureArgs name the subject identifier to erase: an envelope subject,
 // or an identifier a provider's payload names (a Stripe customer cus_…).
@@ -133,17 +151,26 @@ type ErasureResult struct {
 
 // Phases of an erasure, in order.
 const (
+	// erasePhaseImports waits out the tenant's running file imports, then
+	// rewrites the import files and their error reports.
+	erasePhaseImports   = "imports"
 	erasePhaseEvents    = "events"
 	erasePhaseIncidents = "incidents"
 	// erasePhaseInFlight waits out the deliveries that held a row when
-	// its event was erased, then redacts what they wrote.
+	// its event was erased, then redacts what they wrote, and the writers'
+	// window (WriterWindow).
 	erasePhaseInFlight = "inflight"
+	// The events and incidents again: an object a writer stored before its
+	// guarded write was refused (under the incident's prefix) is deleted.
+	erasePhaseRecheckEvents    = "recheck-events"
+	erasePhaseRecheckIncidents = "recheck-incidents"
 	// The shared copies, once nothing is in flight any more.
 	erasePhaseArchives = "archives"
 	erasePhaseExports  = "exports"
 )
 
-var erasePhases = []string{erasePhaseEvents, erasePhaseIncidents, erasePhaseInFlight, erasePhaseArchives, erasePhaseExports}
+var erasePhases = []string{erasePhaseImports, erasePhaseEvents, erasePhaseIncidents, erasePhaseInFlight,
+	erasePhaseRecheckEvents, erasePhaseRecheckIncidents, erasePhaseArchives, erasePhaseExports}
 
 type erasureCheckpoint struct {
 	Phase      string     `json:"phase,omitempty"`
@@ -165,6 +192,20 @@ type erasureCheckpoint struct {
 	EventKeys   []string `json:"eventKeys,omitempty"`
 	RowKeys     []string `json:"rowKeys,omitempty"`
 	IncidentIDs []string `json:"incidentIds,omitempty"`
+	// Found counts the events and incidents of the subject the erasure
+	// found: with none, no writer can hold its data and there is no
+	// writers' window to wait.
+	Found int `json:"found,omitempty"`
+	// Listed: the phase listed the tenant's jobs it is about; Waiting are
+	// those it waits to end (running when listed), Done those that ended
+	// since.
+	Listed  bool     `json:"listed,omitempty"`
+	Waiting []string `json:"waiting,omitempty"`
+	Done    []string `json:"done,omitempty"`
+	// Files are the import files still to rewrite; ImportJobs the
+	// tenant's imports by file key (their report parts).
+	Files      []string            `json:"files,omitempty"`
+	ImportJobs map[string][]string `json:"importJobs,omitempty"`
 }
 
 // maxInlineEvidence bounds the deletions listed in the result itself.
@@ -230,8 +271,13 @@ func Erasure(d ErasureDeps) jobs.Kind {
 			}
 			if wait := cp.WaitUntil.Sub(e.now()); !done && cp.Phase == erasePhaseInFlight && wait > 0 {
 				// A delivery that held a row at the erasure may still be
-				// running: its lease bounds it.
+				// running (its lease bounds it), and a writer that read an
+				// event before its marker may still store an object
+				// (WriterWindow bounds it).
 				return jobs.Snooze(wait+time.Second, cp), nil
+			}
+			if !done && e.snooze > 0 {
+				return jobs.Snooze(e.snooze, cp), nil // a job it waits for is running
 			}
 			if !done {
 				return jobs.Continue(cp), nil
@@ -267,48 +313,77 @@ type eraseStep struct {
 	subject string
 	cp      *erasureCheckpoint
 	now     func() time.Time
+	// snooze is set by a phase that waits for a job to end.
+	snooze time.Duration
+}
+
+func (e *eraseStep) poll() time.Duration {
+	if e.d.Poll > 0 {
+		return e.d.Poll
+	}
+	return time.Minute
+}
+
+func (e *eraseStep) writerWindow() time.Duration {
+	if e.d.WriterWindow > 0 {
+		return e.d.WriterWindow
+	}
+	return WriterWindow
 }
 
 // run does one page of the current phase and moves to the next phase
 // when it is spent; done when the last phase is.
 func (e *eraseStep) run(ctx context.Context) (bool, error) {
 	var (
-		next string
+		done bool
 		err  error
 	)
+	paged := func(next string, err error) (bool, error) {
+		e.cp.Cursor = next
+		return next == "", err
+	}
 	switch e.cp.Phase {
-	case erasePhaseEvents:
-		next, err = e.events(ctx)
-	case erasePhaseIncidents:
-		next, err = e.incidents(ctx)
+	case erasePhaseImports:
+		done, err = e.imports(ctx)
+	case erasePhaseEvents, erasePhaseRecheckEvents:
+		done, err = paged(e.events(ctx))
+	case erasePhaseIncidents, erasePhaseRecheckIncidents:
+		done, err = paged(e.incidents(ctx))
+		if done && err == nil && e.cp.Phase == erasePhaseIncidents && e.cp.Found > 0 {
+			// Every event of the subject is marked: a writer that read one
+			// before may still store an object for it until then.
+			if until := e.now().Add(e.writerWindow()); until.After(e.cp.WaitUntil) {
+				e.cp.WaitUntil = until
+			}
+		}
 	case erasePhaseInFlight:
 		if e.cp.WaitUntil.After(e.now()) {
 			return false, nil
 		}
-		err = e.inFlight(ctx)
+		done, err = true, e.inFlight(ctx)
 	case erasePhaseArchives:
-		next, err = e.archives(ctx)
+		done, err = paged(e.archives(ctx))
 	case erasePhaseExports:
-		if e.cp.Cursor == "" {
-			e.cp.Cursor = "start"
-		}
-		next, err = e.exports(ctx)
+		done, err = e.exports(ctx)
 	default:
 		return false, jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown phase %q", e.cp.Phase))
 	}
-	if err != nil {
+	if err != nil || !done {
 		return false, err
-	}
-	e.cp.Cursor = next
-	if next != "" {
-		return false, nil
 	}
 	i := slices.Index(erasePhases, e.cp.Phase)
 	if i+1 == len(erasePhases) {
 		return true, nil
 	}
 	e.cp.Phase = erasePhases[i+1]
+	e.cp.Cursor, e.cp.Listed, e.cp.Waiting, e.cp.Done, e.cp.Files, e.cp.ImportJobs = "", false, nil, nil, nil, nil
 	return false, nil
+}
+
+// recheck reports whether the step runs the second pass over the events
+// and incidents (after the writers' window).
+func (e *eraseStep) recheck() bool {
+	return e.cp.Phase == erasePhaseRecheckEvents || e.cp.Phase == erasePhaseRecheckIncidents
 }
 
 func (e *eraseStep) query() subject.Query {
@@ -333,6 +408,9 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 		if r.Event.TenantID != e.s.Job.TenantID {
 			continue // the index is scoped by tenant; a defence all the same
 		}
+		if !e.recheck() {
+			e.cp.Found++
+		}
 		// Objects first, then the fenced redaction that drops their
 		// references: a crash in between leaves the references, so
 		// the retry deletes (and confirms) again instead of leaking.
@@ -355,7 +433,7 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 			if quotes(row) {
 				redact++
 			}
-			if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) {
+			if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) && !e.recheck() {
 				// A consumer is delivering it right now: wait its lease
 				// out, then redact what it wrote.
 				e.cp.InFlight = append(e.cp.InFlight, r.Key)
@@ -396,6 +474,9 @@ func (e *eraseStep) incidents(ctx context.Context) (string, error) {
 		return "", err
 	}
 	for _, id := range ids {
+		if !e.recheck() {
+			e.cp.Found++
+		}
 		if err := e.incident(ctx, id, true); err != nil {
 			return "", err
 		}
@@ -457,25 +538,28 @@ func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) erro
 }
 
 // eraseIncident deletes every object stored for an incident — each body
-// it has had and its payload copies, everything under its prefix — and,
-// when its event's ledger item may be gone, the event's claim-checked
-// payloads (they outlive the ledger item until the bucket's lifecycle
-// expires them); all confirmed absent, while the lease holds. Then it
-// redacts the incident (body, error text, history notes: incident.Erased),
-// fenced; 0 when there is none or it was redacted already.
+// it has had and its payload copies, everything under its prefix, also
+// when there is no incident (a writer whose incident write the erasure
+// marker refused stored them first) — and, when its event's ledger item
+// may be gone, the event's claim-checked payloads (they outlive the ledger
+// item until the bucket's lifecycle expires them); all confirmed absent,
+// while the lease holds. Then it redacts the incident (body, error text,
+// history notes: incident.Incident.Erased), fenced; 0 when there is none or it was
+// redacted already.
 func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (int, error) {
 	inc, err := e.d.Store.Get(ctx, id)
-	if err != nil {
-		if isNotFound(err) {
-			return 0, nil
-		}
+	found := err == nil
+	if err != nil && !isNotFound(err) {
 		return 0, err
 	}
-	if inc.TenantID != e.s.Job.TenantID {
+	if found && inc.TenantID != e.s.Job.TenantID {
 		return 0, nil
 	}
 	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
 		return 0, err
+	}
+	if !found {
+		return 0, e.eraseUnder(ctx, incident.ObjectPrefix(e.s.Job.TenantID, id))
 	}
 	prefixes := []string{incident.ObjectPrefix(inc.TenantID, inc.ID)}
 	if payloads && inc.EventID != "" {
@@ -595,7 +679,7 @@ type StoreEvidence struct {
 // with a count of 0 when it held nothing of the subject.
 func (cp *erasureCheckpoint) evidence() map[string]*StoreEvidence {
 	out := map[string]*StoreEvidence{}
-	for _, name := range []string{StoreLedger, StoreDispatches, StoreIncidents, StorePayloads, StoreIncidentObjects, StoreArchive, StoreExports} {
+	for _, name := range []string{StoreLedger, StoreDispatches, StoreIncidents, StorePayloads, StoreIncidentObjects, StoreArchive, StoreExports, StoreImports} {
 		out[name] = &StoreEvidence{Keys: []string{}}
 	}
 	add := func(name string, keys ...string) {

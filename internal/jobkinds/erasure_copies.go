@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -26,10 +27,12 @@ import (
 
 // StoredVersion is one version of an object on the versioned bucket.
 type StoredVersion struct {
-	Key          string `json:"key"`
-	VersionID    string `json:"versionId"`
-	Latest       bool   `json:"latest,omitempty"`
-	DeleteMarker bool   `json:"deleteMarker,omitempty"`
+	Key          string    `json:"key"`
+	VersionID    string    `json:"versionId"`
+	Latest       bool      `json:"latest,omitempty"`
+	DeleteMarker bool      `json:"deleteMarker,omitempty"`
+	Size         int64     `json:"size,omitempty"`
+	LastModified time.Time `json:"lastModified,omitzero"`
 }
 
 // Rewrites are what an erasure needs to rewrite shared objects.
@@ -38,8 +41,12 @@ type Rewrites interface {
 	// included, by key, newest first.
 	ListVersions(ctx context.Context, bucket, prefix string) ([]StoredVersion, error)
 	GetVersion(ctx context.Context, bucket, key, versionID string) ([]byte, error)
-	// PutVersion writes an object and returns its new version id.
-	PutVersion(ctx context.Context, bucket, key string, body []byte) (string, error)
+	// OpenVersion opens one version as a stream (an object too large to
+	// hold is scanned, not read whole).
+	OpenVersion(ctx context.Context, bucket, key, versionID string) (io.ReadCloser, error)
+	// PutVersion writes an object with user metadata (nil: none) and
+	// returns its new version id.
+	PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string) (string, error)
 	DeleteVersion(ctx context.Context, bucket, key, versionID string) error
 	// Subprefixes lists the prefixes right under prefix (at the next "/").
 	Subprefixes(ctx context.Context, bucket, prefix string) ([]string, error)
@@ -56,6 +63,9 @@ type Rewrite struct {
 	Removed    int      `json:"recordsRemoved"`
 	NewVersion string   `json:"newVersionId,omitempty"`
 	VersionIDs []string `json:"versionIdsDeleted"`
+	// Reason says why an object was deleted whole instead (a file too
+	// large to rewrite in a step).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Stores named in the evidence.
@@ -146,10 +156,20 @@ func without(body []byte, gz bool, id string) (out []byte, removed, kept int, er
 }
 
 // rewriteObject removes the subject's records from every version of one
-// object: when any version holds one, the latest version's other records
-// become a new version (none when nothing is left) and every earlier
-// version is deleted by id. Nil when no version named the subject.
+// archive object or export part (NDJSON, gzip when gz): see rewriteWith.
 func (e *eraseStep) rewriteObject(ctx context.Context, store, key string, versions []StoredVersion, gz bool) (*Rewrite, []byte, error) {
+	return e.rewriteWith(ctx, store, key, versions, func(body []byte) ([]byte, int, int, error) {
+		return without(body, gz, e.subject)
+	})
+}
+
+// rewriteWith removes the subject's records from every version of one
+// object with filter (the body without them, how many it removed and how
+// many records are left): when any version holds one, the latest version's
+// other records become a new version (none when nothing is left), which
+// names the erasure in its metadata (MetaRewrittenBy), and every earlier
+// version is deleted by id. Nil when no version named the subject.
+func (e *eraseStep) rewriteWith(ctx context.Context, store, key string, versions []StoredVersion, filter func([]byte) ([]byte, int, int, error)) (*Rewrite, []byte, error) {
 	rw := e.d.Rewrites
 	removed := 0
 	var latest []byte
@@ -162,7 +182,7 @@ func (e *eraseStep) rewriteObject(ctx context.Context, store, key string, versio
 		if err != nil {
 			return nil, nil, err
 		}
-		out, n, kept, err := without(body, gz, e.subject)
+		out, n, kept, err := filter(body)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", key, err)
 		}
@@ -182,7 +202,7 @@ func (e *eraseStep) rewriteObject(ctx context.Context, store, key string, versio
 	}
 	r := &Rewrite{Store: store, Bucket: e.d.Bucket, Key: key, Removed: removed, VersionIDs: []string{}}
 	if haveLatest && latest != nil {
-		id, err := rw.PutVersion(ctx, e.d.Bucket, key, latest)
+		id, err := rw.PutVersion(ctx, e.d.Bucket, key, latest, map[string]string{MetaRewrittenBy: e.s.Job.ID})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -288,47 +308,118 @@ func tenantDays(ctx context.Context, rw Rewrites, bucket string, tops []string, 
 	return out, nil
 }
 
-// exports rewrites the parts of the tenant's finished exports that hold
-// the subject's records (events and incidents), and their manifests
-// (counts and checksums of the rewritten parts, and the erasure named),
-// one listing page of the tenant's jobs per step.
-func (e *eraseStep) exports(ctx context.Context) (string, error) {
+// exports rewrites the output of the tenant's exports, whatever their
+// status: a failed or cancelled export's committed parts, and the orphans
+// an attempt that crashed or was fenced out left, hold the subject as much
+// as a finished one's. An export still running when the phase lists it is
+// waited out first: its parts written before the erasure reached its
+// events would otherwise be listed by its manifest afterwards (issue 32
+// items 2 and 3). One listing page a step, then the waits.
+func (e *eraseStep) exports(ctx context.Context) (bool, error) {
 	if e.d.Rewrites == nil || e.d.Jobs == nil {
-		return "", nil
+		return true, nil
 	}
-	cursor := e.cp.Cursor
-	if cursor == "start" {
-		cursor = ""
-	}
-	page, err := e.d.Jobs.List(ctx, jobs.ListParams{TenantID: e.s.Job.TenantID, Limit: jobs.MaxListLimit, Cursor: cursor})
-	if err != nil {
-		return "", err
-	}
-	for _, j := range page.Jobs {
-		if j.Kind != KindExport || j.Status != jobs.StatusCompleted {
-			continue
+	if !e.cp.Listed {
+		page, err := e.d.Jobs.List(ctx, jobs.ListParams{TenantID: e.s.Job.TenantID, Kind: KindExport, Limit: jobs.MaxListLimit, Cursor: e.cp.Cursor})
+		if err != nil {
+			return false, err
 		}
-		if err := e.export(ctx, j); err != nil {
-			return "", err
+		for _, j := range page.Jobs {
+			if !j.Status.Terminal() {
+				e.cp.Waiting = append(e.cp.Waiting, j.ID)
+				continue
+			}
+			if err := e.export(ctx, j); err != nil {
+				return false, err
+			}
+		}
+		if page.Cursor != "" {
+			e.cp.Cursor = page.Cursor
+			return false, nil
+		}
+		e.cp.Listed, e.cp.Cursor = true, ""
+	}
+	waiting, err := e.waitJobs(ctx)
+	if err != nil || waiting {
+		return false, err
+	}
+	for _, id := range e.cp.Done {
+		j, ok, err := e.d.Jobs.Get(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			if err := e.export(ctx, j); err != nil {
+				return false, err
+			}
 		}
 	}
-	return page.Cursor, nil
+	e.cp.Done = nil
+	return true, nil
 }
 
-// export rewrites one finished export.
-func (e *eraseStep) export(ctx context.Context, j jobs.Job) error {
-	var res ExportResult
-	if json.Unmarshal(j.Result, &res) != nil || res.ManifestKey == "" {
-		return nil
+// waitJobs looks at the jobs the phase waits for (running when it
+// listed them; one started later reads what the erasure left): the ones
+// that ended move to Done, and the step snoozes while any is left.
+func (e *eraseStep) waitJobs(ctx context.Context) (bool, error) {
+	var still []string
+	for _, id := range e.cp.Waiting {
+		j, ok, err := e.d.Jobs.Get(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case !ok:
+		case j.Status.Terminal():
+			e.cp.Done = append(e.cp.Done, id)
+		default:
+			still = append(still, id)
+		}
 	}
-	vs, err := e.d.Rewrites.ListVersions(ctx, e.d.Bucket, res.ManifestKey)
+	e.cp.Waiting = still
+	if len(still) > 0 {
+		e.snooze = e.poll()
+		return true, nil
+	}
+	return false, nil
+}
+
+// export rewrites one export's output: every NDJSON object under its job's
+// prefix (the parts of every attempt), then the manifest's counts and
+// checksums when it has one.
+func (e *eraseStep) export(ctx context.Context, j jobs.Job) error {
+	vs, err := e.d.Rewrites.ListVersions(ctx, e.d.Bucket, jobs.ObjectPrefix+j.ID+"/")
 	if err != nil {
 		return err
 	}
+	keys, versions := byKey(vs)
+	rewritten := map[string]*Rewrite{}
+	bodies := map[string][]byte{}
+	for _, k := range keys {
+		gz := strings.HasSuffix(k, ".ndjson.gz")
+		if !gz && !strings.HasSuffix(k, ".ndjson") {
+			continue
+		}
+		r, body, err := e.rewriteObject(ctx, StoreExports, k, versions[k], gz)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			e.cp.Rewrites = append(e.cp.Rewrites, *r)
+			rewritten[k], bodies[k] = r, body
+		}
+	}
+	if len(rewritten) == 0 {
+		return nil
+	}
+	var res ExportResult
+	if json.Unmarshal(j.Result, &res) != nil || res.ManifestKey == "" {
+		return nil // no manifest: a failed or cancelled export
+	}
 	var latest *StoredVersion
-	for i, v := range vs {
-		if v.Key == res.ManifestKey && v.Latest && !v.DeleteMarker {
-			latest = &vs[i]
+	for i, v := range versions[res.ManifestKey] {
+		if v.Latest && !v.DeleteMarker {
+			latest = &versions[res.ManifestKey][i]
 		}
 	}
 	if latest == nil {
@@ -344,19 +435,11 @@ func (e *eraseStep) export(ctx context.Context, j jobs.Job) error {
 	}
 	changed := false
 	for i, p := range m.Parts {
-		pvs, err := e.d.Rewrites.ListVersions(ctx, e.d.Bucket, p.Key)
-		if err != nil {
-			return err
-		}
-		_, versions := byKey(pvs)
-		r, body, err := e.rewriteObject(ctx, StoreExports, p.Key, versions[p.Key], true)
-		if err != nil {
-			return err
-		}
-		if r == nil {
+		r, ok := rewritten[p.Key]
+		if !ok {
 			continue
 		}
-		e.cp.Rewrites = append(e.cp.Rewrites, *r)
+		body := bodies[p.Key]
 		changed = true
 		m.Parts[i].Count -= min(p.Count, r.Removed)
 		if p.Records == "events" {
@@ -383,6 +466,6 @@ func (e *eraseStep) export(ctx context.Context, j jobs.Job) error {
 	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
 		return err
 	}
-	_, err = e.d.Rewrites.PutVersion(ctx, e.d.Bucket, res.ManifestKey, body)
+	_, err = e.d.Rewrites.PutVersion(ctx, e.d.Bucket, res.ManifestKey, body, map[string]string{MetaRewrittenBy: e.s.Job.ID})
 	return err
 }

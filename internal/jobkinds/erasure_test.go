@@ -88,7 +88,7 @@ func (b *bundle) keepIncident(t *testing.T, ev envelope.Event, topic, errorMessa
 	require.NoError(t, err)
 	require.NotEmpty(t, kept.Key, "the incident body is stored")
 	names := subject.Of(ev)
-	inc, _, err := incident.Upsert(ctx, b.env.Incidents(), incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: eventKey(ev), EventID: ev.ID, TenantID: ev.TenantID, Topic: topic, Type: ev.Type, Source: ev.Source,
 		Subject: names.Subject, Owner: names.Owner,
 		SourceQueue: "dlq", MessageID: "m-" + ev.ID, ErrorCode: "subscriber_rejected", ErrorMessage: errorMessage, Body: kept, By: incident.ActorArchiver,
@@ -701,4 +701,33 @@ func TestErasureRecordsTheSendOfABatchPublishedEvent(t *testing.T) {
 			require.False(t, row.ErasedAt.IsZero(), "%s %s carries the marker", ev.ID, row.Topic)
 		}
 	}
+}
+
+// Issue 32 item 15: an erasure is keyed by its subject so that a new one
+// supersedes the running one, but a start naming its own idempotencyKey
+// got that key instead, and two erasures of one subject ran at once (each
+// waiting, snoozing and rewriting the same objects). A key is refused for
+// the kind; every erasure of a subject is the one job.
+func TestTwoErasuresOfOneSubjectNeverRunAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	args := json.RawMessage(`{"subject":"user-42"}`)
+	_, _, err := b.engine.Start(ctx, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", IdempotencyKey: "ticket-1234", Args: args})
+	var re *jobs.RequestError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, jobs.CodeInvalidRequest, re.Code)
+	require.Contains(t, re.Message, "idempotencyKey")
+
+	first, created, err := b.engine.Start(ctx, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: args})
+	require.NoError(t, err)
+	require.True(t, created)
+	second, created, err := b.engine.Start(ctx, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: args})
+	require.NoError(t, err)
+	require.False(t, created, "the same job, superseded")
+	require.Equal(t, first.ID, second.ID)
+	require.Equal(t, first.Generation+1, second.Generation)
+	page, err := b.engine.List(ctx, jobs.ListParams{TenantID: "gdpr", Kind: jobkinds.KindErasure})
+	require.NoError(t, err)
+	require.Len(t, page.Jobs, 1, "one erasure of the subject")
 }

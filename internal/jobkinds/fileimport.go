@@ -72,6 +72,10 @@ type ImportResult struct {
 	Rejected   int64  `json:"rejected"`
 	ReportKey  string `json:"reportKey,omitempty"`
 	Unreported int64  `json:"unreported,omitempty"`
+	// RewrittenBy names the subject erasure that wrote the version: its
+	// records were imported from the version before, so the import reads
+	// nothing (the notification of the erasure's write starts it).
+	RewrittenBy string `json:"rewrittenBy,omitempty"`
 }
 
 type importCheckpoint struct {
@@ -80,12 +84,16 @@ type importCheckpoint struct {
 	// Offset is the file offset the next step reads from: the next line
 	// (plain) or the start of the gzip member it is in (gzip, Inflated
 	// bytes into it).
-	Offset   int64    `json:"offset"`
-	Inflated int64    `json:"inflated,omitempty"`
-	Lines    int64    `json:"lines"`
-	EOF      bool     `json:"eof,omitempty"`
-	Parts    []string `json:"parts,omitempty"` // error report parts
-	Reported int64    `json:"reported,omitempty"`
+	Offset   int64 `json:"offset"`
+	Inflated int64 `json:"inflated,omitempty"`
+	// Mark is the last DEFLATE block boundary before Inflated (gzip, when
+	// there is one past the member's start): the next step decodes from
+	// it, not from the member's start.
+	Mark     *gzipMark `json:"mark,omitempty"`
+	Lines    int64     `json:"lines"`
+	EOF      bool      `json:"eof,omitempty"`
+	Parts    []string  `json:"parts,omitempty"` // error report parts
+	Reported int64     `json:"reported,omitempty"`
 	// Acked are the records ("line.index") of the batch at Offset that an
 	// attempt which then failed had stored: that attempt counted nothing,
 	// so the retry counts them accepted, not duplicates (a fresh file
@@ -97,7 +105,7 @@ type importCheckpoint struct {
 // ImportOptions tune the steps (zero: the defaults).
 type ImportOptions struct {
 	// Concurrency is how many ingest calls run at once (default 16);
-	// records of one subject (else one id) are published in file order.
+	// records of one ordering key are published in file order.
 	Concurrency int
 	// StepRecords and StepBudget bound one step (default 20,000 records,
 	// 40 s): the checkpoint commits after them.
@@ -194,6 +202,9 @@ func FileImport(d FileImportDeps) jobs.Kind {
 		Name:        KindFileImport,
 		StepTimeout: 2 * time.Minute,
 		MaxAttempts: 8,
+		// The job is how the retention purge finds the import's report
+		// parts (jobs/<import>/…).
+		KeepFor: ImportsKeptFor,
 		CheckArgs: func(raw json.RawMessage) error {
 			var a ImportArgs
 			if err := strictArgs(raw, &a); err != nil {
@@ -238,6 +249,9 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 		if err := startImport(ctx, d, a, &cp); err != nil {
 			return jobs.Outcome{}, err
 		}
+		if cp.RewrittenBy != "" {
+			return jobs.Done(cp.ImportResult), nil
+		}
 	}
 	var canon Canonicalizer
 	if d.StripeFor != nil {
@@ -248,7 +262,11 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 	if rp.VersionID == "" {
 		rp.ETag = cp.ETag
 	}
-	src := &rangeReader{ctx: ctx, obj: d.Objects, p: rp, off: cp.Offset, size: cp.Bytes}
+	from := cp.Offset
+	if cp.Gzip && cp.Mark != nil {
+		from = cp.Mark.Bit / 8
+	}
+	src := &rangeReader{ctx: ctx, obj: d.Objects, p: rp, off: from, size: cp.Bytes}
 	defer src.Close()
 
 	var (
@@ -258,13 +276,22 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 		err     error
 	)
 	if cp.Gzip {
-		if gz, err = newGzipStream(src, cp.Offset); err != nil {
+		// From the last block boundary before the next line (a few KiB
+		// to decode and drop), else from its member's start.
+		skip := cp.Inflated
+		if cp.Mark != nil {
+			gz, err = resumeGzipStream(src, cp.Offset, *cp.Mark)
+			skip -= cp.Mark.Out
+		} else {
+			gz, err = newGzipStream(src, cp.Offset)
+		}
+		if err != nil {
 			return jobs.Outcome{}, readFailure(err)
 		}
-		if _, err := io.CopyN(io.Discard, gz, cp.Inflated); err != nil {
+		if _, err := io.CopyN(io.Discard, gz, skip); err != nil {
 			return jobs.Outcome{}, readFailure(err)
 		}
-		decoded, pos = gz, cp.Inflated
+		decoded, pos = gz, skip
 	}
 	lr := &lineReader{br: bufio.NewReaderSize(decoded, 256<<10), max: MaxImportLineBytes}
 
@@ -371,13 +398,14 @@ func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs
 	}
 	done := pos
 	if gz != nil {
-		cp.Offset, cp.Inflated = gz.position(pos)
+		cp.Offset, cp.Inflated, cp.Mark = gz.position(pos)
 		done = gz.compressedRead()
 	} else {
 		cp.Offset = pos
 	}
 	if cp.EOF {
 		done = cp.Bytes
+		cp.Mark = nil // its window is the file's content: not kept past the end
 	}
 	return jobs.Continue(cp).WithProgress(importProgress(cp, min(done, cp.Bytes))), nil
 }
@@ -395,6 +423,9 @@ func startImport(ctx context.Context, d FileImportDeps, a ImportArgs, cp *import
 		return jobs.Fail(CodeFileTooLarge, fmt.Errorf("%s is %d bytes; an import reads at most %d", a.Key, info.Size, int64(MaxImportFileBytes)))
 	}
 	cp.Started, cp.Key, cp.VersionID, cp.ETag, cp.Bytes = true, a.Key, info.VersionID, info.ETag, info.Size
+	if cp.RewrittenBy = info.Metadata[MetaRewrittenBy]; cp.RewrittenBy != "" {
+		return nil
+	}
 	if info.Size >= 2 {
 		rp := RangeParams{Bucket: d.Bucket, Key: a.Key, VersionID: info.VersionID, Offset: 0, Length: 2}
 		if rp.VersionID == "" {
@@ -444,8 +475,10 @@ func readBatch(ctx context.Context, lr *lineReader, p recordParser, cp *importCh
 
 // publishBatch publishes a batch's records through ingest, opt.Concurrency
 // lanes at a time, a lane's records opt.InvokeRecords to a call; the
-// records of one lane (subject, else id) go one call after the other in
-// file order, so a subject's events keep their order. It returns the
+// records of one ordering key (a Stripe event's customer, an envelope's
+// subject; none: the tenant's whole sequence) share a lane and go one call
+// after the other in file order, so a FIFO topic's message group gets
+// them in the file's order. It returns the
 // results of the records that were published and, when one could not be,
 // the first such failure (the lanes stop then).
 func publishBatch(ctx context.Context, ingest BatchPublisher, batch []importRecord, opt ImportOptions) ([]envelope.Result, error) {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,4 +321,88 @@ func TestFileImportOfACorruptGzipPublishesWhatPrecedesAndFails(t *testing.T) {
 	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(fmt.Sprintf(`{"key":%q}`, key))})
 	require.Equal(t, jobs.StatusFailed, j.Status)
 	require.Equal(t, jobkinds.CodeInvalidGzip, j.Error.Code)
+}
+
+// A customer's Stripe events keep the file's order: their FIFO group is
+// the customer, so the import publishes them in one lane (the customer),
+// not spread over lanes by the object each is about (48 invoices of
+// cus_1 arrived evt_ord000, 013, 026, 039, 004, … before).
+func TestFileImportKeepsACustomersStripeEventsInFileOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	var lines, want []string
+	for i := range 48 {
+		id := fmt.Sprintf("evt_ord%03d", i)
+		lines, want = append(lines, stripeEvent(id, "")), append(want, id)
+	}
+	key := "imports/acme/ordered.ndjson"
+	b.putFile(t, key, []byte(strings.Join(lines, "\n")+"\n"))
+	r := importResult(t, b.run(t, jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(fmt.Sprintf(`{"key":%q}`, key))}))
+	require.Equal(t, int64(48), r.Accepted)
+
+	var got []string
+	for _, m := range b.env.ReceiveAndDelete(ctx, b.env.Queue(topology.Billing).URL, 0, time.Second) {
+		require.Equal(t, "acme/cus_1", m.Attributes["MessageGroupId"], "the customer's group")
+		got = append(got, aws.ToString(m.MessageAttributes[outbox.AttrEventID].StringValue))
+	}
+	require.Equal(t, want, got, "the file's order")
+}
+
+// A single-stream gzip file read over many steps: each step after the
+// first resumes decoding at the last DEFLATE block boundary before its
+// place (the checkpoint's mark), reading the file from there, instead of
+// reading and decoding the member from its start again — which made a
+// large single-stream file's import quadratic (every step decoded
+// everything before it). Every record is read once, the member's checksum
+// still verified at its end.
+func TestFileImportOfOneGzipMemberResumesWhereEachStepStopped(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]string{jobsworkerfn.EnvImportStepRecords: "150", jobsworkerfn.EnvImportInvokeRecords: "50"})
+	rng := rand.New(rand.NewPCG(3, 5))
+	var raw bytes.Buffer
+	const n = 1000
+	for i := range n {
+		// Random text compresses poorly: many DEFLATE blocks in a small file.
+		note := make([]byte, 120)
+		for k := range note {
+			note[k] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.IntN(36)]
+		}
+		fmt.Fprintf(&raw, `{"schemaVersion":1,"id":"gz1-%05d","type":"inquiry.created","source":"storefront","timestamp":"2026-12-01T10:00:00Z","subject":"s-%d","payload":{"note":%q}}`+"\n", i, i/10, note)
+	}
+	key := "imports/acme/single-stream.ndjson.gz"
+	body := gz(t, raw.Bytes())
+	b.putFile(t, key, body)
+	var ranges []string
+	b.env.Faults.Add(awslocal.Fault{Service: "S3", Operation: "GetObject", Match: func(in any) bool {
+		if g, ok := in.(*s3.GetObjectInput); ok && aws.ToString(g.Key) == key {
+			ranges = append(ranges, aws.ToString(g.Range))
+		}
+		return false
+	}})
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(fmt.Sprintf(`{"key":%q}`, key))})
+	r := importResult(t, j)
+	require.True(t, r.Gzip)
+	require.Equal(t, int64(n), r.Read)
+	require.Equal(t, int64(n), r.Accepted)
+	require.Zero(t, r.Duplicates)
+	require.GreaterOrEqual(t, j.Steps, 7, "1,000 records at 150 a step")
+
+	fromStart := 0
+	var starts []int64
+	for _, rg := range ranges {
+		var from, to int64
+		_, err := fmt.Sscanf(rg, "bytes=%d-%d", &from, &to)
+		require.NoError(t, err, rg)
+		if to == 1 {
+			continue // the gzip sniff
+		}
+		if from == 0 {
+			fromStart++
+		}
+		starts = append(starts, from)
+	}
+	require.Equal(t, 1, fromStart, "only the first step reads the member from its start: %v", ranges)
+	require.True(t, slices.IsSorted(starts), "each step starts where the last left off: %v", starts)
+	require.Less(t, starts[len(starts)-1], int64(len(body)), "the last step starts inside the file, not at its start")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
+	"github.com/siteswarm/eventplatform/internal/subject"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 )
 
@@ -44,9 +45,12 @@ type importRecord struct {
 	line  int64
 	index int // within a Stripe list page line; -1 for a plain record
 	id    string
-	lane  string // records of one lane are published in file order
-	raw   []byte
-	rej   *ImportError
+	// lane is the record's ordering key as ingest derives it (its FIFO
+	// message group within the tenant; "" for the tenant's whole
+	// sequence): records of one lane are published in file order.
+	lane string
+	raw  []byte
+	rej  *ImportError
 }
 
 // ImportError is one line of the error report.
@@ -134,10 +138,12 @@ func (p recordParser) envelope(lineNo int64, raw []byte, h recordHead) importRec
 		id = DerivedIDPrefix + hex.EncodeToString(sum[:])[:40]
 		raw = spliceMember(raw, "id", id)
 	}
-	lane := id
-	var subject string
-	if len(h.Subject) > 0 && json.Unmarshal(h.Subject, &subject) == nil && subject != "" {
-		lane = subject
+	// The lane is the envelope's ordering key (subject.OrderingKey of an
+	// internal producer): its subject, else none — the tenant's whole
+	// sequence, one lane.
+	var lane string
+	if len(h.Subject) > 0 && json.Unmarshal(h.Subject, &lane) != nil {
+		lane = "" // not a string: ingest says why
 	}
 	return importRecord{line: lineNo, index: -1, id: id, lane: lane, raw: raw}
 }
@@ -169,11 +175,10 @@ func (p recordParser) stripeEvent(ctx context.Context, lineNo int64, index int, 
 	if err != nil {
 		return p.reject(lineNo, index, ev.ID, string(envelope.CodeInvalidPayload), "", "%v", err)
 	}
-	lane := ev.Subject
-	if lane == "" {
-		lane = ev.ID
-	}
-	return importRecord{line: lineNo, index: index, id: ev.ID, lane: lane, raw: body}
+	// The lane is the event's ordering key, its FIFO group: the Stripe
+	// customer (subject.OrderingKey), not the object the event is about,
+	// so a customer's invoices and subscriptions keep the file's order.
+	return importRecord{line: lineNo, index: index, id: ev.ID, lane: subject.StripeCustomer(ev.Payload), raw: body}
 }
 
 // spliceMember adds "name":"value" as the object's first member, leaving

@@ -163,7 +163,7 @@ func TestSubjectErasureRedactsDeletesAndProvesIt(t *testing.T) {
 	kept, err := bodies.Keep(ctx, "acme", incID, body)
 	require.NoError(t, err)
 	require.NotEmpty(t, kept.Key, "the incident body is stored")
-	inc, _, err := incident.Upsert(ctx, b.env.Incidents(), incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: key("evt_er_2"), EventID: "evt_er_2", TenantID: "acme", Topic: topology.Notifications, Type: rec.Event.Type, Source: rec.Event.Source,
 		SourceQueue: "dlq", MessageID: "m-1", ErrorCode: "subscriber_rejected", ErrorMessage: "422", Body: kept, By: incident.ActorArchiver,
 	}, time.Now().UTC())

@@ -29,9 +29,16 @@ type StripeListParams struct {
 	CreatedFrom   time.Time
 	StartingAfter string
 	Limit         int
-	// Types are the Stripe event types to list (nil: all).
+	// Type is one event type or one wildcard group ("invoice.*"), what
+	// Stripe's type parameter takes; Types are exact event names (at most
+	// MaxStripeTypes), what its types parameter takes. One call sends one
+	// of them, never both; neither lists every type.
+	Type  string
 	Types []string
 }
+
+// MaxStripeTypes is how many exact names Stripe's types parameter takes.
+const MaxStripeTypes = 20
 
 // Canonicalizer turns a Stripe event into the platform envelope exactly as
 // the webhook adapter does (stripe.Provider).
@@ -78,15 +85,67 @@ type ReconcileResult struct {
 }
 
 type reconcileCheckpoint struct {
+	// Pass is the listing being paged (stripeListings), StartingAfter
+	// the cursor within it.
+	Pass          int    `json:"pass,omitempty"`
 	StartingAfter string `json:"startingAfter,omitempty"`
 	ReconcileResult
+}
+
+// stripeListings turns the routed patterns (StripeTypes) into the
+// listings that cover them as Stripe's events API documents its filters:
+// exact names together in types (up to MaxStripeTypes a listing), each
+// wildcard group alone in type (it takes one). A wildcard inside another
+// and a name inside a wildcard are left out, so no event is listed twice.
+// No patterns: one listing of every type.
+func stripeListings(patterns []string) []StripeListParams {
+	var wild, exact []string
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, ".*"); ok {
+			wild = append(wild, prefix)
+		} else {
+			exact = append(exact, p)
+		}
+	}
+	covered := func(name string, self int) bool {
+		for i, w := range wild {
+			if i != self && strings.HasPrefix(name, w+".") {
+				return true
+			}
+		}
+		return false
+	}
+	var out []StripeListParams
+	slices.Sort(wild)
+	wild = slices.Compact(wild)
+	for i, w := range wild {
+		if !covered(w, i) { // "customer.subscription" is inside "customer.*"
+			out = append(out, StripeListParams{Type: w + ".*"})
+		}
+	}
+	var names []string
+	for _, e := range exact {
+		if !covered(e, -1) && !slices.Contains(names, e) {
+			names = append(names, e)
+		}
+	}
+	slices.Sort(names)
+	for chunk := range slices.Chunk(names, MaxStripeTypes) {
+		out = append(out, StripeListParams{Types: chunk})
+	}
+	if len(out) == 0 {
+		return []StripeListParams{{}}
+	}
+	return out
 }
 
 // Reconcile builds the stripe-reconcile kind: one page of Stripe's events
 // per step, each canonicalized as the webhook adapter would and published
 // through ingest (already-delivered ones are acknowledged duplicates).
 //
-// types narrow the listing to what the topology routes (StripeTypes).
+// types narrow the listing to what the topology routes (StripeTypes): one
+// listing of the exact names, one per wildcard group, paged one after the
+// other (stripeListings).
 func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types []string) jobs.Kind {
 	return jobs.Kind{
 		Name:        KindReconcile,
@@ -115,7 +174,13 @@ func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types
 			if err := s.Resume(&cp); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
 			}
-			page, more, err := events.ListEvents(ctx, StripeListParams{CreatedFrom: from, StartingAfter: cp.StartingAfter, Limit: 100, Types: types})
+			listings := stripeListings(types)
+			if cp.Pass >= len(listings) { // the routes changed under a running job
+				return jobs.Done(cp.ReconcileResult), nil
+			}
+			p := listings[cp.Pass]
+			p.CreatedFrom, p.StartingAfter, p.Limit = from, cp.StartingAfter, 100
+			page, more, err := events.ListEvents(ctx, p)
 			if err != nil {
 				var re interface{ Retryable() bool }
 				if errors.As(err, &re) && !re.Retryable() {
@@ -157,6 +222,10 @@ func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types
 			if more && len(page) > 0 {
 				return jobs.Continue(cp), nil
 			}
+			if cp.Pass+1 < len(listings) {
+				cp.Pass, cp.StartingAfter = cp.Pass+1, ""
+				return jobs.Continue(cp), nil
+			}
 			return jobs.Done(cp.ReconcileResult), nil
 		}),
 	}
@@ -177,10 +246,12 @@ func (a ReconcileArgs) from() (time.Time, error) {
 	return day.AddDate(0, 0, -lb), nil
 }
 
-// StripeTypes are the Stripe event types the topology routes, as the
-// events API's types filter: nil (every type) when a route takes all of
-// Stripe's events or there are more patterns than one call may carry.
-func StripeTypes(top topology.Topology, max int) []string {
+// StripeTypes are the Stripe event types the topology routes, in Stripe's
+// spelling: exact names ("invoice.paid") and wildcard groups
+// ("invoice.*"), sorted; nil (every type) when a route takes all of
+// Stripe's events or there is no Stripe producer. Reconciliation lists
+// them as the events API documents (stripeListings).
+func StripeTypes(top topology.Topology) []string {
 	// The Stripe producer's source prefixes its event types
 	// ("stripe.invoice.paid").
 	source := ""
@@ -203,9 +274,6 @@ func StripeTypes(top topology.Topology, max int) []string {
 				types = append(types, t)
 			}
 		}
-	}
-	if len(types) > max {
-		return nil
 	}
 	slices.Sort(types)
 	return types

@@ -62,12 +62,19 @@ type PurgeObjects interface {
 	// Subprefixes lists the prefixes right under prefix (at the next "/").
 	Subprefixes(ctx context.Context, bucket, prefix string) ([]string, error)
 	Put(ctx context.Context, bucket, key string, body []byte) error
+	// ListVersions lists every version under prefix (when each was
+	// written: import files are purged by age).
+	ListVersions(ctx context.Context, bucket, prefix string) ([]StoredVersion, error)
+	DeleteVersion(ctx context.Context, bucket, key, versionID string) error
 }
 
 // JobLister pages a tenant's jobs (the jobs store): the purge finds the
-// tenant's exports through their jobs.
+// tenant's exports and imports through their jobs, and the erasure the
+// ones whose output it rewrites (and waits out the running ones).
 type JobLister interface {
 	List(ctx context.Context, p jobs.ListParams) (jobs.Page, error)
+	// Get reads one job; false when it is gone.
+	Get(ctx context.Context, id string) (jobs.Job, bool, error)
 }
 
 // RetentionDeps are the purge's ports.
@@ -112,8 +119,13 @@ type RetentionResult struct {
 	ArchiveObjects  int               `json:"archiveVersionsDeleted"`
 	Exports         int               `json:"exportsPurged"`
 	ExportObjects   int               `json:"exportVersionsDeleted"`
-	EvidenceKey     string            `json:"evidenceKey"`
-	EvidenceParts   []string          `json:"evidenceParts,omitempty"`
+	// ImportObjects are the versions of import files and their error
+	// reports deleted (imports/<tenant>/…, and the report parts of the
+	// imports purged, Imports).
+	ImportObjects int      `json:"importVersionsDeleted"`
+	Imports       int      `json:"importsPurged"`
+	EvidenceKey   string   `json:"evidenceKey"`
+	EvidenceParts []string `json:"evidenceParts,omitempty"`
 }
 
 // Phases of a purge, in order.
@@ -122,6 +134,10 @@ const (
 	phaseIncidents = "incidents"
 	phaseArchives  = "archives"
 	phaseExports   = "exports"
+	// phaseImports applies eventsDays to the files the tenant dropped to
+	// import: a file is a copy of the events it published, and is kept no
+	// longer than they are.
+	phaseImports = "imports"
 )
 
 type retentionCheckpoint struct {
@@ -131,9 +147,12 @@ type retentionCheckpoint struct {
 	// Days are the archive day prefixes still to purge (found when the
 	// phase starts).
 	Days []string `json:"days,omitempty"`
-	// Export is an export whose objects are being deleted (more than one
-	// step's worth).
+	// Export is an export (or import) whose objects are being deleted
+	// (more than one step's worth).
 	Export string `json:"export,omitempty"`
+	// FilesDone: the imports phase deleted the old import files and
+	// moves on to the imports' output.
+	FilesDone bool `json:"filesDone,omitempty"`
 }
 
 // Per step bounds (a step must end well inside its timeout).
@@ -145,6 +164,9 @@ const (
 	// ExportsKeptFor is how long a finished export's job is kept: longer
 	// than any tenant may keep an export, so the purge always finds it.
 	ExportsKeptFor = (retention.MaxExportDays + 35) * retention.Day
+	// ImportsKeptFor is how long a finished import's job is kept: the
+	// purge finds its report parts (jobs/<import>/…) through it.
+	ImportsKeptFor = ExportsKeptFor
 )
 
 // evidenceEntry is one line of a step's evidence part.
@@ -159,7 +181,8 @@ type evidenceEntry struct {
 // Retention builds the retention-purge kind: it applies a tenant's policy
 // to what is stored, store by store (events with their outbox rows and
 // claim-checked payloads; resolved or ignored incidents with their bodies;
-// audit archive days; export output), oldest first, in bounded steps.
+// audit archive days; export output; import files, their error reports and
+// the imports' output, by eventsDays), oldest first, in bounded steps.
 // The policy and its cutoffs are fixed at the first step and kept in the
 // checkpoint, so a policy edited meanwhile applies at the next run. Every
 // delete is fenced by the step's lease; object deletes remove every
@@ -242,17 +265,18 @@ func (p *purgeStep) note(store, key string, versions []string, reason string) {
 
 func (p *purgeStep) progress() jobs.Progress {
 	r := p.cp.Result
-	return jobs.Progress{Done: int64(r.Events + r.Incidents + r.ArchiveObjects + r.ExportObjects), Unit: "deleted", Counts: map[string]int64{
+	return jobs.Progress{Done: int64(r.Events + r.Incidents + r.ArchiveObjects + r.ExportObjects + r.ImportObjects), Unit: "deleted", Counts: map[string]int64{
 		"events": int64(r.Events), "incidents": int64(r.Incidents), "archiveVersions": int64(r.ArchiveObjects), "exports": int64(r.Exports),
+		"importVersions": int64(r.ImportObjects),
 	}}
 }
 
 // next moves to the phase after the current one.
 func (p *purgeStep) next() {
-	order := []string{phaseEvents, phaseIncidents, phaseArchives, phaseExports, ""}
+	order := []string{phaseEvents, phaseIncidents, phaseArchives, phaseExports, phaseImports, ""}
 	for i, ph := range order {
 		if ph == p.cp.Phase {
-			p.cp.Phase, p.cp.Cursor, p.cp.Days, p.cp.Export = order[i+1], "", nil, ""
+			p.cp.Phase, p.cp.Cursor, p.cp.Days, p.cp.Export, p.cp.FilesDone = order[i+1], "", nil, "", false
 			return
 		}
 	}
@@ -274,6 +298,8 @@ func (p *purgeStep) run(ctx context.Context) error {
 			done, err = p.archives(ctx)
 		case phaseExports:
 			done, err = p.exports(ctx)
+		case phaseImports:
+			done, err = p.imports(ctx)
 		default:
 			return jobs.Fail(jobs.CodeHandlerFailed, fmt.Errorf("unknown phase %q", p.cp.Phase))
 		}
@@ -494,9 +520,60 @@ func (p *purgeStep) exports(ctx context.Context) (bool, error) {
 	if cut.IsZero() {
 		return true, nil
 	}
+	return p.jobOutputs(ctx, KindExport, cut, "exports", &p.cp.Result.ExportObjects, &p.cp.Result.Exports)
+}
+
+// imports deletes the tenant's import files and their error reports
+// (imports/<tenant>/…) written before the events cutoff, each version by
+// id (a version written since stays), then the output of the tenant's
+// imports that finished before it (their report parts, under
+// jobs/<import>/; the jobs are kept ImportsKeptFor), a batch at a time.
+func (p *purgeStep) imports(ctx context.Context) (bool, error) {
+	cut := p.cp.Result.Cutoffs.Events
+	if cut.IsZero() {
+		return true, nil
+	}
+	if !p.cp.FilesDone {
+		vs, err := p.d.Objects.ListVersions(ctx, p.d.Bucket, ImportPrefix+p.s.Job.TenantID+"/")
+		if err != nil {
+			return false, err
+		}
+		budget, held := purgeVersionsPerStep, false
+		for _, v := range vs {
+			if !v.LastModified.Before(cut) {
+				continue
+			}
+			if budget == 0 {
+				return false, nil // the next step lists what is left
+			}
+			if !held {
+				if err := p.d.Store.Holds(ctx, p.s.Lease); err != nil {
+					return false, err
+				}
+				held = true
+			}
+			if err := p.d.Objects.DeleteVersion(ctx, p.d.Bucket, v.Key, v.VersionID); err != nil {
+				return false, err
+			}
+			p.note("imports", v.Key, []string{v.VersionID}, "")
+			p.cp.Result.ImportObjects++
+			budget--
+		}
+		p.cp.FilesDone = true
+		if budget < purgeVersionsPerStep {
+			return false, nil // commit the files' evidence first
+		}
+	}
+	return p.jobOutputs(ctx, KindFileImport, cut, "imports", &p.cp.Result.ImportObjects, &p.cp.Result.Imports)
+}
+
+// jobOutputs deletes every version of the output of the tenant's jobs of
+// kind that finished before cut, a batch at a time, counting versions and
+// jobs purged.
+func (p *purgeStep) jobOutputs(ctx context.Context, kind string, cut time.Time, store string, versions, purged *int) (bool, error) {
 	budget := purgeVersionsPerStep
 	if p.cp.Export != "" {
-		more, err := p.eraseExport(ctx, p.cp.Export, &budget)
+		more, err := p.eraseJobOutput(ctx, p.cp.Export, store, &budget, versions, purged)
 		if err != nil || more {
 			return false, err
 		}
@@ -511,15 +588,15 @@ func (p *purgeStep) exports(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, j := range page.Jobs {
-		if j.Kind != KindExport || !j.Status.Terminal() || j.FinishedAt.IsZero() || !j.FinishedAt.Before(cut) {
+		if j.Kind != kind || !j.Status.Terminal() || j.FinishedAt.IsZero() || !j.FinishedAt.Before(cut) {
 			continue
 		}
 		if budget <= 0 {
 			// Left for the next step, which reads this page again (the
-			// exports erased already have nothing left: no cost but a list).
+			// jobs erased already have nothing left: no cost but a list).
 			return false, nil
 		}
-		more, err := p.eraseExport(ctx, j.ID, &budget)
+		more, err := p.eraseJobOutput(ctx, j.ID, store, &budget, versions, purged)
 		if err != nil {
 			return false, err
 		}
@@ -539,9 +616,9 @@ func (p *purgeStep) exports(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// eraseExport erases up to *budget versions of an export's output; more
+// eraseJobOutput erases up to *budget versions of a job's output; more
 // when some are left.
-func (p *purgeStep) eraseExport(ctx context.Context, jobID string, budget *int) (bool, error) {
+func (p *purgeStep) eraseJobOutput(ctx context.Context, jobID, store string, budget, versions, purged *int) (bool, error) {
 	if err := p.d.Store.Holds(ctx, p.s.Lease); err != nil {
 		return false, err
 	}
@@ -552,11 +629,11 @@ func (p *purgeStep) eraseExport(ctx context.Context, jobID string, budget *int) 
 	}
 	*budget -= len(vs)
 	for _, v := range vs {
-		p.note("exports", v.Key, []string{v.VersionID}, jobID)
+		p.note(store, v.Key, []string{v.VersionID}, jobID)
 	}
-	p.cp.Result.ExportObjects += len(vs)
+	*versions += len(vs)
 	if len(vs) > 0 && !more {
-		p.cp.Result.Exports++
+		*purged++
 	}
 	return more, nil
 }

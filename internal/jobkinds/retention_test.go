@@ -60,7 +60,7 @@ func (b *bundle) incidentAt(t *testing.T, ev envelope.Event, failed time.Time, s
 	kept, err := bodies.Keep(ctx, ev.TenantID, id, body)
 	require.NoError(t, err)
 	require.NotEmpty(t, kept.Key)
-	inc, _, err := incident.Upsert(ctx, b.env.Incidents(), incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: eventKey(ev), EventID: ev.ID, TenantID: ev.TenantID, Topic: topology.Audit, Type: ev.Type, Source: ev.Source,
 		SourceQueue: "dlq", MessageID: "m-" + ev.ID, ErrorCode: "subscriber_rejected", ErrorMessage: "rejected", Body: kept, By: incident.ActorArchiver,
 	}, failed)
@@ -266,4 +266,56 @@ func TestExportsExpireByTheTenantsPolicy(t *testing.T) {
 	raw, err := b.blobs.Get(ctx, b.env.Resources.Bucket, res.ManifestKey)
 	require.NoError(t, err)
 	require.Equal(t, res.ExpiresAt.UTC(), decode[jobkinds.ExportManifest](t, raw).ExpiresAt.UTC(), "the manifest says it too")
+}
+
+// Issue 32 item 1: files dropped under imports/<tenant>/ (and their error
+// reports, and the import's report parts) were kept forever: no purge
+// phase and no lifecycle rule reached them. The purge applies the tenant's
+// eventsDays to them (a file is a copy of the events it published): every
+// version written before the events cutoff is deleted by id, and the
+// output of the imports that finished before it; a file written since and
+// another tenant's stay.
+func TestRetentionPurgesImportFilesByEventsDays(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	lines := envLine("imp-kept-1", "acme", "inquiry.created") + "\n" + envLine("imp-bad", "acme", "Inquiry Created") + "\n"
+	const old, other, fresh = "imports/acme/old.ndjson", "imports/globex/old.ndjson", "imports/acme/new.ndjson"
+	b.putFile(t, old, []byte(lines))
+	b.putFile(t, other, []byte(lines))
+	imp := b.run(t, jobs.StartParams{Kind: jobkinds.KindFileImport, TenantID: "acme", Args: json.RawMessage(`{"key":"` + old + `"}`)})
+	require.Equal(t, int64(1), importResult(t, imp).Rejected)
+	require.NotEmpty(t, b.versionsUnder(t, jobs.ObjectPrefix+imp.ID+"/"), "the import's report parts")
+	written := func(key string) time.Time {
+		t.Helper()
+		out, err := b.env.S3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b.env.Resources.Bucket), Prefix: aws.String(key)})
+		require.NoError(t, err)
+		require.NotEmpty(t, out.Versions)
+		return aws.ToTime(out.Versions[0].LastModified)
+	}
+	// S3 dates a version to the second: the fresh file is written later.
+	for !written(old).Before(time.Now().Add(-time.Second).Truncate(time.Second)) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.putFile(t, fresh, []byte(lines))
+	require.True(t, written(old).Before(written(fresh)))
+
+	// The events cutoff (7 days) falls between the two files.
+	b.clock.Set(written(fresh).Add(7 * retention.Day).Add(-time.Millisecond))
+	svc, err := retention.New(retention.Config{MaxEventDays: 14}, retention.Deps{
+		Store: &dynamo.Retention{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}, Jobs: b.engine, Now: b.clock.Now})
+	require.NoError(t, err)
+	v, err := svc.Set(ctx, retention.SetParams{TenantID: "acme", EventsDays: 7, Actor: "test"})
+	require.NoError(t, err)
+	require.NotNil(t, v.Purge)
+	job := b.finish(t, v.Purge.ID)
+	require.Equal(t, jobs.StatusCompleted, job.Status, job.Error)
+	res := decode[jobkinds.RetentionResult](t, job.Result)
+	require.Equal(t, 1, res.Imports, "the import's output")
+	require.Positive(t, res.ImportObjects)
+
+	require.Empty(t, b.versionsUnder(t, old), "the file and its report, every version")
+	require.Empty(t, b.versionsUnder(t, jobs.ObjectPrefix+imp.ID+"/"), "the import's report parts")
+	require.Len(t, b.versionsUnder(t, fresh), 1, "written after the cutoff: kept")
+	require.Len(t, b.versionsUnder(t, other), 1, "another tenant's: kept")
 }

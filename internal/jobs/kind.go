@@ -35,7 +35,9 @@ type Kind struct {
 	Supersede bool
 	// KeyOf derives the idempotency key of a Start that gives none from
 	// its (checked) args: an erasure is keyed by its subject, so a new one
-	// supersedes the old. Nil: such a Start gets a key of its own.
+	// supersedes the old. Nil: such a Start gets a key of its own. A
+	// Supersede kind with KeyOf refuses a Start that names a key: its
+	// jobs are one per derived key.
 	KeyOf func(args json.RawMessage) string
 	// BestEffort kinds keep no job item: a wake carries the work's id (Ref)
 	// and is lost if its send fails (recomputable work only).

@@ -45,20 +45,27 @@ type DuePage struct {
 	Cursor string
 }
 
-// ListParams page a listing: by TenantID, else by Kind (one of them is
-// required); Status filters.
+// ListParams page a listing, newest first: by TenantID, else by Kind,
+// else across tenants by every kind in Kinds (the engine sets them);
+// Kind and Status filter. Cursor is a page's Cursor (the next page) or
+// Prev (the one before).
 type ListParams struct {
 	TenantID string
 	Kind     string
 	Status   Status
+	Kinds    []string
 	Limit    int
 	Cursor   string
 }
 
-// Page is one page of a listing.
+// Page is one page of a listing. It may be shorter than the limit (even
+// empty) and still have a next page: a filter that matches rarely reads
+// a bounded amount per page.
 type Page struct {
-	Jobs   []Job  `json:"jobs"`
-	Cursor string `json:"cursor,omitempty"`
+	Jobs []Job `json:"jobs"`
+	// Cursor is the next page's cursor ("next"), Prev the previous one's.
+	Cursor string `json:"next,omitempty"`
+	Prev   string `json:"prev,omitempty"`
 }
 
 // Store errors.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
@@ -50,6 +51,11 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 		return Job{}, false, badRequest(CodeInvalidRequest, "tenantId must be 1 to 64 lowercase letters, digits, _ or -")
 	case p.IdempotencyKey != "" && !keyPattern.MatchString(p.IdempotencyKey):
 		return Job{}, false, badRequest(CodeInvalidRequest, "idempotencyKey must be 1 to 200 of A-Z a-z 0-9 . _ : / @ + = -")
+	case p.IdempotencyKey != "" && kind.Supersede && kind.KeyOf != nil:
+		// The key derived from the args is what keeps one such job at a
+		// time (one erasure per subject): a key of the caller's would
+		// start a second one beside it.
+		return Job{}, false, badRequest(CodeInvalidRequest, "kind %s is keyed by its args (a new start supersedes the running job with the same args' key): send no idempotencyKey", p.Kind)
 	}
 	args, err := e.checkArgs(kind, p.Args)
 	if err != nil {
@@ -104,7 +110,11 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 			return Job{}, false, badRequest(CodeIdempotencyConflict, "idempotency key %q already started job %s with other args", j.IdempotencyKey, existing.ID)
 		}
 		if kind.Supersede {
-			restarted, err := e.Restart(ctx, existing.ID, RestartParams{FromScratch: true, Note: "superseded by a new start"})
+			// Even a completed job: the new start asks for the work again.
+			restarted, err := e.transition(ctx, existing.ID, func(j *Job, now time.Time) error {
+				restart(j, now, RestartParams{FromScratch: true, Note: "superseded by a new start"})
+				return nil
+			}, true)
 			return restarted, false, err
 		}
 		return existing, false, nil
@@ -177,14 +187,19 @@ func (e *Engine) Get(ctx context.Context, id string) (Job, error) {
 // MaxListLimit bounds a listing page.
 const MaxListLimit = 100
 
-// List pages jobs by tenant or kind, newest first.
+// List pages jobs newest first: by tenant, by kind, or (neither given)
+// across tenants and kinds.
 func (e *Engine) List(ctx context.Context, p ListParams) (Page, error) {
 	if p.Limit == 0 {
 		p.Limit = 25
 	}
+	p.Kinds = nil
+	if p.TenantID == "" && p.Kind == "" {
+		// Across tenants and kinds: every kind's listing, merged.
+		p.Kinds = e.Kinds()
+		slices.Sort(p.Kinds)
+	}
 	switch {
-	case p.TenantID == "" && p.Kind == "":
-		return Page{}, badRequest(CodeInvalidRequest, "list jobs by tenant or by kind")
 	case p.TenantID != "" && !validTenant(p.TenantID):
 		return Page{}, badRequest(CodeInvalidRequest, "invalid tenant id")
 	case p.Kind != "" && e.kinds[p.Kind].Name == "":
@@ -214,9 +229,15 @@ type RestartParams struct {
 
 // Restart runs a job again under a new generation (every in-flight wake of
 // the old one becomes stale; a step still running can no longer commit):
-// from its last checkpoint, or from scratch. Any job may be restarted.
+// from its last checkpoint, or from scratch. A failed, cancelled or
+// unfinished (stuck) job may be restarted; a completed one is refused
+// (transition_not_allowed): its work is done, and re-running it (another
+// export, another import of the same file) is a new start.
 func (e *Engine) Restart(ctx context.Context, id string, p RestartParams) (Job, error) {
 	return e.transition(ctx, id, func(j *Job, now time.Time) error {
+		if j.Status == StatusCompleted {
+			return badRequest(CodeTransitionNotAllowed, "job %s completed: a restart re-runs a failed, cancelled or unfinished job; start a new one to do the work again", j.ID)
+		}
 		restart(j, now, p)
 		return nil
 	}, true)

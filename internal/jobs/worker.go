@@ -322,7 +322,9 @@ func (e *Engine) openIncident(ctx context.Context, j Job, now time.Time) (string
 	sum := sha256.Sum256(body)
 	dl := incidentOf(j)
 	dl.Body = incident.Body{Inline: body, Size: len(body), SHA256: hex.EncodeToString(sum[:])}
-	inc, _, err := incident.Upsert(ctx, e.d.Incidents, dl, now)
+	// A job's dead letter names the job, not an event: nothing of an
+	// event's data to guard.
+	inc, _, err := incident.Upsert(ctx, incident.Unguarded{Store: e.d.Incidents}, dl, now)
 	return inc.ID, err
 }
 

@@ -71,15 +71,22 @@ type Call struct {
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age
-// ("24h", "7d").
+// ("24h", "7d"). Incidents take Status, TenantID, Topic, EventID,
+// ErrorCode and Type; events TenantID (required), Type, Subject, Customer
+// and Status (an event status: EventStatuses).
 type Query struct {
-	Status   incident.Status `json:"status,omitempty"`
-	TenantID string          `json:"tenantId,omitempty"`
-	Topic    string          `json:"topic,omitempty"`
-	Since    string          `json:"since,omitempty"`
-	Until    string          `json:"until,omitempty"`
-	Limit    int             `json:"limit,omitempty"`
-	Cursor   string          `json:"cursor,omitempty"`
+	Status    incident.Status `json:"status,omitempty"`
+	TenantID  string          `json:"tenantId,omitempty"`
+	Topic     string          `json:"topic,omitempty"`
+	EventID   string          `json:"eventId,omitempty"`
+	ErrorCode string          `json:"errorCode,omitempty"`
+	Type      string          `json:"type,omitempty"`
+	Subject   string          `json:"subject,omitempty"`
+	Customer  string          `json:"customer,omitempty"`
+	Since     string          `json:"since,omitempty"`
+	Until     string          `json:"until,omitempty"`
+	Limit     int             `json:"limit,omitempty"`
+	Cursor    string          `json:"cursor,omitempty"`
 }
 
 // The actions' inputs. Each names the action too (it is in every call).
@@ -211,6 +218,26 @@ type Refusal struct {
 	Error *replay.RequestError `json:"error"`
 }
 
+// RefusalOf reads an answer of the function as a refusal: a JSON object
+// whose only member is "error". An answer may carry an error of its own
+// beside its other members (a failed job's view), and that is an answer to
+// show, not a refusal of the call. Nil when the answer is not a refusal.
+func RefusalOf(answer []byte) *replay.RequestError {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(answer, &members) != nil || len(members) != 1 {
+		return nil
+	}
+	raw, ok := members["error"]
+	if !ok {
+		return nil
+	}
+	var re replay.RequestError
+	if json.Unmarshal(raw, &re) != nil || re.Code == "" {
+		return nil
+	}
+	return &re
+}
+
 // CodeNotFound: the call names an incident or event that does not exist.
 const CodeNotFound = "not_found"
 
@@ -316,5 +343,10 @@ func (f *Function) events(ctx context.Context, in EventsIn) (EventPage, error) {
 	if err != nil {
 		return EventPage{}, replay.BadRequest("until: %v", err)
 	}
-	return f.Views.ListEvents(ctx, TenantQuery{TenantID: in.Query.TenantID, Since: since, Until: until, Limit: in.Query.Limit, Cursor: in.Query.Cursor})
+	q := in.Query
+	if q.Topic != "" || q.EventID != "" || q.ErrorCode != "" {
+		return EventPage{}, replay.BadRequest("events are searched by tenant, since, until, type, subject, customer and status")
+	}
+	return f.Views.ListEvents(ctx, TenantQuery{TenantID: q.TenantID, Since: since, Until: until, Type: q.Type, Subject: q.Subject,
+		Customer: q.Customer, Status: string(q.Status), Limit: q.Limit, Cursor: q.Cursor})
 }

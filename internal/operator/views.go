@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,10 +239,13 @@ func (s *Views) ViewEvent(ctx context.Context, q EventQuery) (EventView, error) 
 
 // EventBrief is one event of a tenant listing.
 type EventBrief struct {
-	EventID   string    `json:"eventId"`
-	Type      string    `json:"type"`
-	Source    string    `json:"source"`
-	Subject   string    `json:"subject,omitempty"`
+	EventID string `json:"eventId"`
+	Type    string `json:"type"`
+	Source  string `json:"source"`
+	Subject string `json:"subject,omitempty"`
+	// Customer is the entity a provider's payload names (a Stripe
+	// customer): the event's ordering key when it is not the subject.
+	Customer  string    `json:"customer,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	Topics    []string  `json:"topics"`
 	// Status is derived from the dispatch rows.
@@ -250,7 +255,10 @@ type EventBrief struct {
 // EventPage is a page of a tenant's events.
 type EventPage struct {
 	Events []EventBrief `json:"events"`
-	Cursor string       `json:"cursor,omitempty"`
+	// Next and Prev are the cursors of the pages after and before this
+	// one (absent when there is none).
+	Next string `json:"next,omitempty"`
+	Prev string `json:"prev,omitempty"`
 }
 
 // Event listing page sizes.
@@ -259,55 +267,61 @@ const (
 	MaxEventPage     = 100
 )
 
-// ListEvents pages a tenant's events, newest first, each with its status.
+// ListEvents pages a tenant's events matching q, newest first, each with
+// its status.
 func (s *Views) ListEvents(ctx context.Context, q TenantQuery) (EventPage, error) {
-	tenantID, limit := q.TenantID, q.Limit
-	if tenantID == "" {
-		return EventPage{}, replay.BadRequest("tenantId is required")
+	if err := q.validate(); err != nil {
+		return EventPage{}, err
 	}
-	if limit <= 0 {
-		limit = DefaultEventPage
+	if q.Limit <= 0 {
+		q.Limit = DefaultEventPage
 	}
-	if limit > MaxEventPage {
-		return EventPage{}, replay.BadRequest("limit %d out of range (1..%d)", limit, MaxEventPage)
-	}
-	q.Limit = limit
-	recs, next, err := s.d.Events.ListTenant(ctx, q)
+	found, err := s.d.Events.SearchTenant(ctx, q)
 	if err != nil {
 		return EventPage{}, err
 	}
-	page := EventPage{Events: make([]EventBrief, len(recs)), Cursor: next}
-	errs := make([]error, len(recs))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, rec := range recs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			b := EventBrief{EventID: rec.Event.ID, Type: rec.Event.Type, Source: rec.Event.Source, Subject: rec.Event.Subject,
-				CreatedAt: rec.CreatedAt, Topics: rec.Topics}
-			_, rows, err := s.d.Events.Load(ctx, rec.Event.ID)
-			switch {
-			case errors.Is(err, ledger.ErrNotFound):
-				b.Status = "expired"
-			case err != nil:
-				errs[i] = err
-			default:
-				b.Status = ledger.Summarize(rows)
-			}
-			page.Events[i] = b
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return EventPage{}, fmt.Errorf("replay: list events: %w", err)
+	page := EventPage{Events: make([]EventBrief, len(found.Events)), Next: found.Next, Prev: found.Prev}
+	for i, l := range found.Events {
+		rec := l.Record
+		b := EventBrief{EventID: rec.Event.ID, Type: rec.Event.Type, Source: rec.Event.Source, Subject: rec.Event.Subject,
+			CreatedAt: rec.CreatedAt, Topics: rec.Topics, Status: l.Status}
+		if rec.OrderingKey != rec.Event.Subject {
+			b.Customer = rec.OrderingKey
+		}
+		page.Events[i] = b
 	}
 	return page, nil
 }
 
+// validate checks an operator's event search.
+func (q TenantQuery) validate() error {
+	switch {
+	case q.TenantID == "":
+		return replay.BadRequest("tenantId is required: events are listed by tenant")
+	case !envelope.ValidTenant(q.TenantID):
+		return replay.BadRequest("tenant %q is not a tenant id (lowercase letters, digits, _ and -)", q.TenantID)
+	case q.Limit < 0 || q.Limit > MaxEventPage:
+		return replay.BadRequest("limit %d out of range (1..%d)", q.Limit, MaxEventPage)
+	case q.Status != "" && !slices.Contains(EventStatuses, q.Status):
+		return replay.BadRequest("status %q: want one of %s", q.Status, strings.Join(EventStatuses, ", "))
+	case !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until):
+		return replay.BadRequest("since %s must be before until %s", q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
+	case len(q.Type) > maxFilterLen || len(q.Subject) > maxFilterLen || len(q.Customer) > maxFilterLen:
+		return replay.BadRequest("a type, subject or customer is at most %d bytes", maxFilterLen)
+	}
+	return nil
+}
+
+// maxFilterLen bounds a search term.
+const maxFilterLen = 256
+
 // ListIncidents pages incidents by a query's filter.
 func (s *Views) ListIncidents(ctx context.Context, q Query) (incident.Page, error) {
-	f := incident.Filter{Status: q.Status, TenantID: q.TenantID, Topic: q.Topic, Limit: q.Limit, Cursor: q.Cursor}
+	if q.Subject != "" || q.Customer != "" {
+		return incident.Page{}, replay.BadRequest("incidents are searched by status, tenant, topic, event, error code, type and time")
+	}
+	f := incident.Filter{Status: q.Status, TenantID: q.TenantID, Topic: q.Topic, EventID: q.EventID, ErrorCode: q.ErrorCode, Type: q.Type,
+		Limit: q.Limit, Cursor: q.Cursor}
 	var err error
 	if f.Since, err = replay.ParseWhen(q.Since, s.d.Now()); err != nil {
 		return incident.Page{}, replay.BadRequest("since: %v", err)
@@ -318,5 +332,74 @@ func (s *Views) ListIncidents(ctx context.Context, q Query) (incident.Page, erro
 	if err := f.Validate(); err != nil {
 		return incident.Page{}, replay.BadRequest("%v", err)
 	}
-	return s.d.Incidents.List(ctx, f)
+	return s.SearchIncidents(ctx, f)
+}
+
+// SearchIncidents lists incidents by f. An event's incidents (f.EventID)
+// need no index: an incident's id is derived from its event's key and
+// topic (incident.ID), so they are read by id, for the event's bare key
+// and, with a tenant, its scoped key, on every topic of the topology: one
+// page, newest failure first, no cursor. Everything else is the store's
+// index-backed listing.
+func (s *Views) SearchIncidents(ctx context.Context, f incident.Filter) (incident.Page, error) {
+	if f.EventID == "" || len(s.d.Topics) == 0 {
+		return s.d.Incidents.List(ctx, f)
+	}
+	if f.Cursor != "" {
+		return incident.Page{}, replay.BadRequest("an event's incidents are one page: no cursor")
+	}
+	keys := []string{ledger.LegacyKey(f.EventID)}
+	if f.TenantID != "" {
+		keys = append(keys, ledger.ScopedKey(f.TenantID, f.EventID))
+	}
+	var ids []string
+	for _, k := range keys {
+		for _, t := range s.d.Topics {
+			ids = append(ids, incident.ID(k, t))
+		}
+	}
+	found := make([]*incident.Incident, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			inc, err := s.d.Incidents.Get(ctx, id)
+			switch {
+			case errors.Is(err, incident.ErrNotFound):
+			case err != nil:
+				errs[i] = err
+			case f.Matches(inc):
+				// As listings carry them: no inline body, no history.
+				inc.Body.Inline, inc.History = nil, nil
+				found[i] = &inc
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return incident.Page{}, err
+	}
+	page := incident.Page{Incidents: []incident.Incident{}}
+	for _, inc := range found {
+		if inc != nil {
+			page.Incidents = append(page.Incidents, *inc)
+		}
+	}
+	slices.SortFunc(page.Incidents, func(a, b incident.Incident) int {
+		if c := b.LastFailedAt.Compare(a.LastFailedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	page.Incidents = page.Incidents[:min(len(page.Incidents), f.PageSize())]
+	return page, nil
+}
+
+// IncidentSearch is the views' incident search as a listing port
+// (admin.Incidents: the JSON API's and the console's incident lists).
+type IncidentSearch struct{ Views *Views }
+
+// List is Views.SearchIncidents.
+func (l IncidentSearch) List(ctx context.Context, f incident.Filter) (incident.Page, error) {
+	return l.Views.SearchIncidents(ctx, f)
 }

@@ -59,7 +59,10 @@ type Store interface {
 	// already took it), which is not a failure of the send.
 	MarkEnqueued(ctx context.Context, r RowRef, owner string, now time.Time) error
 	// MarkFailed records a failed send by the lease owner: attempts+1,
-	// lastError, nextRetryAt, lease released.
+	// lastError, nextRetryAt, lease released. A row carrying the erasure
+	// marker (Row.ErasedAt) is never sent again (no claim takes it), so its
+	// failure also takes it out of the sweeper's due index instead of
+	// scheduling a retry nobody would make.
 	MarkFailed(ctx context.Context, f Failure) error
 }
 
@@ -98,12 +101,30 @@ var ErrLeaseLost = errors.New("outbox: lease lost")
 // (a conditional write on a row as seen, or a row created meanwhile).
 var ErrRowChanged = errors.New("outbox: dispatch row changed concurrently")
 
+// ErrErased means a write that would have copied an event's data (an
+// incident opened from its dead letter, …) was refused because the event's
+// subject was erased: its dispatch row carries the erasure marker
+// (Row.ErasedAt), checked in the same conditional write. Nothing was
+// written; the writer drops what it meant to copy (objects it stored first
+// are where the erasure looks after its writers' window:
+// docs/architecture.md §5, guarantee 12).
+var ErrErased = errors.New("outbox: the event's subject was erased")
+
 // Dispatcher sends claimed rows and records each outcome.
 type Dispatcher struct {
 	Sender Sender
 	Store  Store
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Later, when set, runs the record of a successful single send
+	// (MarkEnqueued) after the caller has its answer (afterward.Go: ingest
+	// answers "enqueued" once the message is on its queue, and writes the
+	// mark after the answer, inside the same invocation). The row stays
+	// pending under the sender's lease until then, so nothing can take it;
+	// a mark that never runs (the environment died after the answer) is a
+	// mark that failed: the sweeper re-sends the row once the lease ends.
+	// Nil: the mark is written before Dispatch returns.
+	Later func(ctx context.Context, work func(context.Context))
 }
 
 // Job is one claimed row to send.
@@ -126,7 +147,8 @@ type Outcome struct {
 	SendErr error
 	// MarkErr is set when recording the outcome failed; the row then keeps
 	// its lease and the sweeper finds it once the lease expires, so the
-	// event is not lost (at worst re-sent once).
+	// event is not lost (at worst re-sent once). A mark run Later is not
+	// known here: its failure is logged.
 	MarkErr error
 }
 
@@ -149,12 +171,20 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	now := d.Now()
 	if sendErr == nil {
 		o.Sent = true
-		err := d.Store.MarkEnqueued(ctx, m.Row(), j.Owner, now)
-		if err != nil && !errors.Is(err, ErrLeaseLost) {
-			o.MarkErr = err
-			d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
-				"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+		mark := func(ctx context.Context) error {
+			err := d.Store.MarkEnqueued(ctx, m.Row(), j.Owner, now)
+			if err != nil && !errors.Is(err, ErrLeaseLost) {
+				d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
+					"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+				return err
+			}
+			return nil
 		}
+		if d.Later != nil {
+			d.Later(ctx, func(ctx context.Context) { _ = mark(ctx) })
+			return o
+		}
+		o.MarkErr = mark(ctx)
 		return o
 	}
 	d.failed(ctx, j, sendErr, now, &o)

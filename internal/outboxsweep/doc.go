@@ -4,6 +4,8 @@
 // shard, claims each conditionally, resends it through the outbox
 // Dispatcher and records the outcome with exponential backoff; a row whose
 // attempts run out becomes dlq_abandoned together with an incident, in one
-// transaction. A run drains the whole backlog within its time budget, and
+// transaction, unless its event was erased meanwhile (the transaction checks
+// the erasure marker: no incident; a row of an erased event leaves the due
+// index instead of being retried). A run drains the whole backlog within its time budget, and
 // overlapping runs never send the same row twice (the conditional claim).
 package outboxsweep

@@ -46,7 +46,7 @@ func TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost(t *testing.T) {
 	b.claim(t, "evt_done", t0)
 	b.claim(t, "evt_dead", t0)
 	b.claim(t, "evt_recent", t0.Add(10*time.Minute))
-	_, _, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
+	_, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: "evt_dead", EventID: "evt_dead", TenantID: "acme", Topic: topic, SourceQueue: "dlq", MessageID: "m1",
 		ErrorCode: "subscriber_rejected", ErrorMessage: "410", FailedAt: t0.Add(time.Second), By: incident.ActorArchiver,
 	}, t0.Add(time.Second))
@@ -148,7 +148,7 @@ func TestSweeperReopensStuckReplays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	inc, _, err := incident.Upsert(ctx, b.incidents, incident.DeadLetter{
+	inc, _, err := incident.Upsert(ctx, b.env.Recovery(), incident.DeadLetter{
 		EventKey: "evt_stuck", EventID: "evt_stuck", TenantID: "acme", Topic: topic, SourceQueue: "dlq", MessageID: "m1",
 		ErrorCode: "x", ErrorMessage: "x", FailedAt: t0, By: incident.ActorArchiver,
 	}, t0)

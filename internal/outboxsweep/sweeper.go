@@ -67,6 +67,10 @@ type Report struct {
 	// Unindexed are enqueued rows found due (a consumer has not claimed
 	// their message yet): out of the due index until it does.
 	Unindexed int `json:"unindexed"`
+	// Erased are sendable rows of erased events found due (no claim takes
+	// them) or erased during their last send: out of the due index, no
+	// incident.
+	Erased int `json:"erased,omitempty"`
 	// StuckReplays are replays reopened because they were not confirmed
 	// within StuckAfter.
 	StuckReplays int `json:"stuckReplays"`
@@ -109,7 +113,7 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 		}
 		var sends, looks []outbox.Row
 		for _, row := range batch {
-			if slices.Contains(outbox.Sendable, row.Status) {
+			if slices.Contains(outbox.Sendable, row.Status) && row.ErasedAt.IsZero() {
 				sends = append(sends, row)
 				continue
 			}
@@ -141,7 +145,7 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	s.emit(rep, now, oldest)
 	s.d.Log.InfoContext(ctx, "sweep: run finished", "due", rep.Due, "sent", rep.Sent, "failed", rep.Failed,
 		"abandoned", rep.Abandoned, "skipped", rep.Skipped, "errors", rep.Errors, "drained", rep.Drained,
-		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "deferred", rep.Deferred, "unindexed", rep.Unindexed,
+		"oldestDueSeconds", rep.OldestDueSeconds, "settled", rep.Settled, "deferred", rep.Deferred, "unindexed", rep.Unindexed, "erased", rep.Erased,
 		"stuckReplays", rep.StuckReplays, "failedPartitions", len(rep.FailedPartitions))
 	if sendFailed == len(m.streams) {
 		return rep, fmt.Errorf("sweep: no partition could be read (%d failed)", sendFailed)
@@ -149,7 +153,8 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 	return rep, nil
 }
 
-// look handles a due row that is not sendable. A processing row whose
+// look handles a due row that is not sendable (or is a sendable row of an
+// erased event: no claim takes it, so it leaves the index). A processing row whose
 // consumer lease ended more than SettleAfter ago is settled; one whose
 // lease has not is looked at again then (the claim keeps the row's due
 // time, which ingest set to its dispatch lease's end). An enqueued row's
@@ -157,6 +162,7 @@ func (s *Sweeper) Run(ctx context.Context, stopAt time.Time) (Report, error) {
 // it. A row with an outcome should not be in the index; it leaves it.
 func (s *Sweeper) look(ctx context.Context, row outbox.Row, now time.Time, rep *Report) {
 	var at time.Time
+	erased := !row.ErasedAt.IsZero() && slices.Contains(outbox.Sendable, row.Status)
 	if row.Status == outbox.StatusProcessing {
 		at = row.LeaseUntil.Add(s.settleAfter())
 		if !at.After(now) {
@@ -174,6 +180,10 @@ func (s *Sweeper) look(ctx context.Context, row outbox.Row, now time.Time, rep *
 		rep.Errors++
 	case !ok:
 		rep.Skipped++
+	case erased:
+		// No claim takes an erased row (its consumer would refuse it): it
+		// leaves the index instead of being skipped by every sweep.
+		rep.Erased++
 	case at.IsZero():
 		rep.Unindexed++
 	default:
@@ -202,6 +212,7 @@ func (s *Sweeper) lookAll(ctx context.Context, rows []outbox.Row, now time.Time,
 		rep.Settled += p.Settled
 		rep.Deferred += p.Deferred
 		rep.Unindexed += p.Unindexed
+		rep.Erased += p.Erased
 		rep.Skipped += p.Skipped
 		rep.Errors += p.Errors
 	}
@@ -295,6 +306,8 @@ const (
 	outFailed
 	outAbandoned
 	outError
+	// outErased: the event was erased; the row leaves the due index.
+	outErased
 )
 
 func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
@@ -333,6 +346,8 @@ func (s *Sweeper) sweep(ctx context.Context, batch []outbox.Row, rep *Report) {
 			rep.Abandoned++
 		case outError:
 			rep.Errors++
+		case outErased:
+			rep.Erased++
 		}
 	}
 }
@@ -386,6 +401,8 @@ func (s *Sweeper) one(ctx context.Context, row outbox.Row, rec ledger.Record, ha
 		return outSent
 	case st.abandoned:
 		return outAbandoned
+	case st.erased:
+		return outErased
 	case o.MarkErr != nil:
 		return outError
 	}
@@ -403,6 +420,7 @@ type rowStore struct {
 	row       outbox.Row
 	rec       ledger.Record
 	abandoned bool
+	erased    bool
 }
 
 func (r *rowStore) Claim(context.Context, outbox.ClaimParams) (bool, error) {
@@ -411,10 +429,14 @@ func (r *rowStore) Claim(context.Context, outbox.ClaimParams) (bool, error) {
 
 func (r *rowStore) MarkFailed(ctx context.Context, f outbox.Failure) error {
 	if r.row.MaxAttempts > 0 && f.Attempts >= r.row.MaxAttempts {
-		if r.s.abandon(ctx, r.log, f, r.row, r.rec, true) != outAbandoned {
+		switch r.s.abandon(ctx, r.log, f, r.row, r.rec, true) {
+		case outAbandoned:
+			r.abandoned = true
+		case outErased:
+			r.erased = true
+		default:
 			return fmt.Errorf("sweep: abandon %s failed", f.Row)
 		}
-		r.abandoned = true
 		return nil
 	}
 	return r.Rows.MarkFailed(ctx, f)
@@ -455,6 +477,15 @@ func (s *Sweeper) abandon(ctx context.Context, log *slog.Logger, f outbox.Failur
 	}
 	dl.Body = kept
 	inc, err := s.d.Abandoner.Abandon(ctx, f, dl)
+	if errors.Is(err, outbox.ErrErased) {
+		// Erased while its last send was in flight: no incident. What was
+		// kept for it (a body or payload copy too large to keep inline) is
+		// under the incident's prefix, which the erasure deletes once the
+		// writers that may have read the event before its marker are done
+		// (jobkinds.WriterWindow: this run's invocation among them).
+		log.InfoContext(ctx, "sweep: the event was erased during its last send; nothing abandoned to an incident")
+		return outErased
+	}
 	if errors.Is(err, outbox.ErrLeaseLost) {
 		return outSkipped
 	}

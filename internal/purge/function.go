@@ -54,6 +54,22 @@ type Failure struct {
 	Error *Error `json:"error"`
 }
 
+// FailureOf reads an answer of the function as a refusal: a JSON object of
+// exactly "ok": false and "error". A failed job's status carries an error
+// of its own beside its other members, and that is an answer to show, not
+// a refusal of the call. Nil when the answer is not a refusal.
+func FailureOf(answer []byte) *Error {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(answer, &members) != nil || len(members) != 2 || string(members["ok"]) != "false" {
+		return nil
+	}
+	var e Error
+	if json.Unmarshal(members["error"], &e) != nil || e.Code == "" {
+		return nil
+	}
+	return &e
+}
+
 // DeadLetters is OpDeadLetters' answer.
 type DeadLetters struct {
 	OK          bool         `json:"ok"`

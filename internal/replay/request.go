@@ -18,6 +18,10 @@ type Request struct {
 	IncidentIDs []string `json:"incidentIds,omitempty"`
 	TenantID    string   `json:"tenantId,omitempty"`
 	Topic       string   `json:"topic,omitempty"`
+	// ErrorCode and Type select incidents by their error code and their
+	// event's type (as listings filter them).
+	ErrorCode string `json:"errorCode,omitempty"`
+	Type      string `json:"type,omitempty"`
 	// Status filters a selection by filter (default open). With explicit
 	// ids it is ignored: each incident's own status decides.
 	Status incident.Status `json:"status,omitempty"`
@@ -114,8 +118,8 @@ func (r Request) validate(now time.Time) (selection, error) {
 	if len(r.IncidentIDs) > 0 && r.Limit != 0 {
 		return sel, BadRequest("limit applies to a filter, not to explicit incident ids")
 	}
-	if len(r.IncidentIDs) == 0 && r.TenantID == "" && r.Topic == "" && r.Status == "" && r.Since == "" && r.Until == "" {
-		return sel, BadRequest("name incidentIds, or filter by at least one of tenantId, topic, status, since, until")
+	if len(r.IncidentIDs) == 0 && r.TenantID == "" && r.Topic == "" && r.ErrorCode == "" && r.Type == "" && r.Status == "" && r.Since == "" && r.Until == "" {
+		return sel, BadRequest("name incidentIds, or filter by at least one of tenantId, topic, errorCode, type, status, since, until")
 	}
 	if r.Status != "" && !r.Status.Valid() {
 		return sel, BadRequest("status %q: want one of %v", r.Status, incident.Statuses)

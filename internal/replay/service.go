@@ -79,7 +79,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 		return page, nil
 	}
 	res, err := s.d.Incidents.List(ctx, incident.Filter{
-		Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
+		Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, ErrorCode: sel.ErrorCode, Type: sel.Type, Since: sel.since, Until: sel.until,
 		Limit: min(pageSize, remaining, incident.MaxPageSize), Cursor: cur.Store,
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Service) Select(ctx context.Context, r Request, cursor string, pageSize
 		// The limit cut the selection short; say so if anything else
 		// matches.
 		more, err := s.d.Incidents.List(ctx, incident.Filter{
-			Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, Since: sel.since, Until: sel.until,
+			Status: sel.Status, TenantID: sel.TenantID, Topic: sel.Topic, ErrorCode: sel.ErrorCode, Type: sel.Type, Since: sel.since, Until: sel.until,
 			Limit: 1, Cursor: res.Cursor,
 		})
 		if err != nil {

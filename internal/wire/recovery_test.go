@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/secret"
@@ -121,5 +122,17 @@ func TestAdminConfig(t *testing.T) {
 		_, err := adminfn.Load(stageEnv(top, tc.env), top)
 		require.ErrorContains(t, err, tc.want, name)
 		require.NotContains(t, err.Error(), "local-key", "%s: errors never quote a key", name)
+	}
+}
+
+// The erasure looks under the incidents' prefixes again once every writer
+// that may have read an event before its erasure marker is done: the DLQ
+// archiver and the sweeper store a body or payload copy there before the
+// incident write the marker refuses, each within one invocation.
+// jobkinds.WriterWindow must outlast both functions' timeouts.
+func TestTheErasureOutwaitsEveryWriter(t *testing.T) {
+	t.Parallel()
+	for name, timeout := range map[string]time.Duration{"sweeper": sweeperfn.FunctionTimeout, "dlq-archiver": dlqarchiverfn.FunctionTimeout} {
+		require.Greater(t, jobkinds.WriterWindow, timeout, "%s may still store a copy after the erasure looked", name)
 	}
 }

@@ -32,6 +32,10 @@ func (p *Platform) newConsumers() {
 		}
 		hook := kindHooks[k.Kind]
 		switch {
+		case p.Stage.Unconsumed(tp.Name):
+			// Left out on purpose (unconsumedTopics): no warning.
+			p.Unconsumed = append(p.Unconsumed, tp.Name)
+			continue
 		case k.Subscriber != "" && p.Stage.Subscribers[tp.Name] == "":
 			// Validate refuses this for production stages.
 			awscdk.Annotations_Of(p.Stack).AddWarningV2(jsii.String("evp:no-subscriber:"+tp.Name), jsii.String(fmt.Sprintf(

@@ -153,6 +153,17 @@ func (p *Platform) newBucket() {
 				Expiration: awscdk.Duration_Days(jsii.Number(retention.Hours() / 24)),
 			},
 			{
+				// Files dropped to import are copies of the events they
+				// publish: kept no longer than the ledger keeps events
+				// (a tenant's shorter eventsDays is applied by its
+				// retention purge, with evidence), a version replaced or
+				// expired gone a day later.
+				Id:                          jsii.String("expire-import-files"),
+				Prefix:                      jsii.String(PrefixImports),
+				Expiration:                  awscdk.Duration_Days(jsii.Number(float64(p.Stage.LedgerRetentionDays))),
+				NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(1)),
+			},
+			{
 				// Versioning protects against overwrites and deletes; old
 				// versions need not be kept forever.
 				Id:                                  jsii.String("expire-noncurrent-versions"),

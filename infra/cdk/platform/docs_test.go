@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 const deployDoc = "../../../docs/deploy.md"
@@ -99,4 +101,43 @@ func TestDeployDocsListEveryAlarm(t *testing.T) {
 		}
 	}
 	require.Equal(t, sortedKeys(seen), docTable(t, "Alarms", 0))
+}
+
+// The Stripe event types docs/deploy.md says to subscribe the endpoint to
+// are the routed ones: each is routed (its "stripe." type matches a route)
+// and each Stripe route has some listed, so the list follows the topology.
+func TestDeployDocsListTheStripeEventsToSubscribe(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(deployDoc)
+	require.NoError(t, err)
+	doc := string(b)
+	i := strings.Index(doc, "<!-- stripe-event-types -->")
+	require.GreaterOrEqual(t, i, 0, "docs/deploy.md marks its Stripe event type list")
+	block := doc[i:]
+	start := strings.Index(block, "```\n")
+	end := strings.Index(block[start+4:], "```")
+	require.True(t, start >= 0 && end >= 0, "the list is a code block")
+	listed := strings.Fields(block[start+4 : start+4+end])
+	require.NotEmpty(t, listed)
+
+	top := topology.Default()
+	var stripeRoutes []string
+	for _, r := range top.Routes {
+		if strings.HasPrefix(r.Pattern, "stripe.") {
+			stripeRoutes = append(stripeRoutes, r.Pattern)
+		}
+	}
+	require.NotEmpty(t, stripeRoutes)
+	covered := map[string]bool{}
+	for _, typ := range listed {
+		require.NotEmpty(t, top.Route("stripe."+typ), "%s is listed but not routed", typ)
+		for _, p := range stripeRoutes {
+			if topology.Match(p, "stripe."+typ) {
+				covered[p] = true
+			}
+		}
+	}
+	for _, p := range stripeRoutes {
+		require.True(t, covered[p], "route %s has no listed Stripe event type", p)
+	}
 }

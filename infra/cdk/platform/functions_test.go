@@ -96,7 +96,7 @@ func TestReservedConcurrency(t *testing.T) {
 		}
 	})
 	require.Zero(t, dev.p.Stage.RequiredConcurrencyQuota(), "dev reserves nothing: a default account deploys it")
-	require.Equal(t, 100+50+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
+	require.Equal(t, 150+150+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
 }
 
 // The HTTP API has exactly the webhook and admin routes, a throttled stage
@@ -188,6 +188,8 @@ func TestRecoveryPlane(t *testing.T) {
 		got := actionsOn(s.statements(roleOf(t, archiverFn)))
 		require.Equal(t, []string{"sns:Publish"}, got[s.idOf(s.p.Alerts)])
 		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, got[s.idOf(s.p.Tables[table.Incidents.Name])])
+		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, got[s.idOf(s.p.Tables[table.Events.Name])],
+			"the incident's put checks the dispatch row's erasure marker in its transaction")
 
 		machines := s.tpl.ofType("AWS::StepFunctions::StateMachine")
 		require.Len(t, machines, 1)

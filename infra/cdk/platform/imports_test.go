@@ -72,7 +72,7 @@ func TestFileImportsDeployment(t *testing.T) {
 		require.GreaterOrEqual(t, num(t, q["VisibilityTimeout"]), 6*num(t, trigger.Properties["Timeout"]))
 		tr := actionsOn(s.statements(roleOf(t, trigger)))
 		jobsTable := s.idOf(s.p.Tables[table.Jobs.Name])
-		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, tr[jobsTable])
+		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, tr[jobsTable], "it starts jobs, never moves one along")
 		require.Equal(t, []string{"sqs:SendMessage"}, tr[s.idOf(s.p.Jobs.Queue)])
 		for res := range tr {
 			require.NotContains(t, res, "ArchiveBucket", "the trigger reads no object")

@@ -70,12 +70,12 @@ func (p *Platform) jobsEnv(env map[string]*string) {
 	env[jobsfn.EnvJobsQueueURL] = p.Jobs.Queue.QueueUrl()
 }
 
-// allowJobs grants the engine's own calls: job items (conditional puts,
-// the key item's expiry update in the same transaction, consistent reads),
-// the listing indexes and wakes.
+// allowJobs grants the engine's own calls of a function that starts jobs:
+// job items (the conditional puts of a start, consistent reads), the
+// listing indexes and wakes.
 func (p *Platform) allowJobs(f *Function, indexes ...string) {
 	jt := p.Tables[table.Jobs.Name]
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, jt.TableArn())
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, jt.TableArn())
 	if len(indexes) > 0 {
 		var arns []*string
 		for _, ix := range indexes {
@@ -95,6 +95,15 @@ func (p *Platform) allowExportDownloads(f *Function) {
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixJobs))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/jobs/\*$`,
 		"Download links of finished tenant exports (short-lived presigned GETs, signed by this role) read the export's manifest and parts under jobs/<job id>/: that prefix only.")
+}
+
+// allowJobTransitions lets a function move jobs along (a step's fenced
+// write, cancel, retry, restart): a job that becomes terminal, or is
+// revived, updates its idempotency key's expiry in the same transaction
+// (dynamodb:UpdateItem). A function that only starts jobs (jobs-sweep,
+// import-trigger) never does: make iam-check listed it unused there.
+func (p *Platform) allowJobTransitions(f *Function) {
+	allow(f.Role, []string{"dynamodb:UpdateItem"}, p.Tables[table.Jobs.Name].TableArn())
 }
 
 // newStripeAPIKey is the secret reconciliation reads Stripe's events API
@@ -146,7 +155,11 @@ func (p *Platform) newJobs(ingest *Function) {
 		MemoryMB:    512,
 		Env:         env(),
 	})
-	p.allowJobs(worker)
+	// The tenant index: subject erasure rewrites the tenant's earlier
+	// exports and the retention purge deletes its old ones, both found by
+	// listing the tenant's jobs.
+	p.allowJobs(worker, table.IndexJobsTenant)
+	p.allowJobTransitions(worker)
 	// Fenced writes carry a condition check on the job item.
 	allow(worker.Role, []string{"dynamodb:ConditionCheckItem"}, p.Tables[table.Jobs.Name].TableArn())
 	// Export and erasure: the tenant's events (index listing, whole items,
@@ -154,9 +167,14 @@ func (p *Platform) newJobs(ingest *Function) {
 	// fenced updates of the ledger item and the rows' lastError) and
 	// incidents (listing; opened, resolved and redacted by conditional
 	// puts).
-	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
+	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
+	// The retention purge deletes a tenant's events past their period
+	// (the ledger item with its outbox rows) and its resolved incidents,
+	// each in a transaction fenced by the step's lease: IAM authorizes each
+	// Delete item as dynamodb:DeleteItem on its table.
+	allow(worker.Role, []string{"dynamodb:DeleteItem"}, events.TableArn(), incidents.TableArn())
 	// Checkpoints and output under jobs/; claim-checked payloads read for
 	// exports. Erasure deletes payload objects and incident bodies: the
 	// bucket is versioned, so it deletes each version by id
@@ -166,9 +184,9 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"s3:PutObject", "s3:GetObject"}, p.objectsArn(PrefixJobs))
 	allow(worker.Role, []string{"s3:GetObject", "s3:DeleteObjectVersion"}, p.objectsArn(PrefixPayloads), p.objectsArn(PrefixIncidents))
 	p.allowErasure(worker)
-	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents, PrefixArchive, PrefixJobs)
-	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents|archive)/\*$`,
-		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…) and earlier exports (jobs/<export>/…) without the subject's records; the retention purge deletes a tenant's past archive days and exports: those prefixes only.")
+	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents, PrefixArchive, PrefixJobs, PrefixImports)
+	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents|archive|imports)/\*$`,
+		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…), exports (jobs/<export>/…), import files and their error reports (imports/<tenant>/…, jobs/<import>/…) without the subject's records; the retention purge deletes a tenant's past archive days, exports and imports: those prefixes only.")
 	// Reconciliation publishes through ingest and reads its Stripe key.
 	allow(worker.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
 	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)

@@ -23,6 +23,11 @@ var (
 	// big is a stage with 1,000 Connect accounts and 300 purge zones: the
 	// maps that once went in environment variables and broke the deploy.
 	big *synth
+	// lean is a production stage without the purge service and without
+	// one HTTP topic's subscriber (unconsumedTopics), or why it failed to
+	// load (TestProductionStageWithoutPurgeOrAnHTTPTopic reports it).
+	lean    *synth
+	leanErr error
 )
 
 // Test settings of the two stages.
@@ -121,6 +126,23 @@ func run(m *testing.M) (int, error) {
 	pp := NewPlatform(app, Props{Stage: prodStage, Topology: topology.Default(), AssetDir: assets})
 	pd := NewPlatform(app, Props{Stage: devStage, Topology: topology.Default(), AssetDir: assets})
 	pb := NewPlatform(app, Props{Stage: bigStage, Topology: topology.Default(), AssetDir: assets})
+	// lean: the example production stage without Cloudflare (no purge
+	// zones) and without a CRM subscriber.
+	var leanStage Stage
+	leanStage, leanErr = LoadStage(lookup(ctx, map[string]any{
+		CtxStage:           "lean",
+		CtxStageFile:       "../stages/prod.example.json",
+		"purgeDefaultZone": "",
+		"subscribers":      `{"billing.events":"https://billing.example.com/hook","notifications.events":"https://notify.example.com/hook"}`,
+		"unconsumedTopics": "cache.purge,crm.sync",
+	}))
+	if leanErr == nil {
+		leanErr = leanStage.CheckTopology(topology.Default())
+	}
+	var pl *Platform
+	if leanErr == nil {
+		pl = NewPlatform(app, Props{Stage: leanStage, Topology: topology.Default(), AssetDir: assets})
+	}
 	Check(app)
 	if prod, err = synthesize(pp); err != nil {
 		return 1, err
@@ -130,6 +152,11 @@ func run(m *testing.M) (int, error) {
 	}
 	if big, err = synthesize(pb); err != nil {
 		return 1, err
+	}
+	if pl != nil {
+		if lean, err = synthesize(pl); err != nil {
+			return 1, err
+		}
 	}
 	return m.Run(), nil
 }

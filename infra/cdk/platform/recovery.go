@@ -119,7 +119,9 @@ func (p *Platform) newArchiver() {
 	// Incident upsert (read, conditional put); outbox row → dlq, and the
 	// row read for its last error.
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
-	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}, events.TableArn())
+	// The incident's put is a transaction with a condition check on the
+	// dispatch row: no incident of an erased event (its erasure marker).
+	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	p.allowBodies(f, true)
 	p.grantPublishAlerts(f)
 	for _, tp := range p.Topology.Topics {
@@ -148,23 +150,29 @@ func (p *Platform) replayEnv() map[string]*string {
 	return env
 }
 
-// allowReplay grants what the replay service calls: incidents (read, list
-// through both indexes, conditional transitions), events (load, row read,
-// reset for replay, restore of an expired event's ledger item and row in
-// one transaction, tenant listing), bodies and payloads (read; payloads
-// over the claim-check threshold are re-stored), topic queues (send).
+// allowReplay grants what the replay service and the operator views call:
+// incidents (read, list through both indexes, conditional transitions),
+// events (load, row read, reset for replay, restore of an expired event's
+// ledger item and row in one transaction, the tenant search: the
+// tenant-shard and legacy tenant indexes, a subject's or customer's
+// events through the subject identifier indexes, the listed events'
+// items and rows in batches), bodies and payloads (read; payloads over
+// the claim-check threshold are re-stored), topic queues (send).
 func (p *Platform) allowReplay(f *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, incidents.TableArn())
 	allow(f.Role, []string{"dynamodb:Query"},
-		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant), indexArn(events, table.IndexTenant))
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
+		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant),
+		indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant),
+		indexArn(events, table.IndexSubject), indexArn(events, table.IndexOwner))
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixIncidents), p.objectsArn(PrefixPayloads))
 	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(incidents|payloads)/\*$`,
 		"Replay reads incident bodies (incidents/<tenant>/<incident>/…) and claim-checked payloads (payloads/<tenant>/<event>/…) and re-stores large payloads under payloads/: those prefixes only.")
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
 	p.allowJobs(f, table.IndexJobsTenant, table.IndexJobsKind)
+	p.allowJobTransitions(f) // operators cancel, retry and restart jobs
 }
 
 func (p *Platform) newReplay() *Function {

@@ -217,7 +217,7 @@ func TestTablesMatchDefinitions(t *testing.T) {
 
 // The archive bucket: SSL-only, encrypted, versioned, public access
 // blocked, access-logged, claim-checked payloads expiring no sooner than the
-// ledger.
+// ledger, import files no later than it.
 func TestArchiveBucket(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
@@ -230,13 +230,19 @@ func TestArchiveBucket(t *testing.T) {
 		}
 		require.Equal(t, s.idOf(s.p.AccessLogs), refID(dig(props, "LoggingConfiguration", "DestinationBucketName")))
 		require.True(t, deniesInsecureTransport(s.tpl.ofType("AWS::S3::BucketPolicy"), id, ""), "bucket policy must deny non-TLS")
-		var expiry float64
+		var expiry, imports, importVersions float64
 		for _, rule := range list(dig(props, "LifecycleConfiguration", "Rules")) {
-			if dig(rule, "Prefix") == PrefixPayloads {
+			switch dig(rule, "Prefix") {
+			case PrefixPayloads:
 				expiry = num(t, dig(rule, "ExpirationInDays"))
+			case PrefixImports:
+				imports = num(t, dig(rule, "ExpirationInDays"))
+				importVersions = num(t, dig(rule, "NoncurrentVersionExpiration", "NoncurrentDays"))
 			}
 		}
 		require.GreaterOrEqual(t, expiry, float64(s.p.Stage.LedgerRetentionDays), "payloads must outlive the ledger items that reference them")
+		require.Equal(t, float64(s.p.Stage.LedgerRetentionDays), imports, "import files are kept no longer than the events they publish")
+		require.Equal(t, float64(1), importVersions)
 		if s.p.Stage.Name == "prod" {
 			require.Equal(t, "Retain", s.tpl.Resources[id].DeletionPolicy)
 		}
@@ -284,21 +290,22 @@ func toAny(ss []string) []any {
 
 // Only the senders (ingest, sweeper, replay and the admin API's in-process
 // replay) write topic queues; each secret is readable by its one function;
-// no role may delete table items, and only subject erasure (jobs-worker)
+// only the retention purge (jobs-worker) may delete table items, of the
+// events and incidents tables, and only subject erasure (jobs-worker)
 // may delete objects: claim-checked payloads and incident bodies, each
 // version by id (the bucket is versioned; nobody deletes without a
 // version id, which would leave the data as a noncurrent version), and
 // list their versions under those prefixes only.
-var erasable = regexp.MustCompile(`/(payloads|incidents|archive|jobs)/\*$`)
+var erasable = regexp.MustCompile(`/(payloads|incidents|archive|jobs|imports)/\*$`)
 
-var erasablePrefixes = []any{"payloads/*", "incidents/*", "archive/*", "jobs/*"}
+var erasablePrefixes = []any{"payloads/*", "incidents/*", "archive/*", "jobs/*", "imports/*"}
 
 func TestWhoMayDoWhat(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
 		senders := map[string][]string{} // queue id → functions
 		readers := map[string][]string{} // secret id → functions
-		var deleters, listers []string
+		var deleters, listers, itemDeleters []string
 		for name := range s.p.Functions {
 			_, fn := s.function(t, name)
 			for res, actions := range actionsOn(s.statements(roleOf(t, fn))) {
@@ -311,13 +318,22 @@ func TestWhoMayDoWhat(t *testing.T) {
 					case "s3:DeleteObjectVersion":
 						// Subject erasure (jobs-worker) deletes claim-checked
 						// payloads and incident bodies and rewrites the audit
-						// archive and earlier exports (the retention purge
-						// deletes those too), and nothing else may.
+						// archive, exports and import files (the retention
+						// purge deletes those too), and nothing else may.
 						if name != RoleJobsWorker || !erasable.MatchString(res) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
 						deleters = append(deleters, name+" "+res)
-					case "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteBucket", "sqs:PurgeQueue", "sqs:DeleteQueue":
+					case "dynamodb:DeleteItem":
+						// The retention purge (jobs-worker) deletes old events
+						// and resolved incidents, and nothing else may delete
+						// an item.
+						events, incidents := s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])
+						if name != RoleJobsWorker || res != events && res != incidents {
+							t.Errorf("%s may %s on %s", name, a, res)
+						}
+						itemDeleters = append(itemDeleters, res)
+					case "dynamodb:BatchWriteItem", "dynamodb:DeleteTable", "s3:DeleteObject", "s3:DeleteBucket", "sqs:PurgeQueue", "sqs:DeleteQueue":
 						t.Errorf("%s may %s on %s", name, a, res)
 					}
 				}
@@ -351,7 +367,9 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
-		require.Len(t, deleters, 4, "jobs-worker deletes under payloads/, incidents/, archive/ and jobs/ only: %v", deleters)
+		require.Len(t, deleters, 5, "jobs-worker deletes under payloads/, incidents/, archive/, jobs/ and imports/ only: %v", deleters)
+		require.ElementsMatch(t, []string{s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])}, itemDeleters,
+			"the retention purge deletes items of the events and incidents tables only")
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)

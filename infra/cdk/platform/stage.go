@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -74,8 +75,8 @@ type Stage struct {
 	// the webhook adapters: IAM role ARNs or 12-digit account ids.
 	ProducerPrincipals []string `json:"producerPrincipals"`
 	// ReserveConcurrency reserves the recommended concurrency
-	// (RecommendedReservations: ingest 100, webhook 50, admin 10, sweeper
-	// 3, jobs-sweep 2); ReservedConcurrency sets functions one by one
+	// (RecommendedReservations: ingest 150, webhook 150, admin 10, sweeper
+	// 3, jobs-sweep 2: a quota of 415); ReservedConcurrency sets functions one by one
 	// (function name → executions, 0 for none) and wins. Nothing is
 	// reserved by default, on any stage: AWS keeps 100 executions of the
 	// account's quota unreserved, and a fresh account's quota is often too
@@ -86,7 +87,10 @@ type Stage struct {
 	// claim-checked payloads are kept (at least 7).
 	LedgerRetentionDays int `json:"ledgerRetentionDays"`
 	// APIRateLimit and APIBurstLimit throttle the HTTP API's default stage
-	// (requests per second, burst).
+	// (requests per second, burst): by default a Stripe burst
+	// (StripeBurstRate) and twice it at once, well inside the account's
+	// regional HTTP API quota (10,000 a second, 5,000 burst, shared by
+	// every API of the account).
 	APIRateLimit  int `json:"apiRateLimit"`
 	APIBurstLimit int `json:"apiBurstLimit"`
 	// Subscribers maps an HTTP-consumer topic to its subscriber URL.
@@ -109,6 +113,13 @@ type Stage struct {
 	StripeDefaultTenant string `json:"stripeDefaultTenant"`
 	// StripeAccountTenants maps Stripe Connect account ids to tenants.
 	StripeAccountTenants map[string]string `json:"stripeAccountTenants"`
+	// UnconsumedTopics are topics the stage deploys no consumer for on
+	// purpose: cache.purge on a stage without Cloudflare, an HTTP topic
+	// nobody subscribes to (yet). A production stage then synthesizes
+	// without their purge zones or subscriber URL (it refuses a topic left
+	// out by omission); their queues and DLQs stay, with the
+	// <topic>-unconsumed alarm should anything be routed to them.
+	UnconsumedTopics []string `json:"unconsumedTopics"`
 	// LegacyLedgerKeysUntil (RFC 3339), for a stage that stored events
 	// before ids were scoped by tenant: until then ingest also checks an
 	// event's legacy key, so a retry of such an event stays a duplicate.
@@ -152,10 +163,27 @@ func (s Stage) Retained() bool {
 	return s.Production
 }
 
+// A Stripe burst is what the stage defaults are sized for
+// (docs/scaling.md): StripeBurstRate webhook deliveries a second for
+// minutes on end (a renewal run: every subscription due at once brings its
+// invoice and payment events), each holding the webhook and then ingest
+// for the Stripe ack's 99th percentile by the latency model (docs/cost.md,
+// 268 ms measured; StripeAckP99 rounds it up).
+const (
+	StripeBurstRate = 500
+	StripeAckP99    = 300 * time.Millisecond
+)
+
+// burstConcurrency is the executions a function needs to take
+// StripeBurstRate requests a second that each hold it for StripeAckP99.
+var burstConcurrency = int(math.Ceil(StripeBurstRate * StripeAckP99.Seconds()))
+
 // RecommendedReservations is what ReserveConcurrency reserves: ingest and
-// the webhook keep capacity when consumers or a replay scale out, the admin
-// API and the sweepers stay reachable in an incident.
-var RecommendedReservations = map[string]int{"ingest": 100, "webhook-stripe": 50, "admin-api": 10, "sweeper": 3, "jobs-sweep": 2}
+// the webhook keep the executions a Stripe burst needs when consumers or a
+// replay scale out (each burstConcurrency: 500 requests a second, 300 ms
+// each at the 99th percentile), the admin API and the sweepers stay
+// reachable in an incident.
+var RecommendedReservations = map[string]int{"ingest": burstConcurrency, "webhook-stripe": burstConcurrency, "admin-api": 10, "sweeper": 3, "jobs-sweep": 2}
 
 // UnreservedMinimum is the part of an account's concurrency AWS never lets
 // functions reserve.
@@ -232,6 +260,10 @@ func (s Stage) Emails() []string {
 	}
 	return append([]string{s.AlarmEmail}, s.AlarmEmails...)
 }
+
+// Unconsumed reports whether the stage lists the topic in
+// unconsumedTopics: it deploys no consumer for it on purpose.
+func (s Stage) Unconsumed(topic string) bool { return contains(s.UnconsumedTopics, topic) }
 
 // HasPurgeZones reports whether the cache purge consumer has any zone.
 func (s Stage) HasPurgeZones() bool { return len(s.PurgeZones) > 0 || s.PurgeDefaultZone != "" }
@@ -323,8 +355,13 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	strVal := func(dst *string) func(string) error {
 		return func(v string) error { *dst = v; return nil }
 	}
+	// mapVal replaces the map: decoding into the file's map merged them,
+	// so an override could never drop an entry (a subscriber, a zone).
 	mapVal := func(dst *map[string]string) func(string) error {
-		return func(v string) error { return json.Unmarshal([]byte(v), dst) }
+		return func(v string) error {
+			*dst = nil
+			return json.Unmarshal([]byte(v), dst)
+		}
 	}
 	// listVal takes a JSON list or a comma-separated one.
 	listVal := func(dst *[]string) func(string) error {
@@ -357,7 +394,10 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("alarmHttpsEndpoints", listVal(&s.AlarmHTTPSEndpoints))
 	set("producerPrincipals", listVal(&s.ProducerPrincipals))
 	set("reserveConcurrency", boolPtr(&s.ReserveConcurrency))
-	set("reservedConcurrency", func(v string) error { return json.Unmarshal([]byte(v), &s.ReservedConcurrency) })
+	set("reservedConcurrency", func(v string) error {
+		s.ReservedConcurrency = nil
+		return json.Unmarshal([]byte(v), &s.ReservedConcurrency)
+	})
 	set("ledgerRetentionDays", intVal(&s.LedgerRetentionDays))
 	set("apiRateLimit", intVal(&s.APIRateLimit))
 	set("apiBurstLimit", intVal(&s.APIBurstLimit))
@@ -368,6 +408,7 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("purgeProducerPrincipals", listVal(&s.PurgeProducerPrincipals))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
+	set("unconsumedTopics", listVal(&s.UnconsumedTopics))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
 	set("incidentIndexStep", intVal(&s.IncidentIndexStep))
 	set("subjectIndexStep", intVal(&s.SubjectIndexStep))
@@ -389,10 +430,10 @@ func (s *Stage) applyDefaults() {
 		s.LedgerRetentionDays = 14
 	}
 	if s.APIRateLimit == 0 {
-		s.APIRateLimit = 50
+		s.APIRateLimit = StripeBurstRate
 	}
 	if s.APIBurstLimit == 0 {
-		s.APIBurstLimit = 100
+		s.APIBurstLimit = 2 * StripeBurstRate
 	}
 	if s.PurgeRate == 0 {
 		s.PurgeRate = 4
@@ -537,9 +578,12 @@ func deliversToSubscriber(tp topology.Topic) bool {
 }
 
 // CheckTopology validates the stage against the topology it deploys:
-// subscriber URLs name HTTP topics, and a production stage configures every
-// HTTP topic's subscriber (elsewhere a topic without one is deployed
-// unconsumed and alarmed, so a fresh dev stage deploys as is).
+// subscriber URLs name HTTP topics, unconsumedTopics name topics whose
+// consumer the stage configures (an HTTP or the purge topic) and that it
+// does not configure as well, and a production stage configures every
+// HTTP topic's subscriber and the purge zones unless it lists the topic as
+// unconsumed (elsewhere a topic without them is deployed unconsumed and
+// alarmed, so a fresh dev stage deploys as is).
 func (s Stage) CheckTopology(top topology.Topology) error {
 	var errs []error
 	for _, topic := range sortedKeys(s.Subscribers) {
@@ -548,13 +592,27 @@ func (s Stage) CheckTopology(top topology.Topology) error {
 			errs = append(errs, fmt.Errorf("stage %s: subscriber for %q, which is not an HTTP topic of the topology", s.Name, topic))
 		}
 	}
+	for _, topic := range s.UnconsumedTopics {
+		tp, ok := top.Topic(topic)
+		switch {
+		case !ok || (!deliversToSubscriber(tp) && tp.Consumer != topology.ConsumerPurge):
+			errs = append(errs, fmt.Errorf("stage %s: unconsumedTopics names %q, which is not an HTTP topic or the purge topic of the topology (their consumers need the stage's settings; the others are always deployed)", s.Name, topic))
+		case s.Subscribers[topic] != "":
+			errs = append(errs, fmt.Errorf("stage %s: %s is in unconsumedTopics and has a subscriber URL: drop one", s.Name, topic))
+		case tp.Consumer == topology.ConsumerPurge && s.HasPurgeZones():
+			errs = append(errs, fmt.Errorf("stage %s: %s is in unconsumedTopics and the stage names Cloudflare zones (purgeZones, purgeDefaultZone): drop one", s.Name, topic))
+		}
+	}
 	if s.Production {
 		for _, tp := range top.Topics {
+			if s.Unconsumed(tp.Name) {
+				continue
+			}
 			if tp.Consumer == topology.ConsumerPurge && !s.HasPurgeZones() {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in)", s.Name, ExampleStageFile, s.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: give the cache purge service its Cloudflare zones (purgeZones or purgeDefaultZone; copy %s to infra/cdk/stages/%s.json and fill it in), or list %s in unconsumedTopics to deploy without it", s.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 			if deliversToSubscriber(tp) && s.Subscribers[tp.Name] == "" {
-				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}')", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
+				errs = append(errs, fmt.Errorf("stage %s is a production stage: set the subscriber URL of %s (subscribers; copy %s to infra/cdk/stages/%s.json and fill it in, or -c subscribers='{\"%s\":\"https://…\"}'), or list it in unconsumedTopics to deploy it without a consumer", s.Name, tp.Name, ExampleStageFile, s.Name, tp.Name))
 			}
 		}
 	}

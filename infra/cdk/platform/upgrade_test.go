@@ -54,6 +54,30 @@ func TestSubjectIndexUpgradeChangesOneIndexPerStep(t *testing.T) {
 	require.Equal(t, table.Events.Indexes, subjectIndexes(table.Events.Indexes, 0), "done: the current definition")
 }
 
+// A stage deployed before the tenant-shard index gains it in one update
+// (one index added, none changed or dropped), in any subject index step:
+// the legacy tenant index stays, read by listings until it empties
+// (docs/deploy.md#upgrading).
+func TestTenantShardIndexUpgradeIsOneIndex(t *testing.T) {
+	t.Parallel()
+	keys := func(ixs []table.Index) map[string]string {
+		out := map[string]string{}
+		for _, ix := range ixs {
+			out[ix.Name] = fmt.Sprintf("%v %v %v %v", ix.PK, ix.SK, ix.Projection, ix.NonKey)
+		}
+		return out
+	}
+	for _, step := range []int{0, 1, 2} {
+		before, now := keys(subjectIndexes(table.EventsIndexesBefore, step)), keys(subjectIndexes(table.Events.Indexes, step))
+		require.Len(t, now, len(before)+1, "step %d", step)
+		for name, k := range before {
+			require.Equal(t, k, now[name], "step %d: %s is unchanged", step, name)
+		}
+		require.Contains(t, now, table.IndexTenantShard)
+		require.Contains(t, now, table.IndexTenant, "the legacy index stays")
+	}
+}
+
 func TestIssueNineAlarmsAndRefusalState(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {

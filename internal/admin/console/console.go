@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,6 +228,13 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := c.authenticate(r.Context(), r)
+	var locked *admin.ErrLocked
+	if errors.As(err, &locked) {
+		c.d.Log.WarnContext(r.Context(), "console: bearer key refused: too many failed sign-ins from this address", "sourceIp", r.RemoteAddr, "retryAfterSeconds", locked.RetryAfter())
+		w.Header().Set("Retry-After", strconv.Itoa(locked.RetryAfter()))
+		http.Error(w, locked.Error(), http.StatusTooManyRequests)
+		return
+	}
 	if err != nil && !errors.Is(err, errNotSignedIn) {
 		c.d.Log.ErrorContext(r.Context(), "console: reading the session failed", "error", err.Error())
 		w.WriteHeader(http.StatusServiceUnavailable)

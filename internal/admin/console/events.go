@@ -1,14 +1,19 @@
 package console
 
 import (
+	"errors"
 	"net/http"
+
+	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
+	"github.com/siteswarm/eventplatform/internal/replay"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/operator"
 )
 
 // events shows one event (by id, with its tenant for an internal
-// producer's) or pages a tenant's recent events.
+// producer's) or searches a tenant's events (the JSON API's filter:
+// admin.EventFilter), a page at a time.
 func (c *Console) events(w http.ResponseWriter, r *http.Request, p page, segs []string) {
 	ctx := r.Context()
 	p.Title, p.Nav = "Events", "events"
@@ -18,7 +23,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, p page, segs []
 	if len(segs) == 1 {
 		id = segs[0]
 	}
-	data := map[string]any{"Tenant": tenant, "ID": id}
+	data := map[string]any{"Tenant": tenant, "ID": id, "Q": q, "Statuses": operator.EventStatuses}
 	if id != "" {
 		v, err := c.d.Views.ViewEvent(ctx, operator.EventQuery{TenantID: tenant, EventID: id, Payload: true})
 		switch {
@@ -32,12 +37,33 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, p page, segs []
 			data["Event"] = v
 		}
 	} else if tenant != "" {
-		pg, err := c.d.Views.ListEvents(ctx, operator.TenantQuery{TenantID: tenant, Limit: 50, Cursor: q.Get("cursor")})
+		f, err := admin.EventFilter(q, c.d.Now())
+		if err == nil {
+			if f.Limit == 0 {
+				f.Limit = eventsPage
+			}
+			var pg operator.EventPage
+			if pg, err = c.d.Views.ListEvents(ctx, f); err == nil {
+				data["Page"], data["Pager"] = pg, pagerOf("/events", q, pg.Next, pg.Prev)
+			}
+		}
 		if err != nil {
+			w.WriteHeader(listStatus(err))
 			p.Error = err.Error()
 		}
-		data["Page"] = pg
 	}
 	p.Data = data
 	c.render(w, "events", p)
+}
+
+// eventsPage is how many events a console page lists.
+const eventsPage = 50
+
+// listStatus is the HTTP status of a listing that failed: the caller's
+// filter or cursor (400), or the platform.
+func listStatus(err error) int {
+	if replay.IsRequestError(err) || errors.Is(err, pagecursor.ErrInvalid) {
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -29,19 +31,15 @@ func (c *Console) incidents(w http.ResponseWriter, r *http.Request, p page) {
 	} else {
 		pg, err := c.d.Incidents.List(r.Context(), f)
 		if err != nil {
+			w.WriteHeader(listStatus(err))
 			p.Error = "list: " + err.Error()
 		}
-		data["Page"] = pg
-		if pg.Cursor != "" {
-			nq := url.Values{}
-			for k, v := range q {
-				nq[k] = v
-			}
-			nq.Set("cursor", pg.Cursor)
-			data["Next"] = Prefix + "/incidents?" + nq.Encode()
-		}
+		data["Page"], data["Pager"] = pg, pagerOf("/incidents", q, pg.Cursor, pg.Prev)
 	}
 	data["Filter"] = filterQuery(q)
+	// A bulk replay selects by the same filter; an event's incidents are
+	// replayed one by one from their pages.
+	data["Bulk"] = q.Get("event") == ""
 	p.Data = data
 	c.render(w, "incidents", p)
 }
@@ -49,7 +47,7 @@ func (c *Console) incidents(w http.ResponseWriter, r *http.Request, p page) {
 // filterQuery is the listing filter without paging, as hidden fields.
 func filterQuery(q url.Values) map[string]string {
 	out := map[string]string{}
-	for _, k := range []string{"status", "tenant", "topic", "since", "until"} {
+	for _, k := range []string{"status", "tenant", "topic", "errorCode", "type", "since", "until"} {
 		if v := q.Get(k); v != "" {
 			out[k] = v
 		}
@@ -62,8 +60,14 @@ func filterQuery(q url.Values) map[string]string {
 func (c *Console) bulk(w http.ResponseWriter, r *http.Request, p page) {
 	p.Title, p.Nav = "Bulk replay", "incidents"
 	f := r.PostForm
+	if f.Get("status") == admin.StatusAny {
+		f.Del("status") // a bulk replay selects open incidents unless told otherwise
+	}
 	req := replay.Request{Status: incident.Status(f.Get("status")), TenantID: f.Get("tenant"), Topic: f.Get("topic"),
-		Since: f.Get("since"), Until: f.Get("until"), Actor: "console", Note: f.Get("note")}
+		ErrorCode: f.Get("errorCode"), Type: f.Get("type"), Since: f.Get("since"), Until: f.Get("until"), Actor: "console", Note: f.Get("note")}
+	if req.Status == "any" {
+		req.Status = ""
+	}
 	if req.TenantID == "" && req.Topic == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		p.Error = "Bulk replay needs a tenant or a topic filter."
@@ -112,8 +116,19 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, p page, id, f
 		c.render(w, "error", p)
 		return
 	}
-	p.Data = v
+	p.Data = incidentPage{IncidentView: v,
+		CanReplay: slices.Contains(incident.Replayable, v.Status),
+		CanTriage: incident.CanMove(v.Status, incident.StatusTriaged),
+		CanIgnore: incident.CanMove(v.Status, incident.StatusIgnored)}
 	c.render(w, "incident", p)
+}
+
+// incidentPage is an incident with the actions its status allows: a
+// resolved or ignored incident offers none (a replay of it needs force,
+// which the CLI has), a retrying one waits for its replay.
+type incidentPage struct {
+	operator.IncidentView
+	CanReplay, CanTriage, CanIgnore bool
 }
 
 // incidentAction replays, triages or ignores an incident, then shows it.

@@ -2,21 +2,16 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 )
-
-// recentJobs is how many jobs the jobs page lists without a filter.
-const recentJobs = 25
 
 // jobRow is a job as the jobs pages show it.
 type jobRow struct {
@@ -30,7 +25,9 @@ type jobRow struct {
 	Downloads []download
 	// DownloadError says why a finished export's objects are not listed.
 	DownloadError string
-	// Cancellable, Restartable: what the job's status allows.
+	// Cancellable, Restartable: what the job's status allows (cancel
+	// while it runs; restart a failed, cancelled or stuck job, not a
+	// completed one).
 	Cancellable, Restartable bool
 }
 
@@ -117,49 +114,36 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request, p page, segs []st
 		return
 	}
 	q := r.URL.Query()
-	data := map[string]any{"Q": q, "Kinds": admin.JobKinds(c.d.Jobs)}
-	var list []jobs.Job
-	if q.Get("tenant") != "" || q.Get("kind") != "" {
-		pg, err := c.d.Jobs.List(ctx, jobs.ListParams{TenantID: q.Get("tenant"), Kind: q.Get("kind"), Status: jobs.Status(q.Get("status")), Limit: 50, Cursor: q.Get("cursor")})
-		if err != nil {
-			p.Error = err.Error()
-		}
-		list = pg.Jobs
-		data["Filtered"] = true
-	} else {
-		var err error
-		if list, err = c.recent(ctx, jobs.Status(q.Get("status"))); err != nil {
-			p.Error = err.Error()
-		}
-		data["Counts"] = c.jobCounts(ctx)
+	data := map[string]any{"Q": q, "Kinds": admin.JobKinds(c.d.Jobs), "Statuses": []jobs.Status{jobs.StatusQueued, jobs.StatusRunning,
+		jobs.StatusWaiting, jobs.StatusCompleted, jobs.StatusFailed, jobs.StatusCancelled}}
+	// Jobs a page at a time, newest first: by tenant, kind and status, or
+	// (none named) every tenant's of every kind (admin.JobFilter), each with
+	// its status and progress; without a filter the unfinished and failed
+	// ones are counted above them.
+	f := admin.JobFilter(q)
+	f.Limit = jobsPage
+	pg, err := c.d.Jobs.List(ctx, f)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		p.Error = err.Error()
 	}
-	rows := make([]jobRow, 0, len(list))
-	for _, j := range list {
+	rows := make([]jobRow, 0, len(pg.Jobs))
+	for _, j := range pg.Jobs {
 		rows = append(rows, rowOf(j))
 	}
-	data["Jobs"] = rows
+	data["Jobs"], data["Pager"] = rows, pagerOf("/jobs", q, pg.Cursor, pg.Prev)
+	if q.Get("tenant") == "" && q.Get("kind") == "" && q.Get("status") == "" {
+		data["Counts"] = c.jobCounts(ctx)
+	} else {
+		data["Filtered"] = true
+	}
 	p.Data = data
 	c.render(w, "jobs", p)
 }
 
-// recent is the newest jobs of every kind (each kind's index, newest
-// first, merged), recentJobs at most.
-func (c *Console) recent(ctx context.Context, status jobs.Status) ([]jobs.Job, error) {
-	var all []jobs.Job
-	for _, kind := range admin.JobKinds(c.d.Jobs) {
-		pg, err := c.d.Jobs.List(ctx, jobs.ListParams{Kind: kind, Status: status, Limit: recentJobs})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, pg.Jobs...)
-	}
-	sort.SliceStable(all, func(i, k int) bool { return all[i].CreatedAt.After(all[k].CreatedAt) })
-	return all[:min(len(all), recentJobs)], nil
-}
-
 func rowOf(j jobs.Job) jobRow {
 	row := jobRow{JobView: admin.ViewOfJob(j), Created: j.CreatedAt, Updated: j.UpdatedAt, Finished: j.FinishedAt, Percent: -1,
-		Cancellable: !j.Status.Terminal(), Restartable: j.Status == jobs.StatusFailed || j.Status == jobs.StatusCancelled}
+		Cancellable: !j.Status.Terminal(), Restartable: j.Status != jobs.StatusCompleted}
 	if pr := j.Progress; pr != nil && pr.Total > 0 {
 		row.Percent = int(min(100, pr.Done*100/pr.Total))
 	}
@@ -249,3 +233,6 @@ func (c *Console) jobDownload(w http.ResponseWriter, r *http.Request, p page, id
 	}
 	http.Redirect(w, r, u, http.StatusSeeOther)
 }
+
+// jobsPage is how many jobs a console page lists.
+const jobsPage = 50

@@ -84,9 +84,15 @@ var errNotSignedIn = errors.New("console: not signed in")
 // signed out, not idle). Activity is recorded at most every touchEvery.
 func (c *Console) authenticate(ctx context.Context, r *http.Request) (session, error) {
 	if authz := r.Header.Get("Authorization"); authz != "" {
-		if admin.Authorized(ctx, c.d.Keys, authz) {
+		// Counted like a sign-in (admin.Gate.Bearer): a locked source
+		// gets its *admin.ErrLocked.
+		var locked *admin.ErrLocked
+		switch err := c.gate.Bearer(ctx, admin.Source(r.RemoteAddr), c.d.Keys, authz); {
+		case err == nil:
 			_, token, _ := strings.Cut(strings.TrimSpace(authz), " ")
 			return session{key: strings.TrimSpace(token)}, nil
+		case errors.As(err, &locked):
+			return session{}, locked
 		}
 		return session{}, errNotSignedIn
 	}

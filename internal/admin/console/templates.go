@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -18,7 +19,25 @@ import (
 var files embed.FS
 
 var templates = template.Must(template.New("console").Funcs(template.FuncMap{
-	"ts": func(t time.Time) string {
+	// ts shows a time to the second, in UTC: a time.Time, or the RFC 3339
+	// string of a JSON view (the jobs' views carry nanoseconds).
+	"ts": func(v any) string {
+		var t time.Time
+		switch x := v.(type) {
+		case time.Time:
+			t = x
+		case string:
+			if x == "" {
+				return "—"
+			}
+			p, err := time.Parse(time.RFC3339Nano, x)
+			if err != nil {
+				return x
+			}
+			t = p
+		default:
+			return fmt.Sprint(v)
+		}
 		if t.IsZero() {
 			return "—"
 		}

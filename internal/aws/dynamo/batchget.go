@@ -20,12 +20,19 @@ const batchGetAttempts = 8
 // the jittered backoff, and hands each item found to fn (in no particular
 // order; a missing item is not handed).
 func (e *Events) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, fn func(item map[string]ddbtypes.AttributeValue) error) error {
+	return e.batchGetWith(ctx, keys, ddbtypes.KeysAndAttributes{ConsistentRead: aws.Bool(true)}, fn)
+}
+
+// batchGetWith is batchGet with the read's consistency and projection
+// (how: its Keys are set per call). A listing reads eventually
+// consistent, at half the read units.
+func (e *Events) batchGetWith(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, how ddbtypes.KeysAndAttributes, fn func(item map[string]ddbtypes.AttributeValue) error) error {
 	for start := 0; start < len(keys); start += 100 {
 		pending := keys[start:min(start+100, len(keys))]
 		for attempt := 1; len(pending) > 0; attempt++ {
-			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]ddbtypes.KeysAndAttributes{
-				e.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
-			}})
+			ka := how
+			ka.Keys = pending
+			res, err := e.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]ddbtypes.KeysAndAttributes{e.Table: ka}})
 			if err != nil {
 				return err
 			}

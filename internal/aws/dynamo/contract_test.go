@@ -54,10 +54,45 @@ func TestSweeperRowsContract(t *testing.T) {
 	})
 }
 
+// Rows of erased events (issue 32 items 4 and 9: a failed send put an
+// erased row back in the due index, where no claim takes it; an abandon
+// after the erasure opened an incident with the payload).
+func TestSweeperErasedRowsContract(t *testing.T) {
+	t.Parallel()
+	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
+		outboxsweeptest.ExerciseErased(t, func(t *testing.T) outboxsweeptest.Erased {
+			env := newEnv(t)
+			return outboxsweeptest.Erased{Store: env.Events(), Abandoner: env.Recovery(), Incidents: env.Incidents(),
+				Erase: func(t *testing.T, key string) { eraseEvent(t, env, key) }}
+		})
+	})
+}
+
 func TestIncidentStoreContract(t *testing.T) {
 	t.Parallel()
 	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
-		incidenttest.Exercise(t, func(t *testing.T) incidenttest.Store { return newEnv(t).Incidents() })
+		incidenttest.Exercise(t, func(t *testing.T) incidenttest.Store { return newEnv(t).Recovery() })
+	})
+}
+
+// Dead letters are recorded through Recovery, guarded by the dispatch
+// row's erasure marker in the same transaction (issue 32 item 5: the
+// archiver read the marker, then upserted the incident in a separate write,
+// so an erasure completing between the two left the payload in an incident
+// body).
+func TestIncidentErasureGuardContract(t *testing.T) {
+	t.Parallel()
+	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
+		incidenttest.ExerciseErasureGuard(t, func(t *testing.T) incidenttest.Guarded {
+			env := newEnv(t)
+			return incidenttest.Guarded{
+				Store: env.Recovery(),
+				Dispatch: func(t *testing.T, key, tenant string, topics ...string) {
+					dispatch(t, env, key, tenant, topics...)
+				},
+				Erase: func(t *testing.T, key string) { eraseEvent(t, env, key) },
+			}
+		})
 	})
 }
 

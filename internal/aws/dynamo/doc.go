@@ -4,8 +4,10 @@
 // senders and consumers, the sweeper index, and the tenant index. Incidents
 // (the Incidents table): the incident store with optimistic versioning and
 // replay attestation. Recovery: the transactions that span both tables (a
-// dispatch abandoned together with its incident). Key layout and index names
-// come from package table.
+// dispatch abandoned together with its incident, every dead letter's
+// incident), each guarded by the dispatch row's erasure marker (erased.go:
+// how any write copying an event's data checks it). Key layout and index
+// names come from package table.
 //
 // Adapter packages are named for the AWS service they speak: dynamo
 // (DynamoDB), sqsqueue, s3blob, snsalert, lambdainvoke, smsecret. Domain

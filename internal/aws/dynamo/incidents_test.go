@@ -48,7 +48,7 @@ func TestSparseIncidentFiltersCostBoundedReads(t *testing.T) {
 		}
 		dl := deadLetter(fmt.Sprintf("evt_s%03d", i), "acme", topic)
 		dl.FailedAt = t0.Add(time.Duration(i) * time.Second)
-		inc, _, err := incident.Upsert(ctx, store, dl, dl.FailedAt)
+		inc, _, err := incident.Upsert(ctx, env.Recovery(), dl, dl.FailedAt)
 		require.NoError(t, err)
 		if topic == "crm.sync" {
 			sparse = append([]string{inc.ID}, sparse...) // newest first

@@ -34,15 +34,20 @@ const LedgerSK = ledgerSK
 // ledgerItem is the DynamoDB shape of a ledger.Record. A ledger item is
 // written twice (in the commit transaction) and billed per started KB, so
 // attributes derivable from others are left out of new items and derived
-// on read: eventId (from the key), createdAt (the tenantSk prefix) and a
+// on read: eventId (from the key), createdAt (the tenantAt prefix) and a
 // status of received (the only status ingest writes; views derive an
-// event's status from its rows). Items written before carry them.
+// event's status from its rows). Items written before carry them. A new
+// item is in the tenant-shard index (tenantPk, tenantAt); one written
+// before it carries tenantSk (the same value as tenantAt) and is in the
+// legacy tenant index only, so no item is written to both.
 type ledgerItem struct {
 	PK          string               `dynamodbav:"pk"`
 	SK          string               `dynamodbav:"sk"`
 	EventID     string               `dynamodbav:"eventId,omitempty"`
 	TenantID    string               `dynamodbav:"tenantId"`
-	TenantSK    string               `dynamodbav:"tenantSk"`
+	TenantPK    string               `dynamodbav:"tenantPk,omitempty"`
+	TenantAt    string               `dynamodbav:"tenantAt,omitempty"`
+	TenantSK    string               `dynamodbav:"tenantSk,omitempty"`
 	Type        string               `dynamodbav:"type"`
 	Source      string               `dynamodbav:"source"`
 	Timestamp   string               `dynamodbav:"timestamp"`
@@ -125,7 +130,8 @@ func toLedgerItem(r ledger.Record) ledgerItem {
 	plain, z := packPayload(ev.Source, ev.Payload)
 	it := ledgerItem{
 		PK: EventPK(r.Key), SK: ledgerSK,
-		EventID: ev.ID, TenantID: ev.TenantID, TenantSK: created + "#" + ev.ID,
+		EventID: ev.ID, TenantID: ev.TenantID,
+		TenantPK: table.TenantPartition(ev.TenantID, r.Key), TenantAt: tenantAt(created, ev.ID),
 		Type: ev.Type, Source: ev.Source, Timestamp: ev.Timestamp.Format(time.RFC3339Nano),
 		Subject: ev.Subject, Traceparent: ev.Traceparent,
 		Payload: plain, PayloadZ: z, PayloadRef: ev.PayloadRef,
@@ -139,6 +145,20 @@ func toLedgerItem(r ledger.Record) ledgerItem {
 		it.Status = ""
 	}
 	return it
+}
+
+// tenantAt is a ledger item's tenant-shard index sort key: the acceptance
+// time in the stored layout, "#", the event id ("#" sorts before every id
+// character, so the time alone bounds a window).
+func tenantAt(created, eventID string) string { return created + "#" + eventID }
+
+// sortValue is the item's position in a tenant listing: tenantAt, or
+// tenantSk on an item written before the tenant-shard index.
+func (it ledgerItem) sortValue() string {
+	if it.TenantAt != "" {
+		return it.TenantAt
+	}
+	return it.TenantSK
 }
 
 // eventIDOf is the event id in a storage key (ledger.Key): the key itself,
@@ -155,7 +175,7 @@ func (it ledgerItem) record() ledger.Record {
 		it.EventID = eventIDOf(keyOf(it.PK))
 	}
 	if it.CreatedAt == "" {
-		it.CreatedAt, _, _ = strings.Cut(it.TenantSK, "#")
+		it.CreatedAt, _, _ = strings.Cut(it.sortValue(), "#")
 	}
 	if it.Status == "" {
 		it.Status = ledger.StatusReceived

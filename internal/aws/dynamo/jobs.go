@@ -205,56 +205,68 @@ func (s *Jobs) Due(ctx context.Context, p jobs.DueParams) (jobs.DuePage, error) 
 	return page, nil
 }
 
-// List pages jobs newest first by tenant (else by kind), filtered by kind
-// and status.
+// defaultJobsPage is a listing's page when the caller names none (the
+// engine always does).
+const defaultJobsPage = 25
+
+// List pages jobs newest first: by tenant (tenant-createdAt, the kind a
+// filter), by kind (kind-createdAt), or across tenants by every kind of
+// p.Kinds (their kind-createdAt partitions merged: listing.go); the
+// status is a filter expression. A page makes at most ListReadBudget
+// queries per partition, so a rare status answers a short page with a
+// cursor.
 func (s *Jobs) List(ctx context.Context, p jobs.ListParams) (jobs.Page, error) {
-	in := &dynamodb.QueryInput{TableName: aws.String(s.Table), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(p.Limit))}
-	values := map[string]ddbtypes.AttributeValue{}
-	var filters []string
-	names := map[string]string{}
-	if p.TenantID != "" {
-		in.IndexName, in.KeyConditionExpression = aws.String(table.IndexJobsTenant), aws.String("tenantId = :v")
-		values[":v"] = str(p.TenantID)
-		if p.Kind != "" {
-			filters, values[":k"], names["#k"] = append(filters, "#k = :k"), str(p.Kind), table.AttrKind
-		}
-	} else {
-		in.IndexName, in.KeyConditionExpression = aws.String(table.IndexJobsKind), aws.String("#k = :v")
-		values[":v"], names["#k"] = str(p.Kind), table.AttrKind
+	if p.Limit <= 0 {
+		p.Limit = defaultJobsPage
+	}
+	var f partFilter
+	if p.TenantID != "" && p.Kind != "" {
+		f.eq(table.AttrKind, p.Kind)
 	}
 	if p.Status != "" {
-		filters, values[":s"], names["#s"] = append(filters, "#s = :s"), str(string(p.Status)), table.AttrStatus
+		f.eq(table.AttrStatus, string(p.Status))
 	}
-	if len(filters) > 0 {
-		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
-	}
-	if len(names) > 0 {
-		in.ExpressionAttributeNames = names
-	}
-	in.ExpressionAttributeValues = values
-	if p.Cursor != "" {
-		start, err := decodeKey(p.Cursor)
-		if err != nil {
-			return jobs.Page{}, &jobs.RequestError{Code: jobs.CodeInvalidRequest, Message: "the cursor is not one this service returned"}
+	part := func(name, index, pkAttr, pk string) listPart[jobs.Job] {
+		ip := indexPart[jobs.Job]{
+			client: s.Client, in: partQuery(s.Table, index, pkAttr, pk, table.AttrCreatedAt, "", "", f, nil),
+			sortKey: table.AttrCreatedAt, tieKey: table.AttrPK,
+			fixed:  map[string]ddbtypes.AttributeValue{table.AttrSK: str(jobSK), pkAttr: str(pk)},
+			decode: decodeJobItem,
 		}
-		in.ExclusiveStartKey = start
+		return listPart[jobs.Job]{name: name, read: ip.read}
 	}
-	out, err := s.Client.Query(ctx, in)
+	var parts []listPart[jobs.Job]
+	switch {
+	case p.TenantID != "":
+		parts = append(parts, part("t", table.IndexJobsTenant, table.AttrTenantID, p.TenantID))
+	case p.Kind != "":
+		parts = append(parts, part("k", table.IndexJobsKind, table.AttrKind, p.Kind))
+	default:
+		for _, k := range p.Kinds {
+			parts = append(parts, part(k, table.IndexJobsKind, table.AttrKind, k))
+		}
+	}
+	if len(parts) == 0 {
+		return jobs.Page{Jobs: []jobs.Job{}}, nil
+	}
+	run, err := newListRun(parts, listOpts{
+		newestFirst: true, cursor: p.Cursor, filter: fingerprint("jobs", p.TenantID, p.Kind, string(p.Status), strings.Join(p.Kinds, ",")),
+		limit: readLimit(p.Limit, len(parts), f.any()), budget: len(parts) * ListReadBudget,
+	})
+	if err != nil {
+		return jobs.Page{}, &jobs.RequestError{Code: jobs.CodeInvalidRequest, Message: "the cursor is not one this service returned (or continues another listing)"}
+	}
+	hits, err := run.take(ctx, p.Limit)
 	if err != nil {
 		return jobs.Page{}, fmt.Errorf("dynamo: list jobs: %w", err)
 	}
-	page := jobs.Page{Jobs: []jobs.Job{}}
-	for _, it := range out.Items {
-		j, err := decodeJobItem(it)
-		if err != nil {
-			return page, err
-		}
-		page.Jobs = append(page.Jobs, j)
+	page := jobs.Page{Jobs: make([]jobs.Job, 0, len(hits))}
+	for _, h := range hits {
+		page.Jobs = append(page.Jobs, h.v)
 	}
-	if out.LastEvaluatedKey != nil {
-		if page.Cursor, err = encodeKey(out.LastEvaluatedKey); err != nil {
-			return page, err
-		}
+	page.Jobs = inOrder(run, page.Jobs)
+	if page.Cursor, page.Prev, err = run.cursors(); err != nil {
+		return page, err
 	}
 	return page, nil
 }

@@ -68,7 +68,13 @@ func (e *Events) MarkEnqueued(ctx context.Context, r outbox.RowRef, owner string
 }
 
 // MarkFailed records a failed send by the lease owner: attempts, lastError
-// and the next retry, lease released.
+// and the next retry, lease released. The row comes due again at the next
+// retry, unless it carries the erasure marker: no claim takes an erased row
+// (Claim, ClaimDue), so it leaves the due index instead of coming due for a
+// sweeper that could only skip it (issue 32 item 9: every sweep reported it
+// skipped and the outbox lag grew until the row expired). The two cases
+// are two conditions: the first write refused tries the second, off the
+// happy path.
 func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
 	values := map[string]ddbtypes.AttributeValue{
 		":failed":  str(string(outbox.StatusFailed)),
@@ -81,9 +87,13 @@ func (e *Events) MarkFailed(ctx context.Context, f outbox.Failure) error {
 		":now":     str(FormatTime(f.Now)),
 		":o":       str(f.Owner),
 	}
-	err := e.update(ctx, f.Row,
-		enterDue("SET #s = :failed, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now", f.Row, values), // failed is swept
-		"leaseOwner = :o AND (#s = :pending OR #s = :failed)", values)
+	set := "SET #s = :failed, attempts = :a, lastError = :e, nextRetryAt = :next, leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now"
+	held := "leaseOwner = :o AND (#s = :pending OR #s = :failed)"
+	err := e.update(ctx, f.Row, enterDue(set, f.Row, values), held+" AND "+notErased, values) // failed is swept
+	if errors.Is(err, errCondition) {
+		delete(values, ":dp") // enterDue's: an unused value is refused
+		err = e.update(ctx, f.Row, leaveDue(set), held+" AND attribute_exists(erasedAt)", values)
+	}
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
 	}

@@ -3,9 +3,10 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -27,44 +28,44 @@ type RetentionPurge struct {
 }
 
 // OldEvents pages a tenant's events accepted before q.Before, oldest
-// first (index summaries: key, topics; no payload).
+// first (index summaries: key, topics; no payload), from every shard of
+// the tenant-shard index and the legacy tenant index, merged.
 func (p *RetentionPurge) OldEvents(ctx context.Context, q retention.Query) ([]ledger.Record, string, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(p.Events.Table),
-		IndexName:              aws.String(table.IndexTenant),
-		KeyConditionExpression: aws.String("tenantId = :t AND tenantSk < :b"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":t": str(q.TenantID), ":b": str(FormatTime(q.Before)),
-		},
-		ScanIndexForward: aws.Bool(true),
-		Limit:            aws.Int32(int32(q.Limit)),
+	if q.Limit <= 0 {
+		return nil, "", fmt.Errorf("dynamo: old events: limit %d must be positive", q.Limit)
 	}
-	if q.Cursor != "" {
-		start, err := decodeKey(q.Cursor)
-		if err != nil {
-			return nil, "", fmt.Errorf("dynamo: old events: invalid cursor: %w", err)
+	_, untilLast := window(time.Time{}, q.Before)
+	part := func(name, index, pkAttr, pk, sortKey string) listPart[ledger.Record] {
+		ip := indexPart[ledger.Record]{
+			client: p.Events.Client, in: partQuery(p.Events.Table, index, pkAttr, pk, sortKey, "", untilLast, partFilter{}, nil),
+			sortKey: sortKey, tieKey: table.AttrPK,
+			fixed:  map[string]ddbtypes.AttributeValue{table.AttrSK: str(ledgerSK), pkAttr: str(pk)},
+			decode: decodeListedLedger,
 		}
-		in.ExclusiveStartKey = start
+		return listPart[ledger.Record]{name: name, read: ip.read}
 	}
-	out, err := p.Events.Client.Query(ctx, in)
+	var parts []listPart[ledger.Record]
+	for s := range table.TenantShards {
+		parts = append(parts, part(strconv.Itoa(s), table.IndexTenantShard, table.AttrTenantPK, table.TenantShardPartition(q.TenantID, s), table.AttrTenantAt))
+	}
+	parts = append(parts, part("legacy", table.IndexTenant, table.AttrTenantID, q.TenantID, table.AttrTenantSK))
+	run, err := newListRun(parts, listOpts{
+		filter: fingerprint("old-events", q.TenantID, untilLast), cursor: q.Cursor,
+		limit: readLimit(q.Limit, len(parts), false), budget: len(parts) * ListReadBudget,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("dynamo: old events: %w", err)
+	}
+	hits, err := run.take(ctx, q.Limit)
 	if err != nil {
 		return nil, "", fmt.Errorf("dynamo: old events of %s: %w", q.TenantID, err)
 	}
-	var recs []ledger.Record
-	for _, item := range out.Items {
-		var it ledgerItem
-		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-			return nil, "", fmt.Errorf("dynamo: decode ledger: %w", err)
-		}
-		recs = append(recs, it.record())
+	recs := make([]ledger.Record, len(hits))
+	for i, h := range hits {
+		recs[i] = h.v
 	}
-	next := ""
-	if out.LastEvaluatedKey != nil {
-		if next, err = encodeKey(out.LastEvaluatedKey); err != nil {
-			return nil, "", err
-		}
-	}
-	return recs, next, nil
+	next, _, err := run.cursors()
+	return recs, next, err
 }
 
 // Record reads an event's whole ledger item.

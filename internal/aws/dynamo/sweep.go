@@ -234,19 +234,54 @@ func (e *Events) Settle(ctx context.Context, p outboxsweep.Settlement) (bool, er
 	return true, nil
 }
 
-// Recovery is the Events and Incidents tables together, for the write that
-// spans both: the sweeper abandoning a dispatch.
+// Recovery is the Events and Incidents tables together, for the writes
+// that span both: the sweeper abandoning a dispatch, and every dead letter
+// recorded into an incident (incident.Recorder), each guarded by the
+// dispatch row's erasure marker in the same transaction.
 type Recovery struct {
-	Events    *Events
-	Incidents *Incidents
+	Events *Events
+	*Incidents
+}
+
+var _ incident.Recorder = (*Recovery)(nil)
+
+// SaveDeadLetter writes inc as Save does (optimistic on its version) in one
+// transaction with a check that its dispatch row (the incident's event and
+// topic) carries no erasure marker: outbox.ErrErased when it does, and
+// nothing is written. The check is the row's (Unerased), read for the
+// condition: 2 write units on AWS, and the incident's put is transactional
+// (twice its units), on the dead-letter path only. A transaction that
+// conflicted with another write to either item is incident.ErrConflict:
+// Upsert reads again and retries.
+func (r *Recovery) SaveDeadLetter(ctx context.Context, inc incident.Incident) (incident.Incident, error) {
+	put, err := r.Incidents.put(inc)
+	if err != nil {
+		return incident.Incident{}, err
+	}
+	_, err = r.Incidents.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		r.Events.Unerased(outbox.RowRef{Key: inc.Key(), Topic: inc.Topic}), {Put: put},
+	}})
+	switch class, at := classify(err); {
+	case err == nil:
+		inc.Version++
+		return inc, nil
+	case class == txConditionFailed && at == 0:
+		return incident.Incident{}, fmt.Errorf("dynamo: save incident %s: %w", inc.ID, outbox.ErrErased)
+	case class == txConditionFailed, class == txRetry:
+		return incident.Incident{}, fmt.Errorf("dynamo: save incident %s: %w", inc.ID, incident.ErrConflict)
+	default:
+		return incident.Incident{}, fmt.Errorf("dynamo: save incident %s: %w", inc.ID, err)
+	}
 }
 
 // Abandon records a dispatch's final failed send (f, by its lease owner) as
 // dlq_abandoned and opens (or reopens) its incident in ONE
 // TransactWriteItems, so a row is never abandoned without its incident nor
-// an incident opened for a row still being retried. It returns
-// outbox.ErrLeaseLost when the row moved on meanwhile; a concurrent
-// incident write is retried.
+// an incident opened for a row still being retried. The row's condition
+// includes the erasure marker's absence (free: the row is written anyway),
+// so an event erased while its last send was in flight opens no incident
+// with its payload (outbox.ErrErased). It returns outbox.ErrLeaseLost when
+// the row moved on meanwhile; a concurrent incident write is retried.
 func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.DeadLetter) (incident.Incident, error) {
 	id := dl.IncidentID()
 	values := map[string]ddbtypes.AttributeValue{
@@ -266,7 +301,7 @@ func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.De
 		Key:       rowKey(f.Row),
 		UpdateExpression: aws.String(leaveDue("SET #s = :ab, attempts = :a, lastError = :e, nextRetryAt = :nowms, " +
 			"leaseOwner = :empty, leaseUntil = :zero, updatedAt = :now")),
-		ConditionExpression:       aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed)"),
+		ConditionExpression:       aws.String("leaseOwner = :o AND (#s = :pending OR #s = :failed) AND " + notErased),
 		ExpressionAttributeNames:  map[string]string{"#s": "status"},
 		ExpressionAttributeValues: values,
 	}
@@ -297,6 +332,13 @@ func (r *Recovery) Abandon(ctx context.Context, f outbox.Failure, dl incident.De
 			for i, reason := range tce.CancellationReasons {
 				switch code := aws.ToString(reason.Code); {
 				case code == "ConditionalCheckFailed" && i == 0:
+					erased, rerr := r.Events.erased(ctx, f.Row)
+					switch {
+					case rerr != nil:
+						return incident.Incident{}, rerr
+					case erased:
+						return incident.Incident{}, fmt.Errorf("dynamo: abandon %s: %w", f.Row, outbox.ErrErased)
+					}
 					return incident.Incident{}, outbox.ErrLeaseLost
 				case code == "ConditionalCheckFailed" && i == 1:
 					retry = true // the incident changed since we read it

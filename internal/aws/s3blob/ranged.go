@@ -22,6 +22,9 @@ type ObjectInfo struct {
 	Size      int64
 	ETag      string
 	VersionID string
+	// Metadata is the object's user metadata (x-amz-meta-*), keys in
+	// lower case.
+	Metadata map[string]string
 }
 
 // RangeParams name one ranged read.
@@ -44,11 +47,18 @@ func (b *S3) Stat(ctx context.Context, bucket, key, versionID string) (ObjectInf
 		}
 		return ObjectInfo{}, fmt.Errorf("s3 head %s/%s: %w", bucket, key, err)
 	}
-	return ObjectInfo{
+	info := ObjectInfo{
 		Size:      aws.ToInt64(out.ContentLength),
 		ETag:      aws.ToString(out.ETag),
 		VersionID: aws.ToString(out.VersionId),
-	}, nil
+	}
+	for k, v := range out.Metadata {
+		if info.Metadata == nil {
+			info.Metadata = map[string]string{}
+		}
+		info.Metadata[strings.ToLower(k)] = v
+	}
+	return info, nil
 }
 
 // ReadRange opens bytes [Offset, Offset+Length) of an object (a ranged

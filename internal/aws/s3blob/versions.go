@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -13,10 +14,12 @@ import (
 
 // StoredVersion is one version of an object on the versioned bucket.
 type StoredVersion struct {
-	Key          string `json:"key"`
-	VersionID    string `json:"versionId"`
-	Latest       bool   `json:"latest,omitempty"`
-	DeleteMarker bool   `json:"deleteMarker,omitempty"`
+	Key          string    `json:"key"`
+	VersionID    string    `json:"versionId"`
+	Latest       bool      `json:"latest,omitempty"`
+	DeleteMarker bool      `json:"deleteMarker,omitempty"`
+	Size         int64     `json:"size,omitempty"`
+	LastModified time.Time `json:"lastModified,omitzero"`
 }
 
 // ListVersions lists every version stored under prefix, delete markers
@@ -31,10 +34,12 @@ func (b *S3) ListVersions(ctx context.Context, bucket, prefix string) ([]StoredV
 			return nil, fmt.Errorf("s3 list versions %s/%s: %w", bucket, prefix, err)
 		}
 		for _, v := range page.Versions {
-			out = append(out, StoredVersion{Key: aws.ToString(v.Key), VersionID: versionID(v.VersionId), Latest: aws.ToBool(v.IsLatest)})
+			out = append(out, StoredVersion{Key: aws.ToString(v.Key), VersionID: versionID(v.VersionId), Latest: aws.ToBool(v.IsLatest),
+				Size: aws.ToInt64(v.Size), LastModified: aws.ToTime(v.LastModified).UTC()})
 		}
 		for _, m := range page.DeleteMarkers {
-			out = append(out, StoredVersion{Key: aws.ToString(m.Key), VersionID: versionID(m.VersionId), Latest: aws.ToBool(m.IsLatest), DeleteMarker: true})
+			out = append(out, StoredVersion{Key: aws.ToString(m.Key), VersionID: versionID(m.VersionId), Latest: aws.ToBool(m.IsLatest), DeleteMarker: true,
+				LastModified: aws.ToTime(m.LastModified).UTC()})
 		}
 	}
 	return out, nil
@@ -42,6 +47,17 @@ func (b *S3) ListVersions(ctx context.Context, bucket, prefix string) ([]StoredV
 
 // GetVersion reads one version of an object (s3:GetObjectVersion).
 func (b *S3) GetVersion(ctx context.Context, bucket, key, versionID string) ([]byte, error) {
+	body, err := b.OpenVersion(ctx, bucket, key, versionID)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	return io.ReadAll(body)
+}
+
+// OpenVersion opens one version of an object for reading
+// (s3:GetObjectVersion): a large one is read as a stream.
+func (b *S3) OpenVersion(ctx context.Context, bucket, key, versionID string) (io.ReadCloser, error) {
 	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
 	if versionID != "" && versionID != "null" {
 		in.VersionId = aws.String(versionID)
@@ -50,15 +66,15 @@ func (b *S3) GetVersion(ctx context.Context, bucket, key, versionID string) ([]b
 	if err != nil {
 		return nil, fmt.Errorf("s3 get %s/%s version %s: %w", bucket, key, versionID, err)
 	}
-	defer out.Body.Close()
-	return io.ReadAll(out.Body)
+	return out.Body, nil
 }
 
-// PutVersion writes an object and returns the version id S3 gave it.
-func (b *S3) PutVersion(ctx context.Context, bucket, key string, body []byte) (string, error) {
+// PutVersion writes an object with user metadata (may be nil) and returns
+// the version id S3 gave it.
+func (b *S3) PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string) (string, error) {
 	out, err := b.Client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))), ServerSideEncryption: s3types.ServerSideEncryptionAes256,
+		ContentLength: aws.Int64(int64(len(body))), ServerSideEncryption: s3types.ServerSideEncryptionAes256, Metadata: metadata,
 	})
 	if err != nil {
 		return "", fmt.Errorf("s3 put %s/%s: %w", bucket, key, err)

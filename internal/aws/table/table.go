@@ -74,9 +74,15 @@ const (
 	// AttrSweepPK is the legacy sweeper index's partition,
 	// "<status>#<shard>" (IndexSweep): rows written before the due index.
 	AttrSweepPK = "sweepPk"
-	// Events table: the tenant index holds ledger items only (outbox rows do
-	// not carry tenantSk), sorted by "<createdAt>#<eventId>".
+	// Events table: the tenant-shard index holds ledger items only (outbox
+	// rows carry neither attribute): partition tenantPk,
+	// "<tenant>#<shard>" (TenantPartition), sorted by tenantAt,
+	// "<createdAt>#<eventId>". Ledger items written before it carry
+	// tenantSk (the same value) instead and are in the legacy tenant index,
+	// partitioned by tenantId alone.
 	AttrTenantID = "tenantId"
+	AttrTenantPK = "tenantPk"
+	AttrTenantAt = "tenantAt"
 	AttrTenantSK = "tenantSk"
 
 	// Incidents table: listed newest failure first (a re-failure of an old
@@ -110,7 +116,19 @@ const (
 	// rows written before the due index, which leave it on their next
 	// transition. Drop it once a stage has run the due index for the
 	// events' retention (docs/operations.md).
-	IndexSweep          = "sweep"
+	IndexSweep = "sweep"
+	// IndexTenantShard lists a tenant's events (issue 37): its partition
+	// is the tenant and a shard of the event's key, so one tenant's
+	// writes spread over TenantShards index partitions instead of one
+	// (about 1,000 writes a second each); a listing queries every shard
+	// and merges them by time.
+	IndexTenantShard = "tenant-shard"
+	// IndexTenant is the earlier tenant index (partition tenantId alone).
+	// New ledger items never enter it (they carry no tenantSk); listings
+	// still read it for items written before the tenant-shard index,
+	// which expire with the ledger retention. Drop it once a stage has
+	// run the tenant-shard index for the events' retention
+	// (docs/operations.md).
 	IndexTenant         = "tenant"
 	IndexIncidentStatus = "status-lastFailedAt"
 	IndexIncidentTenant = "tenant-lastFailedAt"
@@ -138,6 +156,31 @@ const SweepShards = 8
 // row (IndexSweep).
 func SweepPartition(status, eventID, topic string) string {
 	return fmt.Sprintf("%s#%d", status, Shard(eventID, topic))
+}
+
+// TenantShards is how many index partitions one tenant's events spread
+// over in the tenant-shard index: the ceiling of one tenant's event rate
+// from that index is TenantShards times a partition's ~1,000 writes a
+// second, and a listing costs TenantShards queries a page.
+const TenantShards = 8
+
+// TenantPartition is the tenant-shard index partition of an event of
+// tenant under storage key (ledger.Key): "<tenant>#<shard>", the shard a
+// stable hash of the key (tenant ids hold no "#").
+func TenantPartition(tenant, key string) string {
+	return TenantShardPartition(tenant, TenantShard(key))
+}
+
+// TenantShardPartition is the partition of one of a tenant's shards.
+func TenantShardPartition(tenant string, shard int) string {
+	return fmt.Sprintf("%s#%d", tenant, shard)
+}
+
+// TenantShard is the stable tenant-shard of an event's storage key.
+func TenantShard(key string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % TenantShards)
 }
 
 // DuePartition is the due index partition value of an outbox row.
@@ -183,9 +226,23 @@ var Events = Def{
 		},
 		SubjectIndexes(AttrOrderingKey)[0],
 		SubjectIndexes(AttrOrderingKey)[1],
+		{
+			Name:       IndexTenantShard,
+			PK:         Key{AttrTenantPK, String},
+			SK:         &Key{AttrTenantAt, String},
+			Projection: ProjectInclude,
+			// What a listing shows and filters on (type, subject, and the
+			// Stripe customer, orderingKey), so neither needs the item.
+			NonKey: []string{AttrTenantID, "eventId", "type", "source", "topics", "status", "createdAt", "timestamp", AttrSubject, AttrOrderingKey},
+		},
 	},
 	TTLAttribute: AttrExpiresAt,
 }
+
+// EventsIndexesBefore are the events table's indexes before the
+// tenant-shard index: a stage deployed with them gains it in one update
+// (CloudFormation adds one index per update).
+var EventsIndexesBefore = Events.Indexes[:len(Events.Indexes)-1]
 
 // Incidents holds one item per (event, topic) dead letter. Never expires.
 var Incidents = Def{

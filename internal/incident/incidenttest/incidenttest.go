@@ -1,13 +1,17 @@
-// Package incidenttest is the contract suite of incident.Store (with the
+// Package incidenttest is the contract suite of incident.Recorder (with the
 // replay attestation consumers make): a round trip keeps every field, writes
 // are optimistic (a stale version or a second create is ErrConflict),
 // concurrent dead letters of one dispatch all count, listings filter, page
-// and sort by last failure. Every implementation runs Exercise; the DynamoDB
-// adapter runs it against the emulators.
+// and sort by last failure (by event, error code and type too, and back a
+// page); and (ExerciseErasureGuard) no dead letter is recorded once its
+// dispatch carries the erasure marker, however it races the erasure. Every
+// implementation runs both; the DynamoDB adapter runs them against the
+// emulators.
 package incidenttest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,12 +22,14 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
-// Store is the incident store with the attestation a consumer makes after
-// a successful replay (consume.Incidents).
+// Store is the incident store dead letters are recorded through, with the
+// attestation a consumer makes after a successful replay
+// (consume.Incidents).
 type Store interface {
-	incident.Store
+	incident.Recorder
 	ResolveReplay(ctx context.Context, id string, at time.Time) error
 }
 
@@ -171,6 +177,8 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.NoError(t, store.ResolveReplay(ctx, incident.ID("unknown", "x"), at), "an unknown incident is not an error")
 	})
 
+	exerciseSearch(t, newStore)
+
 	t.Run("ListFiltersAndPaginates", func(t *testing.T) {
 		t.Parallel()
 		store := newStore(t)
@@ -295,5 +303,136 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.NoError(t, err)
 		require.Len(t, page.Incidents, 1)
 		require.Equal(t, first.ID, page.Incidents[0].ID, "--since sees the re-failure of an old incident")
+	})
+}
+
+// Guarded is a store with the dispatches its dead letters are guarded by.
+type Guarded struct {
+	Store Store
+	// Dispatch stores an event of tenant (by its storage key) with a
+	// dispatch row to each topic, as ingest commits it.
+	Dispatch func(t *testing.T, key, tenant string, topics ...string)
+	// Erase puts the erasure marker on the event's rows, as the subject
+	// erasure does.
+	Erase func(t *testing.T, key string)
+}
+
+// ExerciseErasureGuard runs the contract of the guarded write
+// (incident.Recorder.SaveDeadLetter, docs/architecture.md §5, guarantee
+// 12): a dead letter of an erased dispatch opens no incident and reopens
+// none (outbox.ErrErased, nothing written), whenever it comes; one whose
+// dispatch carries no marker, or has no row at all, is recorded.
+func ExerciseErasureGuard(t *testing.T, newGuarded func(t *testing.T) Guarded) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("ADeadLetterOfAnErasedEventOpensNoIncident", func(t *testing.T) {
+		t.Parallel()
+		g := newGuarded(t)
+		g.Dispatch(t, "evt_er", "acme", "billing.events", "crm.sync")
+		g.Erase(t, "evt_er")
+		for _, topic := range []string{"billing.events", "crm.sync"} {
+			_, _, err := incident.Upsert(ctx, g.Store, deadLetter("evt_er", "acme", topic), t0)
+			require.ErrorIs(t, err, outbox.ErrErased, topic)
+			_, err = g.Store.Get(ctx, incident.ID("evt_er", topic))
+			require.ErrorIs(t, err, incident.ErrNotFound, "nothing was written for %s", topic)
+		}
+	})
+
+	t.Run("AnIncidentIsNotReopenedWithTheDataOfAnErasedEvent", func(t *testing.T) {
+		t.Parallel()
+		g := newGuarded(t)
+		g.Dispatch(t, "evt_re", "acme", "billing.events")
+		first, changed, err := incident.Upsert(ctx, g.Store, deadLetter("evt_re", "acme", "billing.events"), t0)
+		require.NoError(t, err)
+		require.True(t, changed)
+		g.Erase(t, "evt_re")
+		again := deadLetter("evt_re", "acme", "billing.events")
+		again.MessageID, again.ErrorMessage = "m-again", "subscriber answered: contact ann@example.test exists"
+		_, _, err = incident.Upsert(ctx, g.Store, again, t0.Add(time.Minute))
+		require.ErrorIs(t, err, outbox.ErrErased)
+		got, err := g.Store.Get(ctx, first.ID)
+		require.NoError(t, err)
+		require.Equal(t, first, got, "the incident is as it was (the erasure redacts it)")
+	})
+
+	t.Run("DeadLettersWithoutAMarkerAreRecorded", func(t *testing.T) {
+		t.Parallel()
+		g := newGuarded(t)
+		g.Dispatch(t, "evt_kept", "acme", "billing.events")
+		g.Dispatch(t, "evt_gone", "acme", "billing.events")
+		g.Erase(t, "evt_gone")
+		// A dispatch with no marker, and a dead letter whose event has no
+		// row (expired, or never stored): recorded.
+		for _, id := range []string{"evt_kept", "evt_never_stored"} {
+			inc, changed, err := incident.Upsert(ctx, g.Store, deadLetter(id, "acme", "billing.events"), t0)
+			require.NoError(t, err, id)
+			require.True(t, changed, id)
+			got, err := g.Store.Get(ctx, inc.ID)
+			require.NoError(t, err)
+			require.Equal(t, inc, got)
+		}
+		// The erased dispatch's own dead letter is refused.
+		_, _, err := incident.Upsert(ctx, g.Store, deadLetter("evt_gone", "acme", "billing.events"), t0)
+		require.ErrorIs(t, err, outbox.ErrErased)
+	})
+
+	// Dead letters of one dispatch race its erasure: each is recorded
+	// before the marker or refused, never written after it.
+	t.Run("NoDeadLetterIsRecordedAfterTheMarker", func(t *testing.T) {
+		t.Parallel()
+		g := newGuarded(t)
+		g.Dispatch(t, "evt_race", "acme", "billing.events")
+		id := incident.ID("evt_race", "billing.events")
+		var (
+			wg     sync.WaitGroup
+			erased = make(chan struct{})
+			after  = make(chan error, 64)
+		)
+		for i := range 8 {
+			wg.Go(func() {
+				for j := 0; ; j++ {
+					select {
+					case <-erased:
+						return
+					default:
+					}
+					dl := deadLetter("evt_race", "acme", "billing.events")
+					dl.MessageID = fmt.Sprintf("m-%d-%d", i, j)
+					_, _, err := incident.Upsert(ctx, g.Store, dl, t0.Add(time.Duration(j)*time.Second))
+					if err != nil && !errors.Is(err, outbox.ErrErased) && !errors.Is(err, incident.ErrConflict) {
+						after <- err
+						return
+					}
+				}
+			})
+		}
+		time.Sleep(50 * time.Millisecond)
+		g.Erase(t, "evt_race")
+		marked, err := g.Store.Get(ctx, id)
+		if errors.Is(err, incident.ErrNotFound) {
+			marked = incident.Incident{}
+		} else {
+			require.NoError(t, err)
+		}
+		for i := range 8 {
+			dl := deadLetter("evt_race", "acme", "billing.events")
+			dl.MessageID = fmt.Sprintf("m-after-%d", i)
+			_, _, err := incident.Upsert(ctx, g.Store, dl, t0.Add(time.Hour))
+			require.ErrorIs(t, err, outbox.ErrErased, "a dead letter after the marker")
+		}
+		close(erased)
+		wg.Wait()
+		close(after)
+		for err := range after {
+			require.NoError(t, err)
+		}
+		got, err := g.Store.Get(ctx, id)
+		if marked.ID == "" {
+			require.ErrorIs(t, err, incident.ErrNotFound, "no incident was opened after the marker")
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, marked.Version, got.Version, "the incident did not change after the marker")
 	})
 }

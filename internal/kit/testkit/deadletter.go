@@ -30,7 +30,7 @@ func SeedDeadLetter(tb testing.TB, env *awslocaltest.Env, d DeadLetter) incident
 	tb.Helper()
 	ctx := context.Background()
 	events := env.Events()
-	incidents := env.Incidents()
+	incidents := env.Recovery()
 	bodies := &incident.Bodies{Store: &s3blob.S3{Client: env.S3}, Bucket: env.Resources.Bucket}
 	check := func(err error) {
 		tb.Helper()

@@ -55,7 +55,9 @@ type FauxqsOptions struct {
 	// Port to listen on; 0 picks a random free port.
 	Port int
 	// Node is the node binary (default "node" from PATH). fauxqs 1.9.x runs
-	// on node 20; 2.x needs node 22.
+	// on node 20 and 24 (make puts the pinned Node 24 LTS first on PATH
+	// where the machine's is older than 22: scripts/with-node.sh); 2.x needs
+	// node 22.
 	Node string
 	// Stderr receives fauxqs's stderr as well as the kit's own tail buffer
 	// (used in error messages); nil discards it.

@@ -25,8 +25,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -142,12 +144,27 @@ func TestArtifactsBoot(t *testing.T) {
 	envl := map[string]any{"id": id, "tenantId": "acme", "type": "inquiry.created", "source": "storefront",
 		"timestamp": time.Now().UTC().Format(time.RFC3339), "payload": map[string]any{"name": "Ada"}}
 	var result envelope.Result
-	boot("ingest").invoke(t, envl, &result)
+	ingest := boot("ingest")
+	ingest.invoke(t, envl, &result)
 	require.Equal(t, envelope.StatusEnqueued, result.Status, "%+v", result)
 	rec, rows, err := env.Events().Load(ctx, "acme/"+id)
 	require.NoError(t, err, "ingest stored the event in the stack's table")
 	require.Equal(t, "acme", rec.Event.TenantID)
 	require.Len(t, rows, 2)
+	// It records its sends after its answer, held by its internal
+	// extension (kit/afterward), which the emulator registers as Lambda
+	// does.
+	require.Eventually(t, func() bool {
+		_, rows, err := env.Events().Load(ctx, "acme/"+id)
+		enqueued := 0
+		for _, r := range rows {
+			if r.Status == outbox.StatusEnqueued {
+				enqueued++
+			}
+		}
+		return err == nil && enqueued == 2
+	}, 10*time.Second, 50*time.Millisecond, "ingest recorded its sends after its answer")
+	require.Contains(t, ingest.out.String(), "Internal agent "+afterward.ExtensionName, "ingest registered its afterward extension")
 	crm := env.ReceiveAndDelete(ctx, env.Queue(topology.CRM).URL, 1, 10*time.Second)
 	require.Len(t, crm, 1, "and sent it to crm.sync")
 

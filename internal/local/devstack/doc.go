@@ -9,6 +9,11 @@
 // serves the local HTTP subscriber sink (/__deliveries) the HTTP consumers
 // deliver to.
 //
+// Every invocation, event source poll and cold start is attributed to its
+// function (costmodel.Attribute); with EVP_IAM_RECORD set (`make test`) the
+// stack records its functions' AWS calls for `make iam-check` (iam.go,
+// which also maps the stack's resource names onto a stage's).
+//
 // Adding a function is one registration: a file fn_<name>.go whose init
 // registers a Registrar returning Functions (name, handler, triggers).
 package devstack

@@ -54,7 +54,7 @@ func adminFunction(ctx context.Context, s *Stack) ([]Function, error) {
 		return nil, fmt.Errorf("admin-api config: %w", err)
 	}
 	c := s.Clients
-	api, err := adminfn.New(ctx, cfg, adminfn.Clients{Clients: c.Data(), Lambda: c.Lambda, CloudWatch: c.CloudWatch}, s.runtime(adminfn.Name))
+	api, err := adminfn.New(coldStart(ctx, adminfn.Name), cfg, adminfn.Clients{Clients: c.Data(), Lambda: c.Lambda, CloudWatch: c.CloudWatch}, s.runtime(adminfn.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			return nil, err
 		}
 		name := consumerfn.FunctionName(tp)
-		c, err := k.Local(ctx, env, s.Topology, s.consumerClients(), s.runtime(name))
+		c, err := k.Local(coldStart(ctx, name), env, s.Topology, s.consumerClients(), s.runtime(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

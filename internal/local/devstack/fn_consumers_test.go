@@ -3,6 +3,7 @@ package devstack_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/deliver"
@@ -80,7 +82,7 @@ func TestConsumersDeliverAndArchiveThroughTheLocalStack(t *testing.T) {
 	require.NoError(t, deliver.Verify(devstack.DefaultSubscriberSecret, h, d.Body, deliver.DefaultTolerance, time.Now()),
 		"signed with the local default secret")
 	require.Equal(t, devstack.SignatureVerified, d.Signature, "the sink checked it too")
-	require.Equal(t, d.EventID, h.Get("webhook-id"))
+	require.Equal(t, "green-leaf-bakery/"+d.EventID, h.Get("webhook-id"), "webhook-id is the event's storage key: unique across tenants")
 
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(crm) == 1 }, 20*time.Second, 50*time.Millisecond)
 	mu.Lock()
@@ -123,4 +125,47 @@ func TestBadSubscriberSettingFailsTheStart(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "consumer-http-billing-events")
 	require.ErrorContains(t, err, "must be https")
+}
+
+// A delivery recorded by the sink verifies with the Standard Webhooks
+// reference library over the body GET /__deliveries lists: the listing
+// keeps the body's bytes as sent (the payload's own spacing included), so
+// a subscriber can check its verification code against what the local
+// stack delivered.
+func TestARecordedDeliveryVerifiesWithTheStandardWebhooksLibrary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := startStack(t)
+	payload, err := os.ReadFile("../../../events/ingest/valid/storefront-inquiry-created.json")
+	require.NoError(t, err)
+	payload = bytes.Replace(payload, []byte(`"Do you cater weddings?"`), []byte(`"Cakes <b>&</b> pies?  Yes"`), 1)
+	client := awslocal.NewLambdaClient(awslocal.NewConfig(), st.URL())
+	out, err := client.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("ingest"), Payload: payload})
+	require.NoError(t, err)
+	require.Nil(t, out.FunctionError, "%s", out.Payload)
+	require.Eventually(t, func() bool { return len(st.Sink.Deliveries(topology.Notifications)) == 1 }, 20*time.Second, 50*time.Millisecond)
+
+	resp, err := http.Get(st.URL() + devstack.SinkPath + "?topic=" + topology.Notifications)
+	require.NoError(t, err)
+	listed, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	var got struct {
+		Deliveries []struct {
+			Headers map[string]string `json:"headers"`
+			Body    json.RawMessage   `json:"body"`
+		} `json:"deliveries"`
+	}
+	require.NoError(t, json.Unmarshal(listed, &got))
+	require.Len(t, got.Deliveries, 1)
+	d := got.Deliveries[0]
+	require.Contains(t, string(d.Body), `"payload":{"inquiryId": "inq_01JDX8W4ZQ3V6", "name": "Ada"`, "the payload's bytes as the producer sent them")
+	require.Contains(t, string(d.Body), `<b>&</b>`, "not HTML-escaped")
+	h := http.Header{}
+	for k, v := range d.Headers {
+		h.Set(k, v)
+	}
+	wh, err := standardwebhooks.NewWebhook(devstack.DefaultSubscriberSecret)
+	require.NoError(t, err)
+	require.NoError(t, wh.Verify(d.Body, h), "the listed body verifies with the reference library")
 }

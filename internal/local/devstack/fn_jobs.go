@@ -85,7 +85,7 @@ func jobsFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	}
 	c := s.Clients
 	cl := jobsworkerfn.Clients{Clients: c.Data(), Lambda: c.Lambda, SSM: c.SSM}
-	worker, err := jobsworkerfn.New(ctx, cfg, cl, s.runtime(FunctionJobsWorker))
+	worker, err := jobsworkerfn.New(coldStart(ctx, FunctionJobsWorker), cfg, cl, s.runtime(FunctionJobsWorker))
 	if err != nil {
 		return nil, err
 	}

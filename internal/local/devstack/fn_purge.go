@@ -89,7 +89,7 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 				if err != nil {
 					return fn, err
 				}
-				cons, err := purgeconsumerfn.New(ctx, cfg, cl, s.runtime(name))
+				cons, err := purgeconsumerfn.New(coldStart(ctx, name), cfg, cl, s.runtime(name))
 				if err != nil {
 					return fn, err
 				}
@@ -100,7 +100,7 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 				cfg, err = keepZones(cfg)
 			}
 			if err == nil {
-				cfg, err = purgeconsumerfn.ResolveZones(ctx, cfg, cl.SSM)
+				cfg, err = purgeconsumerfn.ResolveZones(coldStart(ctx, name), cfg, cl.SSM)
 			}
 			if err != nil {
 				return fn, err

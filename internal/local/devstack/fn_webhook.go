@@ -22,16 +22,25 @@ const StripeWebhookPath = devapi.StripeWebhookPath
 // unless configured.
 const LocalTenant = "local"
 
+// LocalConnectAccount is the Stripe Connect account of the sample events
+// (events/stripe/checkout.session.completed.json), and LocalConnectTenant
+// its tenant in the local default map: without it the sample was answered
+// 422 unknown_account, as a deployed stage answers an unmapped account.
+const (
+	LocalConnectAccount = "acct_1PqRsTBq2Lw7Xa1k"
+	LocalConnectTenant  = "initech"
+)
+
 // StripeWebhookResources are the webhook-stripe settings the local stack
 // decides: ingest is invoked by name through the stack's own Lambda Invoke
-// endpoint, and the tenant map defaults to LocalTenant unless
-// STRIPE_TENANT_MAP is set. The signing secrets are the stack's
+// endpoint, and the tenant map defaults to LocalTenant (and the samples'
+// Connect account to LocalConnectTenant) unless STRIPE_TENANT_MAP is set. The signing secrets are the stack's
 // STRIPE_WEBHOOK_SECRET setting (make boot-check runs the deployed binary
 // against the kit's Secrets Manager instead).
 func (s *Stack) StripeWebhookResources() map[string]string {
 	res := map[string]string{webhookfn.EnvIngestFunction: ingestfn.Name}
 	if s.Settings.String(webhookfn.EnvTenantMap, "") == "" {
-		res[webhookfn.EnvTenantMap] = fmt.Sprintf(`{"default":%q}`, LocalTenant)
+		res[webhookfn.EnvTenantMap] = fmt.Sprintf(`{"default":%q,"accounts":{%q:%q}}`, LocalTenant, LocalConnectAccount, LocalConnectTenant)
 	}
 	return res
 }
@@ -49,7 +58,7 @@ func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
 	if cfg.AccountTenantsPath != "" {
 		cfg.Tenants.Accounts = nil
 	}
-	h, err := webhookfn.New(ctx, cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
+	h, err := webhookfn.New(coldStart(ctx, webhookfn.Name), cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
 	if err != nil {
 		return nil, err
 	}

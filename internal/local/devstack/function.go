@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 )
 
@@ -48,8 +49,32 @@ type timed struct {
 func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, done := t.report(ctx, t.name)
 	start := time.Now()
-	defer func() { done(time.Since(start)) }()
+	defer func() {
+		// An invocation ends (and is billed) when its work after the
+		// answer is done too.
+		if tasks := afterward.From(ctx); tasks != nil {
+			go func() {
+				tasks.Wait()
+				done(time.Since(start))
+			}()
+			return
+		}
+		done(time.Since(start))
+	}()
 	return t.h.Invoke(ctx, payload)
+}
+
+// attributedHandler runs the handler with its calls attributed to the
+// function (the cost meter's and the IAM recorder's seam): outermost, so
+// a function invoked from another's goroutine (Step Functions, the event
+// source mapping's poller) is still the callee.
+type attributedHandler struct {
+	name string
+	h    lambda.Handler
+}
+
+func (a attributedHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return a.h.Invoke(attributed(ctx, a.name), payload)
 }
 
 func asHandler(h any) lambda.Handler {

@@ -85,3 +85,24 @@ func TestLocalS3IsReachableOnTheStackAddress(t *testing.T) {
 	require.Contains(t, string(raw), versions[0])
 	require.Contains(t, string(raw), versions[1])
 }
+
+// GET /__s3 — the endpoint itself, what `aws s3 ls --endpoint-url
+// http://127.0.0.1:3000/__s3` asks — is answered with ListBuckets, not a
+// redirect (a 307 to /__s3/ crashes the AWS CLI).
+func TestLocalS3AnswersItsBareEndpointWithListBuckets(t *testing.T) {
+	t.Parallel()
+	st, err := devstack.Start(context.Background(), devstack.Options{Addr: "127.0.0.1:0", Prefix: awslocal.NewPrefix(), Log: logging.Discard()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{devstack.S3Path, devstack.S3Path + "/"} {
+		resp, err := noRedirects.Get(st.URL() + path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, resp.Header.Get("Location"))
+		require.Contains(t, string(body), "<ListAllMyBucketsResult", path)
+		require.Contains(t, string(body), "<Name>"+st.Resources.Bucket+"</Name>", path)
+	}
+}

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +36,9 @@ type Delivery struct {
 	// EventID is the body's "id", else the webhook-id header.
 	EventID string            `json:"eventId,omitempty"`
 	Headers map[string]string `json:"headers"`
-	// Body is the request body: JSON as is, anything else as a JSON string.
+	// Body is the request body: JSON byte for byte as received (GET
+	// /__deliveries lists it unchanged, so a subscriber library verifies
+	// the recorded signature over it), anything else as a JSON string.
 	Body json.RawMessage `json:"body"`
 	// Signature is what checking the Standard Webhooks signature against
 	// the topic's signing secrets found, the way a subscriber would:
@@ -236,15 +239,7 @@ func (k *Sink) routes(mux *http.ServeMux) {
 		k.mu.Lock()
 		failing := maps.Clone(k.failing)
 		k.mu.Unlock()
-		deliveries := k.Deliveries(topic)
-		if deliveries == nil {
-			deliveries = []Delivery{}
-		}
-		out := map[string]any{"deliveries": deliveries, "failing": failing}
-		if topic != "" {
-			out["topic"] = topic
-		}
-		writeJSON(w, http.StatusOK, out)
+		writeDeliveries(w, k.Deliveries(topic), failing, topic)
 	})
 	mux.HandleFunc("DELETE "+SinkPath, func(w http.ResponseWriter, _ *http.Request) {
 		k.Reset()
@@ -274,6 +269,59 @@ func (k *Sink) routes(mux *http.ServeMux) {
 		k.Recover(r.URL.Query().Get("topic"))
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// writeDeliveries answers GET /__deliveries: {"deliveries":[…],"failing":
+// {…},"topic"?}, each delivery's body spliced in byte for byte as the sink
+// received it. encoding/json would re-indent or compact a RawMessage (and
+// escape <, > and &), and then a subscriber library could not verify a
+// recorded delivery's signature over the listed body.
+func writeDeliveries(w http.ResponseWriter, deliveries []Delivery, failing map[string]failure, topic string) {
+	buf := []byte(`{"deliveries":[`)
+	for i, d := range deliveries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = d.appendJSON(buf)
+	}
+	buf = append(buf, `],"failing":`...)
+	f, _ := json.Marshal(failing)
+	buf = append(buf, f...)
+	if topic != "" {
+		buf = append(buf, `,"topic":`...)
+		buf = append(buf, quoteJSON(topic)...)
+	}
+	buf = append(buf, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf)
+}
+
+// appendJSON appends the delivery as a JSON object whose body member holds
+// the body's bytes as received.
+func (d Delivery) appendJSON(buf []byte) []byte {
+	body := d.Body
+	d.Body = nil
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Delivery
+		Body json.RawMessage `json:"body,omitempty"` // shadows Delivery.Body: left out here, spliced in below
+	}{Delivery: d})
+	h := bytes.TrimRight(head.Bytes(), "\n")
+	if len(body) == 0 {
+		return append(buf, h...)
+	}
+	buf = append(buf, h[:len(h)-1]...)
+	buf = append(buf, `,"body":`...)
+	buf = append(buf, body...)
+	return append(buf, '}')
+}
+
+func quoteJSON(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
+	"github.com/siteswarm/eventplatform/internal/observe/iamcalls"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
@@ -57,12 +59,20 @@ type Options struct {
 	// and done is called with the duration when the handler returns
 	// (tests: Lambda billing, measured as the local stack runs).
 	Invoked func(ctx context.Context, function string) (_ context.Context, done func(time.Duration))
+	// Recorder, when set, records the functions' AWS calls as IAM
+	// authorizes them (tests that assert a call path's permissions); with
+	// EVP_IAM_RECORD set the stack records with one of its own (iam.go).
+	Recorder *iamcalls.Recorder
 	// DynamoDB picks the DynamoDB emulator (awslocal.DynamoEmbedded,
 	// DynamoLocal, DynamoAuto); the EVP_DYNAMODB setting overrides it;
 	// "" is embedded (tests start many stacks). `evp dev` asks for auto:
 	// DynamoDB Local when Java is there, so a stack left running for a day
 	// keeps its write rate.
 	DynamoDB string
+	// Metrics, when set, receives every function's EMF lines as a
+	// deployed stage's log does (with the Stage dimension, the prefix);
+	// nil: they are debug log lines (tests: what the metrics cost).
+	Metrics io.Writer
 }
 
 // Stack is a running local platform.
@@ -107,9 +117,14 @@ type Stack struct {
 	namesMu      sync.Mutex
 	names        []string
 	invoked      func(context.Context, string) (context.Context, func(time.Duration))
+	metrics      io.Writer
 	// stepFunctions runs the replay state machine behind
 	// StepFunctionsPath.
 	stepFunctions *stepfnlocal.Runner
+	// recorder records the functions' AWS calls for the IAM check
+	// (EVP_IAM_RECORD, iam.go), written to recordDir on Close.
+	recorder  *iamcalls.Recorder
+	recordDir string
 }
 
 // Start brings the platform up and begins serving. Stop it with Close (or
@@ -140,6 +155,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Alerts:    &Alerts{},
 		Metrics:   awslocal.NewMetrics(),
 		invoked:   o.Invoked,
+		metrics:   o.Metrics,
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
 	}
@@ -163,6 +179,10 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	s.server = &http.Server{Handler: s.accessLog(s.mux), ReadHeaderTimeout: 10 * time.Second}
 	go func(st *Stack) { st.done <- st.server.Serve(st.listener) }(s)
 
+	// Start-up takes seconds (DynamoDB Local starts a JVM): say each phase.
+	started := time.Now()
+	s.Log.Info("devstack: starting the emulators (DynamoDB, SQS, SNS, S3)", "function", "devstack")
+	s.startRecording(&o)
 	if err := s.connect(ctx, o); err != nil {
 		return nil, err
 	}
@@ -178,9 +198,11 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 	if o.Prefix == "" {
 		o.Prefix = defaultPrefix(s.Target)
 	}
+	s.Log.Info("devstack: provisioning the tables, queues and bucket of the topology", "function", "devstack", "prefix", o.Prefix)
 	if s.Resources, err = awslocal.Provision(ctx, s.provisioning, o.Prefix, o.Topology); err != nil {
 		return nil, fmt.Errorf("devstack: provision: %w", err)
 	}
+	s.Log.Info("devstack: starting the functions", "function", "devstack")
 	for _, reg := range registrars {
 		fns, err := reg.r(ctx, s)
 		if err != nil {
@@ -196,6 +218,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		return nil, fmt.Errorf("devstack: step functions: %w", err)
 	}
 	s.ready.Store(true)
+	s.Log.Info("devstack: ready", "function", "devstack", "ms", time.Since(started).Milliseconds())
 	return s, nil
 }
 
@@ -210,6 +233,7 @@ func (s *Stack) Register(fn Function) error {
 	if s.invoked != nil {
 		h = timed{name: fn.Name, h: asHandler(h), report: s.invoked}
 	}
+	h = attributedHandler{name: fn.Name, h: asHandler(h)}
 	s.Functions.Register(fn.Name, h, opts...)
 	s.namesMu.Lock()
 	if !slices.Contains(s.names, fn.Name) {
@@ -263,6 +287,10 @@ func (s *Stack) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.Handle("POST /2015-03-31/functions/", s.Functions)
+	// Both the bare prefix (ListBuckets: what `aws s3 ls --endpoint-url
+	// …/__s3` asks) and everything under it, answered directly: a 307 to
+	// "/__s3/" crashes the AWS CLI.
+	s.mux.HandleFunc(S3Path, s.serveS3)
 	s.mux.HandleFunc(S3Path+"/", s.serveS3)
 	s.Sink.routes(s.mux)
 	s.mux.HandleFunc(AlertsPath, s.serveAlerts)
@@ -312,6 +340,7 @@ func (s *Stack) Close() error {
 		if s.Emulators != nil {
 			errs = append(errs, s.Emulators.Close())
 		}
+		errs = append(errs, s.writeRecording())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

@@ -79,6 +79,7 @@ func (s *Stack) startStepFunctions() (err error) {
 	if s.stepFunctions, err = NewReplayStateMachine(s.Invoke); err != nil {
 		return err
 	}
+	s.recordStateMachine(s.stepFunctions)
 	if err := s.handle("POST "+StepFunctionsPath, s.stepFunctions); err != nil {
 		return err
 	}

@@ -133,6 +133,15 @@ func (s *Triggers) spawn(m *mapping, n int) {
 	}
 }
 
+// MappingFunction is the function of the mapping with UUID id.
+func (s *Triggers) MappingFunction(id string) (string, bool) {
+	m, ok := s.mappingByID(id)
+	if !ok {
+		return "", false
+	}
+	return m.function, true
+}
+
 func (s *Triggers) mappingByID(id string) (*mapping, bool) {
 	s.mapMu.Lock()
 	defer s.mapMu.Unlock()

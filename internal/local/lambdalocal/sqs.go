@@ -15,6 +15,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
+	"github.com/siteswarm/eventplatform/internal/observe/iamcalls"
 )
 
 // pollWait is the long-poll wait of each receive. Short enough that Close
@@ -48,6 +50,9 @@ func (s *Triggers) StartQueueSource(name string, src QueueSource) error {
 // enabled and its concurrency reaches i, as Lambda scales its pollers.
 func (s *Triggers) poll(ctx context.Context, m *mapping, i int) {
 	name, src := m.function, m.src
+	// Lambda polls with the function's execution role: its receives and
+	// deletes are the function's calls (the IAM check judges them).
+	ctx = iamcalls.Via(costmodel.Attribute(ctx, name), iamcalls.ViaEventSource)
 	log := s.log().With("function", name, "queue", src.QueueURL)
 	for ctx.Err() == nil {
 		if ok, changed := m.allows(i); !ok {

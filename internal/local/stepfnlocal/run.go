@@ -16,6 +16,13 @@ type run struct {
 
 func (x *run) record(types ...string) { x.r.record(x.ex, types...) }
 
+// authorize tells Runner.Calls of a task's service call.
+func (x *run) authorize(action, resource string) {
+	if x.r.Calls != nil {
+		x.r.Calls(x.ex.MachineARN, action, resource)
+	}
+}
+
 // states runs a definition from its StartAt to its end.
 func (x *run) states(d Definition, input any, ctxObj map[string]any) (any, *Failure) {
 	name := d.StartAt
@@ -160,6 +167,7 @@ func (x *run) task(resource any, params any) (any, *Failure) {
 	switch {
 	case strings.HasPrefix(res, "arn:aws:lambda:"):
 		x.record("LambdaFunctionScheduled", "LambdaFunctionStarted")
+		x.authorize("lambda:InvokeFunction", res)
 		payload, _ := json.Marshal(params)
 		out, err := x.r.invoke(x.ctx, res, payload)
 		if err != nil {
@@ -179,6 +187,7 @@ func (x *run) task(resource any, params any) (any, *Failure) {
 		machine, _ := p["StateMachineArn"].(string)
 		name, _ := p["Name"].(string)
 		input, _ := p["Input"].(string)
+		x.authorize("states:StartExecution", machine)
 		ex, err := x.r.StartExecution(machine, name, []byte(input))
 		if err != nil {
 			x.record("TaskFailed")

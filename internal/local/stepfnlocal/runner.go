@@ -52,6 +52,13 @@ func (e *APIError) Error() string { return e.Code + ": " + e.Message }
 // Runner holds state machines and runs their executions, each in its own
 // goroutine. Safe for concurrent use.
 type Runner struct {
+	// Calls, when set, is told of each service call a task makes with its
+	// state machine's role (lambda:InvokeFunction on the function's ARN,
+	// states:StartExecution on the state machine's), before it is made:
+	// the local stack records them for the IAM check. Set it before the
+	// first execution starts.
+	Calls func(machineARN, action, resource string)
+
 	invoke Invoker
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -12,6 +12,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
@@ -43,7 +44,7 @@ func TestReplayStateMachineContinuesAsNewExecutions(t *testing.T) {
 			body, err := envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "inquiry.created", Source: "storefront",
 				Timestamp: now, Payload: []byte(`{"inquiryId":"` + id + `"}`)}.Marshal()
 			require.NoError(t, err)
-			_, _, err = incident.Upsert(ctx, r.incidents, incident.DeadLetter{
+			_, _, err = incident.Upsert(ctx, &dynamo.Recovery{Events: &dynamo.Events{Client: r.incidents.Client, Table: r.costKit.st.Resources.EventsTable}, Incidents: r.incidents}, incident.DeadLetter{
 				EventKey: "acme/" + id, EventID: id, TenantID: "acme", Topic: topology.CRM, Type: "inquiry.created", Source: "storefront",
 				SourceQueue: "dlq", MessageID: "m-" + id, ErrorCode: "subscriber_rejected", ErrorMessage: "422",
 				Body: incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)}, By: incident.ActorArchiver,

@@ -6,4 +6,9 @@
 // middleware), and a dated price table that turns them into dollars per
 // million events. `make bench` writes docs/cost.md from it; a test fails
 // when a path's requests or units grow past the committed figures.
+//
+// Attribute and FunctionOf are the attribution seam: the local stack
+// marks whose call a context's calls are, the meter prices by function
+// with it and the IAM recorder (internal/observe/iamcalls) judges each
+// call against that function's role with it.
 package costmodel

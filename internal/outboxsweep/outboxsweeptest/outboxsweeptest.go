@@ -2,8 +2,10 @@
 // the sweeper reads and claims them: due rows paged per partition, oldest
 // first; claims conditional on the row still being as the sweeper saw it;
 // settlements of processing rows likewise; ledger items read in bulk; a
-// pending row its lease owner's receipt names read as enqueued. Every
-// implementation runs Exercise; the DynamoDB adapter runs it against the
+// pending row its lease owner's receipt names read as enqueued; and
+// (ExerciseErased) rows of erased events leave the due index when their
+// send fails and are never abandoned into an incident. Every
+// implementation runs both; the DynamoDB adapter runs them against the
 // emulators.
 package outboxsweeptest
 
@@ -18,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/outbox"
@@ -309,4 +312,88 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		require.True(t, ok, "a row no receipt of its owner names is sent again")
 	})
 
+}
+
+// Erased is a store with what the suite needs about erased events: the
+// abandon that opens incidents, the incidents it opens, and the erasure
+// that marks an event's rows.
+type Erased struct {
+	Store     Store
+	Abandoner outboxsweep.Abandoner
+	Incidents incident.Store
+	// Erase puts the erasure marker on the event's rows, as the subject
+	// erasure does (they leave the due index).
+	Erase func(t *testing.T, key string)
+}
+
+// ExerciseErased runs the contract for rows of erased events: a send that
+// fails after its event was erased takes the row out of the due index (no
+// claim would take it again: it would be skipped by every sweep and the
+// outbox lag would grow until it expired), and an abandon after the
+// erasure opens no incident (the payload would be copied into one after
+// the erasure; docs/architecture.md §5, guarantee 12).
+func ExerciseErased(t *testing.T, newErased func(t *testing.T) Erased) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("AFailedSendOfAnErasedRowLeavesTheDueIndex", func(t *testing.T) {
+		t.Parallel()
+		e := newErased(t)
+		s := e.Store
+		kept := commitHeld(t, s, "evt_kept_fail", outbox.StatusPending, t0.Add(time.Minute), "sender")
+		gone := commitHeld(t, s, "evt_erased_fail", outbox.StatusPending, t0.Add(time.Minute), "sender")
+		e.Erase(t, gone.Key)
+		next := t0.Add(2 * time.Minute)
+		for _, r := range []outbox.Row{kept, gone} {
+			require.NoError(t, s.MarkFailed(ctx, outbox.Failure{Row: r.Ref(), EventID: r.EventID, Owner: "sender", Attempts: 1, Err: "throttled", NextRetryAt: next, Now: t0}), r.Key)
+		}
+		require.Equal(t, []string{kept.Key}, keys(dueAll(t, s, t0.Add(time.Hour), 10)), "only the row a claim may take again is due")
+		_, rows, err := s.Load(ctx, gone.Key)
+		require.NoError(t, err)
+		require.Equal(t, outbox.StatusFailed, rows[0].Status, "the failure is recorded")
+		require.Equal(t, 1, rows[0].Attempts)
+		require.Empty(t, rows[0].LeaseOwner, "lease released")
+		require.False(t, rows[0].ErasedAt.IsZero(), "the marker stays")
+		ok, err := s.ClaimDue(ctx, outboxsweep.DueClaim{Seen: rows[0], Owner: "sweeper", Now: t0.Add(time.Hour), Lease: time.Minute})
+		require.NoError(t, err)
+		require.False(t, ok, "never claimed again")
+
+		// Another owner's failure of an erased row is a lost lease.
+		other := commitHeld(t, s, "evt_erased_other", outbox.StatusPending, t0.Add(time.Minute), "sender")
+		e.Erase(t, other.Key)
+		require.ErrorIs(t, s.MarkFailed(ctx, outbox.Failure{Row: other.Ref(), EventID: other.EventID, Owner: "intruder", Attempts: 1, Err: "x", NextRetryAt: next, Now: t0}), outbox.ErrLeaseLost)
+	})
+
+	t.Run("AnAbandonOfAnErasedRowOpensNoIncident", func(t *testing.T) {
+		t.Parallel()
+		e := newErased(t)
+		s := e.Store
+		kept := commitHeld(t, s, "evt_kept_last", outbox.StatusPending, t0.Add(time.Minute), "sweeper")
+		gone := commitHeld(t, s, "evt_erased_last", outbox.StatusPending, t0.Add(time.Minute), "sweeper")
+		e.Erase(t, gone.Key)
+		for _, r := range []outbox.Row{kept, gone} {
+			f := outbox.Failure{Row: r.Ref(), EventID: r.EventID, Owner: "sweeper", Attempts: 5, Err: "queue unavailable", Now: t0}
+			body := []byte(`{"email":"ann@example.test"}`)
+			dl := incident.DeadLetter{EventKey: r.Key, EventID: r.EventID, TenantID: r.TenantID, Topic: r.Topic, SourceQueue: incident.SourceOutbox,
+				ErrorCode: incident.CodeOutboxExhausted, ErrorMessage: incident.MessageOutboxExhausted, FailedAt: t0, By: incident.ActorSweeper,
+				Body: incident.Body{Inline: body, Size: len(body), SHA256: "x"}}
+			_, err := e.Abandoner.Abandon(ctx, f, dl)
+			if r.Key == gone.Key {
+				require.ErrorIs(t, err, outbox.ErrErased, "the erasure came first")
+				_, err = e.Incidents.Get(ctx, incident.ID(r.Key, r.Topic))
+				require.ErrorIs(t, err, incident.ErrNotFound, "no incident holds the payload")
+				continue
+			}
+			require.NoError(t, err)
+		}
+		_, err := e.Incidents.Get(ctx, incident.ID(kept.Key, kept.Topic))
+		require.NoError(t, err, "an event not erased is abandoned to its incident")
+		require.Empty(t, dueAll(t, s, t0.Add(time.Hour), 10), "the abandoned row has its outcome; the erased one left with its erasure")
+
+		// A lost lease is still a lost lease.
+		held := commitHeld(t, s, "evt_held", outbox.StatusPending, t0.Add(time.Minute), "sweeper")
+		_, err = e.Abandoner.Abandon(ctx, outbox.Failure{Row: held.Ref(), EventID: held.EventID, Owner: "intruder", Attempts: 5, Err: "x", Now: t0},
+			incident.DeadLetter{EventKey: held.Key, EventID: held.EventID, TenantID: held.TenantID, Topic: held.Topic, SourceQueue: incident.SourceOutbox, By: incident.ActorSweeper})
+		require.ErrorIs(t, err, outbox.ErrLeaseLost)
+	})
 }

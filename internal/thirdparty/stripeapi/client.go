@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v76"
@@ -54,8 +56,10 @@ type ListParams struct {
 	CreatedFrom   time.Time
 	StartingAfter string
 	Limit         int
-	// Types filters by Stripe event type ("invoice.*" wildcards allowed;
-	// at most 20, Stripe's limit); empty lists every type.
+	// Type filters by one event type or one wildcard group ("invoice.*");
+	// Types by exact event names (at most MaxTypes, no wildcard). Stripe
+	// takes one or the other, never both; neither lists every type.
+	Type  string
 	Types []string
 }
 
@@ -85,8 +89,16 @@ func (c *Client) ListEvents(ctx context.Context, p ListParams) (Page, error) {
 	if !p.CreatedFrom.IsZero() {
 		params.CreatedRange = &stripe.RangeQueryParams{GreaterThanOrEqual: p.CreatedFrom.Unix()}
 	}
-	if len(p.Types) > MaxTypes {
+	switch {
+	case len(p.Types) > MaxTypes:
 		return Page{}, fmt.Errorf("stripeapi: %d types: Stripe filters at most %d", len(p.Types), MaxTypes)
+	case p.Type != "" && len(p.Types) > 0:
+		return Page{}, errors.New("stripeapi: type and types: Stripe takes one or the other")
+	case slices.ContainsFunc(p.Types, func(t string) bool { return strings.Contains(t, "*") }):
+		return Page{}, fmt.Errorf("stripeapi: types %q: Stripe's types takes exact event names; a wildcard goes in type, one a call", p.Types)
+	}
+	if p.Type != "" {
+		params.Type = stripe.String(p.Type)
 	}
 	if len(p.Types) > 0 { // an empty list would be sent as types= (match nothing)
 		params.Types = stripe.StringSlice(p.Types)

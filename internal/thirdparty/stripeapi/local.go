@@ -29,18 +29,15 @@ type localEvent struct {
 	raw     json.RawMessage
 }
 
-// typeMatches applies Stripe's types filter ("invoice.*" matches
-// "invoice.paid" and "invoice.payment.failed").
-func typeMatches(types []string, typ string) bool {
-	if len(types) == 0 {
-		return true
+// typeMatches applies Stripe's filters: type, one name or one wildcard
+// group ("invoice.*" matches "invoice.paid" and
+// "invoice.payment.failed"); types, exact names.
+func typeMatches(one string, types []string, typ string) bool {
+	if one != "" {
+		prefix, ok := strings.CutSuffix(one, ".*")
+		return ok && strings.HasPrefix(typ, prefix+".") || one == typ
 	}
-	for _, t := range types {
-		if prefix, ok := strings.CutSuffix(t, ".*"); ok && strings.HasPrefix(typ, prefix+".") || t == typ {
-			return true
-		}
-	}
-	return false
+	return len(types) == 0 || slices.Contains(types, typ)
 }
 
 // Add records an event (a Stripe event JSON object with id and created).
@@ -114,6 +111,23 @@ func (l *LocalEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// As Stripe documents the two: types takes up to 20 exact names, type
+	// one name or one wildcard group, and a call sends one of them.
+	one := q.Get("type")
+	switch {
+	case one != "" && len(types) > 0:
+		fail(http.StatusBadRequest, "invalid_request_error", "You may pass either type or types, but not both")
+		return
+	case len(types) > MaxTypes:
+		fail(http.StatusBadRequest, "invalid_request_error", "types takes at most 20 event names")
+		return
+	case slices.ContainsFunc(types, func(t string) bool { return strings.Contains(t, "*") }):
+		fail(http.StatusBadRequest, "invalid_request_error", "types takes exact event names; use type for a wildcard")
+		return
+	case strings.Count(one, "*") > 1 || strings.Contains(one, "*") && !strings.HasSuffix(one, ".*"):
+		fail(http.StatusBadRequest, "invalid_request_error", "type takes one event name or one group ending in .*")
+		return
+	}
 	l.mu.Lock()
 	var page []json.RawMessage
 	more := false
@@ -123,7 +137,7 @@ func (l *LocalEvents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			started = e.id == after
 			continue
 		}
-		if e.created < from || !typeMatches(types, e.typ) {
+		if e.created < from || !typeMatches(one, types, e.typ) {
 			continue
 		}
 		if len(page) == limit {

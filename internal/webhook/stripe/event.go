@@ -14,6 +14,11 @@ import (
 // tenant, for integrations that tag the Stripe objects they create.
 const TenantMetadataKey = "tenant_id"
 
+// ThinEventObject is the object of a Stripe thin event (API v2 event
+// destinations): it names the event without its data, so the adapter
+// refuses it with a message saying so.
+const ThinEventObject = "v2.core.event"
+
 // event is the part of a Stripe event the adapter reads. The body itself
 // travels as the payload, untouched; data.object's members are kept raw so
 // an unexpected shape deep inside an object never fails the decode.
@@ -52,14 +57,30 @@ func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelo
 		// with a 400, rather than handed to ingest.
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "the body is not valid UTF-8")
 	}
+	// The object is read first, on its own: a thin event's members have
+	// other types (created is an RFC 3339 string), and the full decode
+	// below would refuse it as "not a Stripe event" before saying why.
+	var head struct {
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(d.Body, &head); err != nil {
+		e := webhook.Invalid(webhook.CodeInvalidEvent, "the body is not a Stripe event JSON object")
+		e.Cause = err
+		return envelope.Event{}, e
+	}
+	var object string
+	_ = json.Unmarshal(head.Object, &object) // not a string: the decode below says so
+	switch {
+	case object == ThinEventObject:
+		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "thin events are not supported (object %q): configure the endpoint for snapshot events (object \"event\")", object)
+	case object != "" && object != "event":
+		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "object %q is not supported; configure the endpoint for snapshot events (object \"event\")", object)
+	}
 	var ev event
 	if err := json.Unmarshal(d.Body, &ev); err != nil {
 		e := webhook.Invalid(webhook.CodeInvalidEvent, "the body is not a Stripe event JSON object")
 		e.Cause = err
 		return envelope.Event{}, e
-	}
-	if ev.Object != "" && ev.Object != "event" {
-		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "object %q is not supported; configure the endpoint for snapshot events (object \"event\")", ev.Object)
 	}
 	if ev.ID == "" || ev.Type == "" {
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "a Stripe event needs an id and a type")

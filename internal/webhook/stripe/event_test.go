@@ -86,29 +86,33 @@ func TestCanonicalizeTenantResolution(t *testing.T) {
 	}
 }
 
+// Each refusal says why: a thin event is named as one (its created is an
+// RFC 3339 string, which must not turn it into "not a Stripe event").
 func TestCanonicalizeRejectsNonEvents(t *testing.T) {
 	t.Parallel()
-	cases := map[string]string{
-		"not json":          `{"id": "evt_1", `,
-		"array":             `[{"id":"evt_1"}]`,
-		"trailing data":     `{"id":"evt_1","object":"event","type":"invoice.paid","created":1} {}`,
-		"thin event":        `{"id":"evt_1","object":"v2.core.event","type":"v1.billing.meter.error_report_triggered","created":"2026-12-02T12:00:00Z"}`,
-		"other object":      `{"id":"in_1","object":"invoice","type":"x","created":1}`,
-		"no id":             `{"object":"event","type":"invoice.paid","created":1,"data":{"object":{}}}`,
-		"no type":           `{"id":"evt_1","object":"event","created":1,"data":{"object":{}}}`,
-		"no created":        `{"id":"evt_1","object":"event","type":"invoice.paid","data":{"object":{}}}`,
-		"created not a num": `{"id":"evt_1","object":"event","type":"invoice.paid","created":"yesterday","data":{"object":{}}}`,
+	cases := map[string]struct{ body, message string }{
+		"not json":          {`{"id": "evt_1", `, "the body is not a Stripe event JSON object"},
+		"array":             {`[{"id":"evt_1"}]`, "the body is not a Stripe event JSON object"},
+		"trailing data":     {`{"id":"evt_1","object":"event","type":"invoice.paid","created":1} {}`, "the body is not a Stripe event JSON object"},
+		"thin event":        {`{"id":"evt_1","object":"v2.core.event","type":"v1.billing.meter.error_report_triggered","created":"2026-12-02T12:00:00Z"}`, `thin events are not supported (object "v2.core.event")`},
+		"thin event, data":  {`{"id":"evt_1","object":"v2.core.event","type":"v1.billing.meter.error_report_triggered","created":"2026-12-02T12:00:00.000Z","related_object":{"id":"mtr_1","type":"billing.meter","url":"/v1/billing/meters/mtr_1"},"data":{"developer_message_summary":"x"}}`, "thin events are not supported"},
+		"other object":      {`{"id":"in_1","object":"invoice","type":"x","created":1}`, `object "invoice" is not supported`},
+		"object not a name": {`{"id":"evt_1","object":7,"type":"invoice.paid","created":1}`, "the body is not a Stripe event JSON object"},
+		"no id":             {`{"object":"event","type":"invoice.paid","created":1,"data":{"object":{}}}`, "a Stripe event needs an id and a type"},
+		"no type":           {`{"id":"evt_1","object":"event","created":1,"data":{"object":{}}}`, "a Stripe event needs an id and a type"},
+		"no created":        {`{"id":"evt_1","object":"event","type":"invoice.paid","data":{"object":{}}}`, "a Stripe event needs a created timestamp"},
+		"created not a num": {`{"id":"evt_1","object":"event","type":"invoice.paid","created":"yesterday","data":{"object":{}}}`, "the body is not a Stripe event JSON object"},
 	}
-	for name, body := range cases {
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := provider(t, &clock{t: now}, secret.List{secretA}, webhook.TenantMap{Default: "acme"})
-			_, err := p.Canonicalize(context.Background(), delivery([]byte(body), ""))
+			_, err := p.Canonicalize(context.Background(), delivery([]byte(tc.body), ""))
 			var e *webhook.Error
 			require.True(t, errors.As(err, &e), "got %v", err)
 			require.Equal(t, 400, e.Status)
 			require.Equal(t, webhook.CodeInvalidEvent, e.Code)
-			require.NotEmpty(t, e.Message)
+			require.Contains(t, e.Message, tc.message)
 		})
 	}
 }

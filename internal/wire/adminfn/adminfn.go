@@ -92,13 +92,16 @@ type Config struct {
 // variables, never key values.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	rc, rerr := replayfn.Load(r, top)
+	// One sign-in limit per source for the console's form and bearer keys
+	// on /admin and /console alike.
+	signIn := admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)}
 	c := Config{
-		Admin: admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0)}.WithDefaults(),
+		Admin: admin.Config{HealthTimeout: r.Duration(EnvHealthTimeout, 0), SignIn: signIn}.WithDefaults(),
 		Console: console.Config{
 			InsecureCookie: r.Bool(EnvConsoleInsecureCookie, false),
 			SessionTTL:     r.Duration(EnvConsoleSessionTTL, 0),
 			SessionIdle:    r.Duration(EnvConsoleSessionIdle, 0),
-			SignIn:         admin.SignInLimit{Free: r.Int(EnvConsoleSignInFree, 0), MaxBackoff: r.Duration(EnvConsoleSignInMaxBackoff, 0)},
+			SignIn:         signIn,
 		}.WithDefaults(),
 		AdminTable:     wire.Required(r, EnvAdminTable, "console sessions and sign-in limits"),
 		Replay:         rc,
@@ -119,7 +122,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 // Validate checks the config with the components' own checks.
 func (c Config) Validate() error {
 	return errors.Join(
-		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout),
+		wire.FromVars(c.Admin.Validate(), EnvHealthTimeout, EnvConsoleSignInFree, EnvConsoleSignInMaxBackoff),
 		wire.FromVars(c.Console.Validate(), EnvConsoleSessionTTL, EnvConsoleSessionIdle, EnvConsoleSignInFree, EnvConsoleSignInMaxBackoff),
 		c.Replay.Validate(),
 	)
@@ -200,7 +203,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	}
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
-		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: svc.Incidents, Queues: stats,
+		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: operator.IncidentSearch{Views: svc.Views}, Queues: stats,
 		Purge: purgeViews, Jobs: jobEngine, Exports: exports, Retention: policies, Breakers: breakers, Deliveries: deliveries,
 		Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
@@ -211,7 +214,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Keys:      keys,
 		Views:     svc.Views,
 		Replayer:  svc.Replay,
-		Incidents: svc.Incidents,
+		Incidents: operator.IncidentSearch{Views: svc.Views},
 		Queues:    stats,
 		Checks:    append(checks, admin.Check{Name: "queues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }}),
 		Purge:     purgeViews,
@@ -224,6 +227,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 		Retention: policies,
 		Breakers:  breakers,
 		Console:   pages,
+		SignIns:   adminStore,
 		Topology:  c.Replay.Topology,
 		Log:       rt.Log,
 		Now:       rt.Now,

@@ -97,9 +97,10 @@ func New(c Config, cl Clients, rt wire.Runtime) (*dlqarchiver.Archiver, error) {
 	if c.AlertTopicARN != "" && cl.SNS != nil {
 		alerts = &snsalert.SNS{Client: cl.SNS, TopicARN: c.AlertTopicARN, Stage: c.Stage}
 	}
+	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	return dlqarchiver.New(c.Archiver, dlqarchiver.Deps{
-		Incidents: &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable},
-		Rows:      &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log},
+		Incidents: &dynamo.Recovery{Events: events, Incidents: &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}},
+		Rows:      events,
 		Bodies:    &incident.Bodies{Store: &s3blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.InlineBytes},
 		Alerts:    alerts,
 		Metrics:   rt.Metrics,

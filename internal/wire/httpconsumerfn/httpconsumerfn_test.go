@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
@@ -252,4 +253,72 @@ func TestTheWiredConsumerTripsTheTopicsBreaker(t *testing.T) {
 	mu.Unlock()
 	visible, inflight := e.QueueDepth(ctx, q.DLQURL)
 	require.Zero(t, visible+inflight, "nothing dead-lettered")
+}
+
+// Two tenants publish the same internal id: two events, and a subscriber
+// following docs/consumers.md — verify the signature (the Standard
+// Webhooks reference library), deduplicate on webhook-id — processes both
+// (with the event id as webhook-id it dropped the second tenant's as a
+// duplicate).
+func TestASubscriberDeduplicatingOnWebhookIDKeepsTwoTenantsEvents(t *testing.T) {
+	t.Parallel()
+	tp := topology.Topic{Name: "orders.events", Consumer: topology.ConsumerHTTP, BatchSize: 10,
+		ConsumerTimeout: 15 * time.Second, VisibilityTimeout: 60 * time.Second, MaxReceiveCount: 5, MaxOutboxAttempts: 5}
+	top := topology.Topology{
+		Topics:    []topology.Topic{tp},
+		Producers: []topology.Producer{{Source: "shop", Types: []string{"order.*"}}},
+		Routes:    []topology.Route{{Pattern: "order.*", Topics: []string{tp.Name}}},
+	}
+	e := awslocaltest.NewEnv(t, awslocaltest.WithTopology(top))
+	ctx := context.Background()
+	wh, err := standardwebhooks.NewWebhook(testSecret)
+	require.NoError(t, err)
+	var (
+		mu        sync.Mutex
+		seen      = map[string]bool{}
+		processed []string // tenants whose event the subscriber acted on
+		dropped   int
+	)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := wh.Verify(body, r.Header); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if id := r.Header.Get("webhook-id"); seen[id] {
+			dropped++ // already processed: acknowledge, do nothing
+		} else {
+			seen[id] = true
+			ev, rerr := envelope.ParseMessage(body)
+			if rerr == nil {
+				processed = append(processed, ev.TenantID)
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(sub.Close)
+
+	svc := wiretest.Ingest(t, e, wiretest.Opts{})
+	for _, tenant := range []string{"acme", "globex"} {
+		res, err := svc.Publish(ctx, []byte(`{"id":"ord-1","tenantId":"`+tenant+`","type":"order.created","source":"shop","timestamp":"2026-12-02T11:59:00Z","payload":{"order":1}}`))
+		require.NoError(t, err)
+		require.Equal(t, envelope.StatusEnqueued, res.Status, tenant)
+	}
+	c := wiretest.HTTPConsumer(t, e, tp.Name, wiretest.Opts{Settings: map[string]string{
+		httpconsumerfn.EnvSubscriberURL: sub.URL + "/hook", httpconsumerfn.EnvSecret: testSecret, httpconsumerfn.EnvTimeout: "2s",
+	}})
+	q := e.Queue(tp.Name)
+	msgs := e.ReceiveAll(ctx, q.URL, 2, 15*time.Second)
+	require.Len(t, msgs, 2)
+	resp, err := c.Handle(ctx, lambdalocal.SQSEvent(q.ARN, msgs))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+
+	mu.Lock()
+	require.ElementsMatch(t, []string{"acme", "globex"}, processed, "each tenant's event processed once")
+	require.Zero(t, dropped)
+	require.True(t, seen["acme/ord-1"] && seen["globex/ord-1"], "webhook-id is the storage key: %v", seen)
+	mu.Unlock()
 }

@@ -95,7 +95,7 @@ type Config struct {
 // Load reads the config from the environment and validates it.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
-		StripeTypes:     jobkinds.StripeTypes(top, stripeapi.MaxTypes),
+		StripeTypes:     jobkinds.StripeTypes(top),
 		ArchivePrefixes: jobkinds.ArchivePrefixes(top, topicarchive.DefaultPrefix),
 		Config:          jobsfn.Load(r),
 		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
@@ -260,7 +260,7 @@ type exportSource struct {
 type stripeEvents struct{ c *stripeapi.Client }
 
 func (s stripeEvents) ListEvents(ctx context.Context, p jobkinds.StripeListParams) ([]json.RawMessage, bool, error) {
-	page, err := s.c.ListEvents(ctx, stripeapi.ListParams{CreatedFrom: p.CreatedFrom, StartingAfter: p.StartingAfter, Limit: p.Limit, Types: p.Types})
+	page, err := s.c.ListEvents(ctx, stripeapi.ListParams{CreatedFrom: p.CreatedFrom, StartingAfter: p.StartingAfter, Limit: p.Limit, Type: p.Type, Types: p.Types})
 	return page.Events, page.HasMore, err
 }
 

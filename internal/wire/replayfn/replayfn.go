@@ -164,7 +164,8 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if err != nil {
 		return Services{}, err
 	}
-	v, err := operator.New(c.Views, operator.Deps{Incidents: incidents, Events: events, Bodies: bodies, Payloads: blobs, Now: rt.Now})
+	v, err := operator.New(c.Views, operator.Deps{Incidents: incidents, Events: events, Bodies: bodies, Payloads: blobs,
+		Topics: c.Topology.TopicNames(), Now: rt.Now})
 	if err != nil {
 		return Services{}, err
 	}

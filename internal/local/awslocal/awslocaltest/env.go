@@ -3,11 +3,13 @@ package awslocaltest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
@@ -438,4 +442,38 @@ func (e *Env) Events() *dynamo.Events {
 // Incidents is the DynamoDB adapter over the Env's Incidents table.
 func (e *Env) Incidents() *dynamo.Incidents {
 	return &dynamo.Incidents{Client: e.DynamoDB, Table: e.Resources.IncidentsTable}
+}
+
+// Recovery is the Events and Incidents tables together: the incident
+// store dead letters of events are recorded through (guarded by their
+// dispatch row's erasure marker), and the sweeper's abandon.
+func (e *Env) Recovery() *dynamo.Recovery {
+	return &dynamo.Recovery{Events: e.Events(), Incidents: e.Incidents()}
+}
+
+var erasureJobs atomic.Int64
+
+// EraseEvent erases an event as the subject erasure does
+// (dynamo.Erasure.EraseEvent: the payload replaced, the erasure marker on
+// every row), fenced by the lease of a running job of its own.
+func (e *Env) EraseEvent(tb testing.TB, key string) {
+	tb.Helper()
+	ctx := context.Background()
+	store := &dynamo.Jobs{Client: e.DynamoDB, Table: e.Resources.JobsTable}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	n := erasureJobs.Add(1)
+	j := jobs.Job{ID: fmt.Sprintf("job_%032d", n), Kind: "subject-erasure", TenantID: "acme",
+		IdempotencyKey: fmt.Sprintf("erase-event-%d-%d", n, now.UnixNano()), Args: []byte(`{}`),
+		Status: jobs.StatusRunning, Generation: 1, DueAt: now, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if err := store.Create(ctx, j); err != nil {
+		tb.Fatalf("awslocaltest: erase %s: %v", key, err)
+	}
+	_, rows, err := e.Events().Load(ctx, key)
+	if err != nil {
+		tb.Fatalf("awslocaltest: erase %s: %v", key, err)
+	}
+	er := &dynamo.Erasure{Events: e.Events(), Incidents: e.Incidents(), Fence: dynamo.Fence{JobsTable: e.Resources.JobsTable}}
+	if err := er.EraseEvent(ctx, j.Lease(), ledger.EraseParams{Key: key, Rows: rows, At: now}); err != nil {
+		tb.Fatalf("awslocaltest: erase %s: %v", key, err)
+	}
 }
