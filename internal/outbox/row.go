@@ -73,7 +73,7 @@ type Row struct {
 	// what it is, and its next write to the row records that.
 	Receipted bool
 	// DeliveryAttempts are the dispatch's delivery attempts, oldest first
-	// (the latest KeptAttempts; Attempts counts sends to the queue).
+	// (the latest KeptAttempts; Attempts counts failed sends to the queue).
 	DeliveryAttempts []Attempt
 }
 

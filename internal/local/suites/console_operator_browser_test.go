@@ -172,6 +172,7 @@ func TestConsoleOperatorPagesInABrowser(t *testing.T) {
 	require.Less(t, strings.Index(steps, "#1"), strings.Index(steps, "#2"))
 	require.Contains(t, steps, "503")
 	require.Contains(t, steps, "retry")
+	require.Contains(t, text("#dispatches thead"), "failed sends", "the row's failed sends to the queue, not named like the delivery attempts")
 	if *consoleShots {
 		shot(t, ctx, "../../../docs/console-event.png")
 	}
@@ -199,6 +200,8 @@ func TestConsoleOperatorPagesInABrowser(t *testing.T) {
 	require.Contains(t, text("#result"), "manifest key")
 	require.Regexp(t, `events\s+8\s+incidents\s+1`, text("#result"), "the 5 Stripe and 3 internal events of acme, the dead letter")
 	require.Positive(t, count("#downloads a"))
+	require.Regexp(t, `\b1 incident\b`, text("#downloads"), "a part's count in words")
+	require.NotContains(t, text("#downloads"), "1 incidents")
 	if *consoleShots {
 		shot(t, ctx, "../../../docs/console-jobs.png")
 	}
