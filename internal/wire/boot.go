@@ -17,7 +17,26 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
+
+// Main is a Lambda's whole main: the cold start (NewBoot), then the
+// function's own wiring from its descriptor (Load with the topology, Build
+// with clients from the default configuration chain) and lambda.Start, or
+// Boot.Start for a function that hands work to after its answer
+// (Function.AfterAnswer).
+func Main(fn Function) {
+	b := NewBoot(fn.Name)
+	conf, err := fn.Wiring.Load(b.Env, topology.Default())
+	b.Check("invalid config", err)
+	h, err := fn.Wiring.Build(b.Ctx, conf, ClientSource{Config: b.AWSConfig()}, b.Runtime())
+	b.Check("build", err)
+	if fn.AfterAnswer {
+		b.Start(h)
+		return
+	}
+	lambda.Start(h)
+}
 
 // Boot is what every Lambda main does around its own config and
 // constructor: a JSON logger named for the function, the default AWS config

@@ -22,9 +22,8 @@ type Function struct {
 }
 
 // Registrar builds one or more functions from a starting stack (its
-// resources, clients and settings). Each function's file in this package
-// adds its registrar in an init function, so adding a function to the local
-// stack is one registration and never touches the stack's machinery.
+// resources, clients and settings). The catalog's functions have one
+// (functions.go); the consumers have theirs (fn_consumers.go, fn_purge.go).
 type Registrar func(ctx context.Context, s *Stack) ([]Function, error)
 
 var registrars []namedRegistrar

@@ -246,7 +246,18 @@ func (s *Stack) Register(fn Function) error {
 func (s *Stack) wire(fn Function, tr lambdalocal.Trigger) error {
 	switch tr := tr.(type) {
 	case lambdalocal.HTTPRoute:
-		return s.handle(tr.MuxPattern(), s.triggers.HTTPHandler(fn.Name, tr))
+		if err := s.handle(tr.MuxPattern(), s.triggers.HTTPHandler(fn.Name, tr)); err != nil {
+			return err
+		}
+		if any := (lambdalocal.HTTPRoute{Path: tr.Path}).MuxPattern(); any != tr.MuxPattern() {
+			// API Gateway answers a method the path has no route for as
+			// a path it has no route for (another route may have added
+			// this already).
+			_ = s.handle(any, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			}))
+		}
+		return nil
 	case lambdalocal.QueueSource:
 		return s.triggers.StartQueueSource(fn.Name, tr)
 	case lambdalocal.Schedule:
