@@ -45,7 +45,9 @@ func TestDictionaryTablesAreCopiedOncePerProcess(t *testing.T) {
 
 // What the kept tables give is what fresh ones give: each payload's frame
 // is byte for byte the frame of an encoder that never saw another payload
-// (an entry left behind by the payload before would change a match).
+// (an entry left behind by the payload before would change a match) and
+// built its tables from the dictionary (zdict's read the snapshot), and
+// it decodes to the payload.
 func TestKeptTablesCompressAsFreshOnes(t *testing.T) {
 	t.Parallel()
 	samples, err := zdicttest.Samples(samplesDir)
