@@ -434,7 +434,7 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 			if row.ErasedAt.IsZero() {
 				unmarked++
 			}
-			if row.LastError != "" && row.LastError != incident.ErasedText {
+			if quotes(row) {
 				redact++
 			}
 			if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) && !e.recheck() {
@@ -456,7 +456,7 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 			}
 			e.cp.Dispatches += redact
 			for _, row := range rows {
-				if row.LastError != "" && row.LastError != incident.ErasedText {
+				if quotes(row) {
 					e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
 				}
 			}
@@ -502,7 +502,7 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 			return err
 		}
 		for _, row := range rows {
-			if row.LastError == "" || row.LastError == incident.ErasedText {
+			if !quotes(row) {
 				continue
 			}
 			if err := e.d.Store.RedactDispatch(ctx, e.s.Lease, row.Ref()); err != nil {
@@ -519,6 +519,20 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 	}
 	e.cp.InFlight = nil
 	return nil
+}
+
+// quotes reports whether a row holds a subscriber's answer about the
+// subject: in lastError, or kept by a delivery attempt.
+func quotes(row outbox.Row) bool {
+	if row.LastError != "" && row.LastError != incident.ErasedText {
+		return true
+	}
+	for _, a := range row.DeliveryAttempts {
+		if a.Answer != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) error {
