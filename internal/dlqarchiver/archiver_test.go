@@ -102,15 +102,19 @@ func dead(id, body string, a map[string]events.SQSMessageAttribute, b *bundle) e
 
 // commit stores an event with its billing row enqueued and lastError set,
 // as a consumer leaves a row it retried until SQS redrove the message.
-func (b *bundle) commit(t testing.TB, id string, lastError string) []byte {
+func (b *bundle) commit(t testing.TB, id string, lastError string, also ...string) []byte {
 	t.Helper()
 	ctx := context.Background()
 	ev := envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 		Timestamp: t0, Payload: json.RawMessage(`{"invoice":"in_1"}`)}
-	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
-		NextRetryAt: t0, LeaseUntil: t0, LeaseOwner: "x", CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
+	topics := append([]string{topic}, also...)
+	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: topics, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	var rows []outbox.Row
+	for _, tp := range topics {
+		rows = append(rows, outbox.Row{Key: id, EventID: id, Topic: tp, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+			NextRetryAt: t0, LeaseUntil: t0, LeaseOwner: "x", CreatedAt: t0, UpdatedAt: t0})
+	}
+	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: rows}))
 	if lastError != "" {
 		ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "o", Now: t0.Add(time.Second), Lease: time.Minute})
 		require.NoError(t, err)
@@ -255,13 +259,8 @@ func TestTheSourceQueueDecidesTheTopic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	body := b.commit(t, "evt_misrouted", "")
 	// A crm.sync row for the same event, still pending.
-	rec, rows, err := b.events.Load(ctx, "evt_misrouted")
-	require.NoError(t, err)
-	crm := rows[0]
-	crm.Topic = topology.CRM
-	require.NoError(t, b.events.Restore(ctx, rec, crm, true))
+	body := b.commit(t, "evt_misrouted", "", topology.CRM)
 
 	msg := events.SQSMessage{
 		MessageId: "m-misrouted", Body: string(body),

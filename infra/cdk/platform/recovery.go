@@ -160,7 +160,9 @@ func (p *Platform) replayEnv() map[string]*string {
 // the claim-check threshold are re-stored), topic queues (send).
 func (p *Platform) allowReplay(f *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, incidents.TableArn())
+	// The restore of an expired event checks its incident in the same
+	// transaction (not erased: the subject erasure's guard).
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}, incidents.TableArn())
 	allow(f.Role, []string{"dynamodb:Query"},
 		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant),
 		indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant),
