@@ -139,7 +139,7 @@ validate: deps ## Check every synthesized template (make synth first) against th
 		$(WITH_NODE) node scripts/validate/validate-templates.mjs "$$@"
 
 .PHONY: boot-check
-boot-check: deps ## Boot every Lambda's bootstrap under AWS's Runtime Interface Emulator with its synthesized dev environment, against the local stack
+boot-check: deps ## Boot every Lambda's bootstrap under AWS's Runtime Interface Emulator with its synthesized dev environment, against the local stack, fire every schedule, and hold the template's rules, event source mappings and bucket notifications to the local stack's
 	EVP_BOOT_CHECK=1 $(WITH_NODE) $(GO) test ./internal/local/bootcheck -run '^TestArtifactsBoot$$' -count=1 -timeout 20m
 
 .PHONY: bench-smoke

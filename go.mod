@@ -75,3 +75,5 @@ ignore (
 // minidyn (the embedded DynamoDB emulator, linked only by internal/local)
 // with its secondary-index bookkeeping fixed: see third_party/minidyn/PATCHES.md.
 replace github.com/truora/minidyn => ./third_party/minidyn
+
+replace github.com/klauspost/compress => ./third_party/compress

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 )
 
 const (
@@ -30,32 +30,10 @@ var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsma
 // its requests with it, and "/console/%zz" crashed the admin function).
 var forbidden = []string{module + "/internal/local", module + "/internal/kit/testkit", "testing", "net/http/httptest"}
 
-// linked are the AWS services each function calls, and so links. The
-// consumer kinds' rows come from their descriptors (internal/wire/
-// consumerkinds): every consumer calls DynamoDB, SQS and S3, and Lambda to
-// tell the subscriber-health function its topic's breaker changed (an
-// asynchronous invoke, only on a transition), plus its kind's Services.
-var linked = map[string][]string{
-	"ingest":         {"dynamodb", "sqs", "s3"},
-	"webhook-stripe": {"lambda", "secretsmanager", "ssm"},
-	"sweeper":        {"dynamodb", "sqs", "s3"},
-	"dlq-archiver":   {"dynamodb", "s3", "sns"},
-	"replay":         {"dynamodb", "sqs", "s3"},
-	"admin-api":      {"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
-	"purge-api":      {"dynamodb", "lambda"},
-	"jobs-worker":    {"dynamodb", "sqs", "s3", "lambda", "secretsmanager", "ssm"},
-	"jobs-sweep":     {"dynamodb", "sqs", "s3"},
-	"import-trigger": {"dynamodb", "sqs", "s3"},
-	// subscriber-health: the records, queue depths, the consumers' event
-	// source mappings, alerts.
-	"subscriber-health": {"dynamodb", "sqs", "lambda", "sns"},
-}
-
-func init() {
-	for _, k := range consumerkinds.All() {
-		linked[k.Role] = append([]string{"dynamodb", "sqs", "s3", "lambda"}, k.Services...)
-	}
-}
+// linked are the AWS services each function calls, and so links: its
+// descriptor's (internal/wire/catalog), a consumer kind's binary the
+// services every consumer calls plus its kind's.
+var linked = catalog.Services()
 
 // Every function under functions/ has its row: a new binary (a consumer
 // kind's included) cannot skip the check.

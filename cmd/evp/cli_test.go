@@ -27,7 +27,7 @@ func TestVersion(t *testing.T) {
 func TestJobsStartHelpNamesEveryKind(t *testing.T) {
 	t.Parallel()
 	var shipped []string
-	for _, k := range jobkinds.Kinds(jobkinds.Deps{}) {
+	for _, k := range jobkinds.Kinds() {
 		shipped = append(shipped, k.Name)
 	}
 	var listed []string

@@ -37,7 +37,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // A bulk replay's execution is polled often in tests (2 s otherwise).
 func init() { pollEvery = 20 * time.Millisecond }
 
-// golden compares got with testdata/name (rewritten with -update).
+// golden compares got with testdata/<name> (rewritten with -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -51,7 +51,7 @@ func golden(t *testing.T, name, got string) {
 
 var g0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// operatorFixture serves the real replay function (wire.NewReplay, a fixed
+// operatorFixture serves the real replay function (wiretest.ReplayFunction, a fixed
 // clock) over the Lambda Invoke API on a fresh Env, seeded with events and
 // incidents at fixed times, so CLI output is deterministic.
 type operatorFixture struct {

@@ -130,7 +130,7 @@ func (o smokeOptions) resolve(ctx context.Context) (smokeTarget, error) {
 		if adminKey == "" {
 			adminKey = devapi.DefaultAdminKey
 		}
-		return smokeTarget{where: "the local stack at " + base, webhookURL: base + devapi.StripeWebhookPath, adminURL: base + "/admin",
+		return smokeTarget{where: "the local stack at " + base, webhookURL: base + webhookfn.Path, adminURL: base + "/admin",
 			secret: secret, adminKey: adminKey}, nil
 	}
 	var opts []func(*config.LoadOptions) error

@@ -66,7 +66,7 @@ func newStripeSendCmd() *cobra.Command {
 			signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{
 				Payload: body, Secret: secret, Timestamp: time.Now(),
 			})
-			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, strings.TrimRight(url, "/")+devapi.StripeWebhookPath, bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, strings.TrimRight(url, "/")+webhookfn.Path, bytes.NewReader(body))
 			if err != nil {
 				return err
 			}

@@ -6,18 +6,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 )
 
-func main() {
-	b := wire.NewBoot(adminfn.Name)
-	cfg, err := adminfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	api, err := adminfn.New(b.Ctx, cfg, adminfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(api.Handle)
-}
+func main() { wire.Main(adminfn.Function) }

@@ -5,18 +5,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 )
 
-func main() {
-	b := wire.NewBoot(dlqarchiverfn.Name)
-	cfg, err := dlqarchiverfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	a, err := dlqarchiverfn.New(cfg, dlqarchiverfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(a.Handle)
-}
+func main() { wire.Main(dlqarchiverfn.Function) }

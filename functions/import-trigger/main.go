@@ -5,18 +5,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
-func main() {
-	b := wire.NewBoot(importtriggerfn.Name)
-	cfg, err := importtriggerfn.Load(b.Env)
-	b.Check("invalid config", err)
-	h, err := importtriggerfn.New(cfg, jobsfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(h.HandleSQS)
-}
+func main() { wire.Main(importtriggerfn.Function) }

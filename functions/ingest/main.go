@@ -4,18 +4,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 )
 
-func main() {
-	b := wire.NewBoot(ingestfn.Name)
-	cfg, err := ingestfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	svc, err := ingestfn.New(cfg, ingestfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(svc.Handle)
-}
+func main() { wire.Main(ingestfn.Function) }

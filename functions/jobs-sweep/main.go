@@ -1,21 +1,14 @@
 // Command jobs-sweep is the job engine's schedule target: every 15 minutes
 // it rediscovers due jobs (and jobs whose lease expired) and wakes them
-// through the jobs queue; a daily schedule starts the Stripe reconciliation
-// (docs/jobs.md). It runs no steps, so it links no client the steps use.
+// through the jobs queue; daily schedules start the Stripe reconciliation
+// and a retention purge per tenant with a policy (docs/jobs.md; its
+// descriptor, jobsfn.SweepFunction, declares them). It runs no steps, so
+// it links no client the steps use.
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
-func main() {
-	b := wire.NewBoot(jobsfn.SweepName)
-	cfg, err := jobsfn.LoadSweep(b.Env)
-	b.Check("invalid config", err)
-	e, err := jobsfn.NewSweep(cfg, jobsfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(e.HandleSchedule)
-}
+func main() { wire.Main(jobsfn.SweepFunction) }

@@ -4,18 +4,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
-func main() {
-	b := wire.NewBoot(jobsworkerfn.WorkerName)
-	cfg, err := jobsworkerfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	e, err := jobsworkerfn.New(b.Ctx, cfg, jobsworkerfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(e.HandleSQS)
-}
+func main() { wire.Main(jobsworkerfn.Function) }

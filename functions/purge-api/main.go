@@ -6,17 +6,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 )
 
-func main() {
-	b := wire.NewBoot(purgeapifn.Name)
-	cfg, err := purgeapifn.Load(b.Env)
-	b.Check("invalid config", err)
-	f, err := purgeapifn.New(cfg, purgeapifn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(f.Handle)
-}
+func main() { wire.Main(purgeapifn.Function) }

@@ -5,18 +5,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 )
 
-func main() {
-	b := wire.NewBoot(replayfn.Name)
-	cfg, err := replayfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	f, err := replayfn.New(cfg, replayfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(f.Handle)
-}
+func main() { wire.Main(replayfn.Function) }

@@ -6,18 +6,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 )
 
-func main() {
-	b := wire.NewBoot(healthfn.Name)
-	cfg, err := healthfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	m, err := healthfn.New(cfg, healthfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(m.Handle)
-}
+func main() { wire.Main(healthfn.Function) }

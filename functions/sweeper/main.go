@@ -5,18 +5,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
 
-func main() {
-	b := wire.NewBoot(sweeperfn.Name)
-	cfg, err := sweeperfn.Load(b.Env, topology.Default())
-	b.Check("invalid config", err)
-	s, err := sweeperfn.New(cfg, sweeperfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(s.Handle)
-}
+func main() { wire.Main(sweeperfn.Function) }

@@ -6,17 +6,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
-func main() {
-	b := wire.NewBoot(webhookfn.Name)
-	cfg, err := webhookfn.Load(b.Env)
-	b.Check("invalid config", err)
-	h, err := webhookfn.New(b.Ctx, cfg, webhookfn.NewClients(b.AWSConfig()), b.Runtime())
-	b.Check("build", err)
-	lambda.Start(h.Handle)
-}
+func main() { wire.Main(webhookfn.Function) }

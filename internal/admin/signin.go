@@ -33,7 +33,7 @@ type SignInRecord struct {
 	// Failures counts attempts since the last success (each attempt is
 	// counted when it starts, so a burst cannot outrun the count).
 	Failures int
-	// LastAt is the last attempt; a record idle for Config.SignInForget
+	// LastAt is the last attempt; a record idle for Config.SignIn.Forget
 	// starts over.
 	LastAt time.Time
 	// LockedUntil refuses the source's attempts, right key or wrong, until

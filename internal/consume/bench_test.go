@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,80 +186,94 @@ func pct(ds []time.Duration, p int) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// BenchmarkConsumeThroughput sets the consumer's throughput at batch 10
-// against the bare SQS work on the same queue in the same run: raw-msgs/s
-// drains messages with ReceiveMessage (10) and DeleteMessageBatch alone;
-// msgs/s drains the same number as the event source mapping drives the
-// consumer (receive 10, one invocation — claim, handler, completion per
-// message, side by side — then delete what it did not report); ratio is
-// msgs/s over raw-msgs/s (issue 25's goal: at least 0.8). One poller each,
-// the two drains alternating which goes first. The handler does nothing:
-// what is measured is the runtime's own cost per message.
+// BenchmarkConsumeThroughput drains n messages with the consumer (as the
+// event source mapping drives it: receive a batch, invoke, delete the
+// successes) and, side by side in the same run, n like messages from a
+// second queue with ReceiveMessage and DeleteMessageBatch alone (the raw
+// rate: what a poller does without the consumer's work). Both drains run
+// at once, so the machine's load (a shared 2-core machine) weighs on both
+// alike; ratio is the consumer's rate ÷ the raw one, over every iteration.
+// On the emulators every call is CPU on that machine, and the consumer's
+// two conditional writes per message are most of it; docs/consumers.md
+// estimates the same work on AWS, per concurrent invocation.
 func BenchmarkConsumeThroughput(b *testing.B) {
 	const n, batch = 200, 10
 	bd := setup(b)
 	bd.rebuild(b, func(_ *consume.Config, d *consume.Deps) { d.Metrics = metric.Discard() })
 	ctx := context.Background()
 	sq := bd.env.Emulators.SQS()
-	receive := func() []sqstypes.Message {
+	rawQ, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(bd.env.Prefix + "-raw-throughput")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	receive := func(url string) []sqstypes.Message {
 		resp, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(bd.q.URL), MaxNumberOfMessages: batch, WaitTimeSeconds: 1,
+			QueueUrl: aws.String(url), MaxNumberOfMessages: batch, WaitTimeSeconds: 1,
 			MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		})
 		if err != nil {
-			b.Fatal(err)
+			b.Error(err)
 		}
 		return resp.Messages
 	}
-	raw := func() time.Duration {
-		start := time.Now()
-		for done := 0; done < n; {
-			msgs := receive()
-			if err := bd.ack(msgs, nil); err != nil {
-				b.Fatal(err)
+	raw := func() (time.Duration, int) {
+		start, done := time.Now(), 0
+		for done < n && !b.Failed() {
+			msgs := receive(aws.ToString(rawQ.QueueUrl))
+			var entries []sqstypes.DeleteMessageBatchRequestEntry
+			for i, m := range msgs {
+				entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+			}
+			if len(entries) > 0 {
+				if _, err := sq.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: rawQ.QueueUrl, Entries: entries}); err != nil {
+					b.Error(err)
+				}
 			}
 			done += len(msgs)
 		}
-		return time.Since(start)
+		return time.Since(start), done
 	}
-	consumer := func() time.Duration {
-		start := time.Now()
-		for done := 0; done < n; {
-			msgs := receive()
+	consumer := func() (time.Duration, int) {
+		start, done := time.Now(), 0
+		for done < n && !b.Failed() {
+			msgs := receive(bd.q.URL)
 			if _, err := bd.tryInvoke(msgs); err != nil {
-				b.Fatal(err)
+				b.Error(err)
 			}
 			done += len(msgs)
 		}
-		return time.Since(start)
+		return time.Since(start), done
 	}
 	var rawTook, consTook time.Duration
+	var rawN, consN int
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		// Rows and messages: whichever drain goes first takes these
-		// messages (the raw one reads no rows), the second the same ids
-		// sent again.
 		ids := bd.seed(b, fmt.Sprintf("evt_tp_%d", i), n)
-		b.StartTimer()
-		if i%2 == 0 {
-			consTook += consumer()
-			b.StopTimer()
-			bd.send(b, sq, ids)
-			b.StartTimer()
-			rawTook += raw()
-		} else {
-			rawTook += raw()
-			b.StopTimer()
-			bd.send(b, sq, ids)
-			b.StartTimer()
-			consTook += consumer()
+		for start := 0; start < n; start += 10 {
+			var entries []sqstypes.SendMessageBatchRequestEntry
+			for j, id := range ids[start:min(start+10, n)] {
+				entries = append(entries, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)),
+					MessageBody: aws.String(string(envelopeJSON(id, "", map[string]any{"order": id})))})
+			}
+			if _, err := sq.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: rawQ.QueueUrl, Entries: entries}); err != nil {
+				b.Fatal(err)
+			}
 		}
+		b.StartTimer()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			d, k := raw()
+			rawTook, rawN = rawTook+d, rawN+k
+		})
+		d, k := consumer()
+		consTook, consN = consTook+d, consN+k
+		wg.Wait()
 		b.StopTimer()
 		bd.forget(b, ids)
 		b.StartTimer()
 	}
-	rawRate := float64(b.N*n) / rawTook.Seconds()
-	consRate := float64(b.N*n) / consTook.Seconds()
+	rawRate := float64(rawN) / rawTook.Seconds()
+	consRate := float64(consN) / consTook.Seconds()
 	b.ReportMetric(rawRate, "raw-msgs/s")
 	b.ReportMetric(consRate, "msgs/s")
 	b.ReportMetric(consRate/rawRate, "ratio")

@@ -11,5 +11,5 @@
 // BatchHandler and say what should happen on failure through the error they
 // return (Retry, RetryAfter, Permanent). The package declares the small
 // ports it needs (Rows, Queue, Incidents); adapters in internal/aws/dynamo and
-// internal/queue implement them. It never imports the AWS SDK.
+// internal/aws/sqsqueue implement them. It never imports the AWS SDK.
 package consume

@@ -11,9 +11,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/ledger"
 )
 
-// Message attribute names the runtime reads. They mirror internal/queue's
-// (a test keeps them in step); this package does not import the SQS
-// adapter.
+// Message attribute names the runtime reads. They mirror outbox.Attr*,
+// which internal/aws/sqsqueue writes (TestAttributeNamesMatchTheQueueAdapter
+// keeps them in step); this package does not import the SQS adapter.
 const (
 	attrEventKey = "eventKey"
 	attrEventID  = "eventId"

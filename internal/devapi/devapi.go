@@ -20,9 +20,6 @@ const (
 	// (StartExecution, DescribeExecution, GetExecutionHistory): point an
 	// sfn client's BaseEndpoint at the stack's URL + StepFunctionsPath.
 	StepFunctionsPath = "/__stepfunctions"
-	// StripeWebhookPath is the Stripe adapter's route, as API Gateway
-	// serves it on a stage.
-	StripeWebhookPath = "/webhook/stripe"
 )
 
 // HealthFunction is the subscriber-health function's name in the local

@@ -121,6 +121,12 @@ type Deps struct {
 	// TraceHeader returns the trace header to carry into SQS for the
 	// current request (nil: none).
 	TraceHeader func(context.Context) string
+	// Later runs work after the caller has its answer (the Lambda wiring:
+	// afterward.Go): a single publish records its sends (the enqueued
+	// marks) there, off the answer's critical path; the answer still waits
+	// for the sends themselves. Nil: the marks are written before Publish
+	// returns.
+	Later func(ctx context.Context, work func(context.Context))
 }
 
 // New builds the ingestion core; it refuses a config or dependencies that

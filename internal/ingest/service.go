@@ -259,7 +259,7 @@ func (s *Service) job(ctx context.Context, rec ledger.Record, topic, owner strin
 }
 
 func (s *Service) dispatcher() *outbox.Dispatcher {
-	return &outbox.Dispatcher{Sender: s.d.Sender, Store: s.d.Outbox, Now: s.d.Now, Log: s.d.Log}
+	return &outbox.Dispatcher{Sender: s.d.Sender, Store: s.d.Outbox, Now: s.d.Now, Log: s.d.Log, Later: s.d.Later}
 }
 
 func unsent(outcomes []outbox.Outcome) []string {

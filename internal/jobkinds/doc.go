@@ -8,5 +8,10 @@
 // Stripe's events API through ingest so a webhook outage loses nothing),
 // file-import (NDJSON dropped under imports/<tenant>/ through ingest) and
 // retention-purge (a tenant's retention policy applied to every store).
-// Registering a kind is one line in internal/wire/jobsfn.
+// Each kind's file declares its description (ExportKind: name, argument
+// checks, idempotency key, attempts, step timeout), its own deps
+// (ExportDeps) and its constructor with the handler (Export(ExportDeps));
+// Kinds is the registry of descriptions every function that starts or
+// schedules jobs reads, and jobs-worker's wiring (internal/wire/
+// jobsworkerfn) gives each kind its deps.
 package jobkinds

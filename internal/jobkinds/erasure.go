@@ -214,6 +214,33 @@ const maxInlineEvidence = 50
 // erasePageSize is how many events or incidents a step erases.
 const erasePageSize = 100
 
+// ErasureKind describes subject-erasure (Erasure runs it).
+var ErasureKind = jobs.Kind{
+	Name:      KindErasure,
+	Supersede: true,
+	// One key per subject (hashed: a subject may hold any character),
+	// so a new erasure of a subject supersedes the running one.
+	KeyOf: func(raw json.RawMessage) string {
+		var a ErasureArgs
+		_ = json.Unmarshal(raw, &a)
+		sum := sha256.Sum256([]byte(a.Subject))
+		return "subject-" + hex.EncodeToString(sum[:20])
+	},
+	StepTimeout: 2 * time.Minute,
+	CheckArgs: func(raw json.RawMessage) error {
+		var a ErasureArgs
+		if err := strictArgs(raw, &a); err != nil {
+			return err
+		}
+		// As the envelope counts it (characters, not bytes): any
+		// subject ingest accepted can be erased.
+		if !envelope.ValidSubject(a.Subject) {
+			return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("subject must be 1 to %d printable characters", envelope.MaxSubjectLen)}
+		}
+		return nil
+	},
+}
+
 // Erasure builds the subject-erasure kind. The subject's events are found
 // through the subject identifier index (the envelope subject, or an
 // identifier a provider's payload names: erasing a Stripe customer finds
@@ -225,31 +252,8 @@ const erasePageSize = 100
 // expired are erased too. A new erasure of the same subject supersedes the
 // running one (a new generation that starts over).
 func Erasure(d ErasureDeps) jobs.Kind {
-	return jobs.Kind{
-		Name:      KindErasure,
-		Supersede: true,
-		// One key per subject (hashed: a subject may hold any character),
-		// so a new erasure of a subject supersedes the running one.
-		KeyOf: func(raw json.RawMessage) string {
-			var a ErasureArgs
-			_ = json.Unmarshal(raw, &a)
-			sum := sha256.Sum256([]byte(a.Subject))
-			return "subject-" + hex.EncodeToString(sum[:20])
-		},
-		StepTimeout: 2 * time.Minute,
-		CheckArgs: func(raw json.RawMessage) error {
-			var a ErasureArgs
-			if err := strictArgs(raw, &a); err != nil {
-				return err
-			}
-			// As the envelope counts it (characters, not bytes): any
-			// subject ingest accepted can be erased.
-			if !envelope.ValidSubject(a.Subject) {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("subject must be 1 to %d printable characters", envelope.MaxSubjectLen)}
-			}
-			return nil
-		},
-		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+	return ErasureKind.With(
+		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			if d.Store == nil || d.Objects == nil {
 				return jobs.Outcome{}, jobs.Fail("not_configured", errors.New("the erasure runs in jobs-worker, which has its stores"))
 			}
@@ -303,7 +307,7 @@ func Erasure(d ErasureDeps) jobs.Kind {
 			}
 			return jobs.Done(res), nil
 		}),
-	}
+	)
 }
 
 // eraseStep is one step of an erasure: one page of the current phase.
@@ -595,7 +599,7 @@ func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) (str
 // may be gone, the event's claim-checked payloads (they outlive the ledger
 // item until the bucket's lifecycle expires them); all confirmed absent,
 // while the lease holds. Then it redacts the incident (body, error text,
-// history notes: incident.Erased), fenced; n is 0 when there is none or
+// history notes: incident.Incident.Erased), fenced; n is 0 when there is none or
 // it was redacted already. eventKey is the key of the incident's event
 // ("" for none: no incident, or a raw dead letter).
 func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (n int, eventKey string, err error) {

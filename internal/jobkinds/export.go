@@ -115,6 +115,42 @@ type exportCheckpoint struct {
 	Incidents int          `json:"incidents"`
 }
 
+// ExportDeps are the export's ports: the tenant's events and incidents,
+// their claim-checked payloads, where the parts go, and the tenant's
+// retention policy (nil: the export's expiry is not said).
+type ExportDeps struct {
+	Source   ExportSource
+	Payloads claimcheck.Store
+	Objects  Objects
+	Bucket   string
+	Policies Policies
+}
+
+// ExportKind describes tenant-export (Export runs it).
+var ExportKind = jobs.Kind{
+	Name:        KindExport,
+	StepTimeout: 2 * time.Minute,
+	// The job is how the retention purge finds the export's objects:
+	// it outlives the longest export retention a tenant may set.
+	KeepFor: ExportsKeptFor,
+	CheckArgs: func(raw json.RawMessage) error {
+		var a ExportArgs
+		if err := strictArgs(raw, &a); err != nil {
+			return err
+		}
+		if _, _, err := a.bounds(); err != nil {
+			return err
+		}
+		if a.PageSize < 0 || a.PageSize > 1000 {
+			return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "pageSize must be 1..1000"}
+		}
+		if a.PartBytes != 0 && (a.PartBytes < MinExportPartBytes || a.PartBytes > MaxExportPartBytes) {
+			return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("partBytes must be %d..%d", MinExportPartBytes, MaxExportPartBytes)}
+		}
+		return nil
+	},
+}
+
 // Export builds the tenant-export kind: one page of events, then of
 // incidents, per step, each written as a gzip NDJSON part under the step's
 // attempt scope (a part becomes the export's only when the step's
@@ -124,30 +160,10 @@ type exportCheckpoint struct {
 // The tenant's retention policy sets how long an export is kept
 // (exportsDays): the manifest and the result say until when, and the
 // retention purge deletes it then (policies nil: not said).
-func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket string, policies Policies) jobs.Kind {
-	return jobs.Kind{
-		Name:        KindExport,
-		StepTimeout: 2 * time.Minute,
-		// The job is how the retention purge finds the export's objects:
-		// it outlives the longest export retention a tenant may set.
-		KeepFor: ExportsKeptFor,
-		CheckArgs: func(raw json.RawMessage) error {
-			var a ExportArgs
-			if err := strictArgs(raw, &a); err != nil {
-				return err
-			}
-			if _, _, err := a.bounds(); err != nil {
-				return err
-			}
-			if a.PageSize < 0 || a.PageSize > 1000 {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "pageSize must be 1..1000"}
-			}
-			if a.PartBytes != 0 && (a.PartBytes < MinExportPartBytes || a.PartBytes > MaxExportPartBytes) {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("partBytes must be %d..%d", MinExportPartBytes, MaxExportPartBytes)}
-			}
-			return nil
-		},
-		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+func Export(d ExportDeps) jobs.Kind {
+	src, payloads, objects, bucket, policies := d.Source, d.Payloads, d.Objects, d.Bucket, d.Policies
+	return ExportKind.With(
+		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			var a ExportArgs
 			if err := s.Args(&a); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
@@ -252,7 +268,7 @@ func Export(src ExportSource, payloads claimcheck.Store, objects Objects, bucket
 			}
 			return jobs.Done(ExportResult{Events: cp.Events, Incidents: cp.Incidents, ManifestKey: key, ExpiresAt: m.ExpiresAt}), nil
 		}),
-	}
+	)
 }
 
 func (a ExportArgs) bounds() (since, until time.Time, err error) {

@@ -189,6 +189,31 @@ func (a ImportArgs) check() error {
 	return nil
 }
 
+// FileImportKind describes file-import (FileImport runs it).
+var FileImportKind = jobs.Kind{
+	Name:        KindFileImport,
+	StepTimeout: 2 * time.Minute,
+	MaxAttempts: 8,
+	// The job is how the retention purge finds the import's report
+	// parts (jobs/<import>/…).
+	KeepFor: ImportsKeptFor,
+	CheckArgs: func(raw json.RawMessage) error {
+		var a ImportArgs
+		if err := strictArgs(raw, &a); err != nil {
+			return err
+		}
+		return a.check()
+	},
+	CheckTenant: func(tenant string, raw json.RawMessage) error {
+		var a ImportArgs
+		_ = json.Unmarshal(raw, &a)
+		if t, _ := ImportTenant(a.Key); t != tenant {
+			return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("%s is tenant %s's file: an import writes only the tenant its path names", a.Key, t)}
+		}
+		return nil
+	},
+}
+
 // FileImport builds the file-import kind: a file of NDJSON (plain or gzip)
 // under imports/<tenant>/ read in bounded steps from a byte-offset
 // checkpoint with ranged reads, each record published through ingest.
@@ -198,32 +223,11 @@ func (a ImportArgs) check() error {
 // one for an envelope without, see DerivedIDPrefix).
 func FileImport(d FileImportDeps) jobs.Kind {
 	opt := d.Options.withDefaults()
-	return jobs.Kind{
-		Name:        KindFileImport,
-		StepTimeout: 2 * time.Minute,
-		MaxAttempts: 8,
-		// The job is how the retention purge finds the import's report
-		// parts (jobs/<import>/…).
-		KeepFor: ImportsKeptFor,
-		CheckArgs: func(raw json.RawMessage) error {
-			var a ImportArgs
-			if err := strictArgs(raw, &a); err != nil {
-				return err
-			}
-			return a.check()
-		},
-		CheckTenant: func(tenant string, raw json.RawMessage) error {
-			var a ImportArgs
-			_ = json.Unmarshal(raw, &a)
-			if t, _ := ImportTenant(a.Key); t != tenant {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: fmt.Sprintf("%s is tenant %s's file: an import writes only the tenant its path names", a.Key, t)}
-			}
-			return nil
-		},
-		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+	return FileImportKind.With(
+		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			return importStep(ctx, d, opt, s)
 		}),
-	}
+	)
 }
 
 func importStep(ctx context.Context, d FileImportDeps, opt ImportOptions, s jobs.Step) (jobs.Outcome, error) {

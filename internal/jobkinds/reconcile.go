@@ -139,29 +139,45 @@ func stripeListings(patterns []string) []StripeListParams {
 	return out
 }
 
+// ReconcileDeps are the reconciliation's ports: Stripe's events API (nil
+// where no Stripe API key is configured: a run fails with a clear error),
+// the webhook adapter's canonicalizer, ingest, and the event types the
+// topology routes (StripeTypes), which narrow the listing.
+type ReconcileDeps struct {
+	Events StripeEvents
+	Canon  Canonicalizer
+	Ingest Publisher
+	Types  []string
+}
+
+// ReconcileKind describes stripe-reconcile (Reconcile runs it).
+var ReconcileKind = jobs.Kind{
+	Name:        KindReconcile,
+	StepTimeout: time.Minute,
+	MaxAttempts: 8,
+	CheckArgs: func(raw json.RawMessage) error {
+		var a ReconcileArgs
+		if err := strictArgs(raw, &a); err != nil {
+			return err
+		}
+		if _, err := a.from(); err != nil {
+			return err
+		}
+		return nil
+	},
+}
+
 // Reconcile builds the stripe-reconcile kind: one page of Stripe's events
 // per step, each canonicalized as the webhook adapter would and published
 // through ingest (already-delivered ones are acknowledged duplicates).
 //
-// types narrow the listing to what the topology routes (StripeTypes): one
+// Types narrow the listing to what the topology routes (StripeTypes): one
 // listing of the exact names, one per wildcard group, paged one after the
 // other (stripeListings).
-func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types []string) jobs.Kind {
-	return jobs.Kind{
-		Name:        KindReconcile,
-		StepTimeout: time.Minute,
-		MaxAttempts: 8,
-		CheckArgs: func(raw json.RawMessage) error {
-			var a ReconcileArgs
-			if err := strictArgs(raw, &a); err != nil {
-				return err
-			}
-			if _, err := a.from(); err != nil {
-				return err
-			}
-			return nil
-		},
-		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+func Reconcile(d ReconcileDeps) jobs.Kind {
+	events, canon, ingest, types := d.Events, d.Canon, d.Ingest, d.Types
+	return ReconcileKind.With(
+		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			var a ReconcileArgs
 			if err := s.Args(&a); err != nil {
 				return jobs.Outcome{}, jobs.Fail(jobs.CodeHandlerFailed, err)
@@ -228,7 +244,7 @@ func Reconcile(events StripeEvents, canon Canonicalizer, ingest Publisher, types
 			}
 			return jobs.Done(cp.ReconcileResult), nil
 		}),
-	}
+	)
 }
 
 func (a ReconcileArgs) from() (time.Time, error) {

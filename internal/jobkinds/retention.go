@@ -83,9 +83,7 @@ type RetentionDeps struct {
 	Store    PurgeStore
 	Objects  PurgeObjects
 	Jobs     JobLister
-	// Tenants lists the tenants with a policy (the daily schedule's).
-	Tenants func(ctx context.Context) ([]string, error)
-	Bucket  string
+	Bucket   string
 	// ArchivePrefixes are the audit archive's topic prefixes
 	// ("archive/<topic>/"): days under them are dated <yyyy>/<mm>/<dd>/
 	// with a directory per tenant.
@@ -178,6 +176,29 @@ type evidenceEntry struct {
 	DeletedAt string   `json:"deletedAt"`
 }
 
+// RetentionKind describes retention-purge (Retention runs it). Its daily
+// run per tenant with a policy is jobs-sweep's: the sweep gives the
+// description the tenants to start it for (jobs.Kind.DailyTenants).
+var RetentionKind = jobs.Kind{
+	Name:        KindRetention,
+	StepTimeout: 2 * time.Minute,
+	CheckArgs: func(raw json.RawMessage) error {
+		var a RetentionArgs
+		if err := strictArgs(raw, &a); err != nil {
+			return err
+		}
+		if a.Date != "" {
+			if _, err := time.Parse(time.DateOnly, a.Date); err != nil {
+				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "date must be YYYY-MM-DD"}
+			}
+		}
+		if a.PolicyVersion < 0 {
+			return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "policyVersion must be positive"}
+		}
+		return nil
+	},
+}
+
 // Retention builds the retention-purge kind: it applies a tenant's policy
 // to what is stored, store by store (events with their outbox rows and
 // claim-checked payloads; resolved or ignored incidents with their bodies;
@@ -191,26 +212,8 @@ type evidenceEntry struct {
 // A daily schedule runs it for every tenant with a policy (keyed by the
 // date); a policy that shortens a period starts one at once.
 func Retention(d RetentionDeps) jobs.Kind {
-	return jobs.Kind{
-		Name:         KindRetention,
-		StepTimeout:  2 * time.Minute,
-		DailyTenants: d.Tenants,
-		CheckArgs: func(raw json.RawMessage) error {
-			var a RetentionArgs
-			if err := strictArgs(raw, &a); err != nil {
-				return err
-			}
-			if a.Date != "" {
-				if _, err := time.Parse(time.DateOnly, a.Date); err != nil {
-					return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "date must be YYYY-MM-DD"}
-				}
-			}
-			if a.PolicyVersion < 0 {
-				return &jobs.RequestError{Code: jobs.CodeInvalidArgs, Message: "policyVersion must be positive"}
-			}
-			return nil
-		},
-		Handler: jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
+	return RetentionKind.With(
+		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			if d.Policies == nil || d.Store == nil || d.Objects == nil || d.Jobs == nil {
 				return jobs.Outcome{}, jobs.Fail("not_configured", errors.New("the retention purge runs in jobs-worker, which has its stores"))
 			}
@@ -247,7 +250,7 @@ func Retention(d RetentionDeps) jobs.Kind {
 			}
 			return jobs.Done(res).WithProgress(p.progress()), nil
 		}),
-	}
+	)
 }
 
 // purgeStep is one step of a purge: it advances the checkpoint's phase by

@@ -128,8 +128,6 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		switch {
 		case !kindPattern.MatchString(k.Name):
 			errs = append(errs, fmt.Errorf("jobs: kind name %q must be lowercase words joined by -", k.Name))
-		case k.Handler == nil:
-			errs = append(errs, fmt.Errorf("jobs: kind %s has no handler", k.Name))
 		case kinds[k.Name].Name != "":
 			errs = append(errs, fmt.Errorf("jobs: kind %s registered twice", k.Name))
 		}

@@ -19,9 +19,16 @@ type HandlerFunc func(ctx context.Context, s Step) (Outcome, error)
 // Step calls f.
 func (f HandlerFunc) Step(ctx context.Context, s Step) (Outcome, error) { return f(ctx, s) }
 
-// Kind is a registered job kind.
+// Kind is a registered job kind: its description (name, argument and
+// tenant checks, idempotency key, attempts, step timeout, how long a
+// finished job is kept), which is all that starting, listing, cancelling,
+// restarting and scheduling a job needs, and its Handler, which runs its
+// steps. An engine that only does the former registers the description
+// alone (Handler nil): a wake of such a kind is left for an engine that
+// has its handler (jobs-worker).
 type Kind struct {
-	Name    string
+	Name string
+	// Handler runs the kind's steps (nil: not in this engine).
 	Handler Handler
 	// CheckArgs validates a Start's args (a *RequestError, or nil).
 	CheckArgs func(args json.RawMessage) error
@@ -56,6 +63,17 @@ type Kind struct {
 	// retention purge runs for every tenant with a policy.
 	DailyTenants func(ctx context.Context) ([]string, error)
 }
+
+// With is the kind with its handler.
+func (k Kind) With(h Handler) Kind {
+	k.Handler = h
+	return k
+}
+
+// ErrNoHandler is a wake of a kind whose handler is not registered in this
+// engine (a described kind): it is retried, so the engine that runs the
+// kind's steps gets it.
+var ErrNoHandler = errors.New("jobs: this engine does not run the kind's steps")
 
 // Step is what a handler gets for one step.
 type Step struct {

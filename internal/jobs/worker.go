@@ -95,6 +95,9 @@ func (e *Engine) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // wake to be retried (the job could not be read or claimed).
 func (e *Engine) RunWake(ctx context.Context, w Wake) error {
 	kind := e.kinds[w.Payload.Kind]
+	if kind.Handler == nil {
+		return fmt.Errorf("%w: %s", ErrNoHandler, kind.Name)
+	}
 	if kind.BestEffort {
 		return e.runBestEffort(ctx, kind, w)
 	}

@@ -116,6 +116,15 @@ type Dispatcher struct {
 	Store  Store
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Later, when set, runs the record of a successful single send
+	// (MarkEnqueued) after the caller has its answer (afterward.Go: ingest
+	// answers "enqueued" once the message is on its queue, and writes the
+	// mark after the answer, inside the same invocation). The row stays
+	// pending under the sender's lease until then, so nothing can take it;
+	// a mark that never runs (the environment died after the answer) is a
+	// mark that failed: the sweeper re-sends the row once the lease ends.
+	// Nil: the mark is written before Dispatch returns.
+	Later func(ctx context.Context, work func(context.Context))
 }
 
 // Job is one claimed row to send.
@@ -138,7 +147,8 @@ type Outcome struct {
 	SendErr error
 	// MarkErr is set when recording the outcome failed; the row then keeps
 	// its lease and the sweeper finds it once the lease expires, so the
-	// event is not lost (at worst re-sent once).
+	// event is not lost (at worst re-sent once). A mark run Later is not
+	// known here: its failure is logged.
 	MarkErr error
 }
 
@@ -161,12 +171,20 @@ func (d *Dispatcher) one(ctx context.Context, j Job) Outcome {
 	now := d.Now()
 	if sendErr == nil {
 		o.Sent = true
-		err := d.Store.MarkEnqueued(ctx, m.Row(), j.Owner, now)
-		if err != nil && !errors.Is(err, ErrLeaseLost) {
-			o.MarkErr = err
-			d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
-				"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+		mark := func(ctx context.Context) error {
+			err := d.Store.MarkEnqueued(ctx, m.Row(), j.Owner, now)
+			if err != nil && !errors.Is(err, ErrLeaseLost) {
+				d.log().WarnContext(ctx, "outbox: sent but could not mark enqueued; the sweeper will re-send after the lease",
+					"eventId", m.EventID, "tenantId", m.TenantID, "topic", m.Topic, "error", err)
+				return err
+			}
+			return nil
 		}
+		if d.Later != nil {
+			d.Later(ctx, func(ctx context.Context) { _ = mark(ctx) })
+			return o
+		}
+		o.MarkErr = mark(ctx)
 		return o
 	}
 	d.failed(ctx, j, sendErr, now, &o)

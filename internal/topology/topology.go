@@ -328,6 +328,24 @@ func ImportsQueue() Topic {
 		VisibilityTimeout: EventSourceVisibility(ImportTriggerTimeout, 0), MaxReceiveCount: ImportsQueueMaxReceiveCount}
 }
 
+// BucketNotification is an S3 event notification of the platform bucket
+// to one of the stage's queues: the CDK app configures the deployed bucket
+// from it and the local stack its emulator's, so the two cannot differ.
+type BucketNotification struct {
+	// Queue is the queue's name (ImportsQueueName).
+	Queue string
+	// Events are S3's event names, e.g. "s3:ObjectCreated:*".
+	Events []string
+	// Prefix and Suffix filter the object keys ("": none).
+	Prefix, Suffix string
+}
+
+// BucketNotifications are the platform bucket's notifications: every
+// object created under ImportsPrefix goes to the imports queue.
+func BucketNotifications() []BucketNotification {
+	return []BucketNotification{{Queue: ImportsQueueName, Events: []string{"s3:ObjectCreated:*"}, Prefix: ImportsPrefix}}
+}
+
 // QueueName is the SQS queue name of a topic under a resource prefix such as
 // "evp-prod". SQS names allow [A-Za-z0-9_-], so the topic's dots become
 // hyphens; FIFO queues need the ".fifo" suffix.

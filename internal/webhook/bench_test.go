@@ -26,7 +26,7 @@ import (
 // ingest commits to DynamoDB and sends to billing.events. "redelivery"
 // posts the same event every time (Stripe's retries): the duplicate path.
 //
-// p50-ms/p99-ms are the handler's; ingest-p50-ms is ingest.Publish called
+// p50-ms/p99-ms are the handler's; ingest-p50-ms is ingest.Service.Publish called
 // in-process for the same event on the same emulators, so
 // adapter-overhead-ms = p50-ms - ingest-p50-ms is what the webhook adds
 // (verification, canonicalization, the Invoke round trip and its JSON).
@@ -83,7 +83,7 @@ func BenchmarkWebhookRoundTrip(b *testing.B) {
 }
 
 // publishDirect canonicalizes body as the handler would and times
-// ingest.Publish in-process on the same emulators.
+// ingest.Service.Publish in-process on the same emulators.
 func (bd *bundle) publishDirect(b *testing.B, body []byte, redelivery bool) time.Duration {
 	ctx := context.Background()
 	d := webhook.Delivery{Body: body}

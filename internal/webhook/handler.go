@@ -16,7 +16,7 @@ import (
 
 // Ingester publishes one envelope to the ingestion core and returns its
 // result. In AWS it is a synchronous Lambda invoke of ingest
-// (internal/invoke); *ingest.Service satisfies it in-process.
+// (internal/aws/lambdainvoke); *ingest.Service satisfies it in-process.
 type Ingester interface {
 	Publish(ctx context.Context, envelope []byte) (envelope.Result, error)
 }

@@ -6,15 +6,37 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
+	"github.com/siteswarm/eventplatform/internal/topology"
 )
+
+// Main is a Lambda's whole main: the cold start (NewBoot), then the
+// function's own wiring from its descriptor (Load with the topology, Build
+// with clients from the default configuration chain) and lambda.Start, or
+// Boot.Start for a function that hands work to after its answer
+// (Function.AfterAnswer).
+func Main(fn Function) {
+	b := NewBoot(fn.Name)
+	conf, err := fn.Wiring.Load(b.Env, topology.Default())
+	b.Check("invalid config", err)
+	h, err := fn.Wiring.Build(b.Ctx, conf, ClientSource{Config: b.AWSConfig()}, b.Runtime())
+	b.Check("build", err)
+	if fn.AfterAnswer {
+		b.Start(h)
+		return
+	}
+	lambda.Start(h)
+}
 
 // Boot is what every Lambda main does around its own config and
 // constructor: a JSON logger named for the function, the default AWS config
@@ -47,6 +69,27 @@ func (b Boot) AWSConfig() aws.Config {
 	b.Check("aws config", err)
 	trace.Instrument(&cfg)
 	return cfg
+}
+
+// Start serves handler as the function's Lambda handler (lambda.Start),
+// with the work its invocations hand to afterward.Go finished after each
+// answer: it registers the afterward extension first (during init, as
+// Lambda requires), so the environment is held until that work is done.
+// Where no extension can be registered (no Extensions API, or a runtime
+// running several invocations in one process) the work is finished before
+// each answer instead, and the reason logged.
+func (b Boot) Start(handler any) {
+	h := lambda.NewHandler(handler)
+	var ext *afterward.Extension
+	if lambdacontext.MaxConcurrency() > 1 {
+		b.Log.Warn(b.name + ": several invocations per process: work after an answer is done before it")
+	} else {
+		var err error
+		if ext, err = afterward.Register(os.Getenv("AWS_LAMBDA_RUNTIME_API")); err != nil {
+			b.Log.Warn(b.name+": no afterward extension: work after an answer is done before it", "error", err)
+		}
+	}
+	lambda.Start(afterward.Handler(h, ext))
 }
 
 // Runtime is the deployed function's runtime: its logger and EMF metrics

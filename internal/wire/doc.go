@@ -10,10 +10,17 @@
 // own config), Load (environment → Config, validated by the component's
 // Validate), Clients and NewClients (only the AWS services the function
 // calls, so its binary links nothing else) and New (clients + runtime →
-// handler). The Lambda mains (functions/*), the local stack and the CDK
-// app's tests call the same Load and New, so what runs locally is the graph
-// that runs in AWS and what the CDK app sets is what the function reads.
-// Consumer kinds also declare a descriptor (consumerfn.Kind), registered
-// in consumerkinds, which no function links.
+// handler). Each also declares its function's descriptor (Function, in
+// descriptor.go: name, binary, construct id, memory, timeout, the AWS
+// services it calls, its routes, event source mappings and schedules with
+// their inputs, and its wiring, Wire(Load, NewClients, New)), listed in
+// internal/wire/catalog, which no function links. The Lambda mains
+// (functions/*: wire.Main of their descriptor), the local stack, the boot
+// check and the CDK app read the same descriptor, so what runs locally is
+// the graph that runs in AWS, fired by the same triggers, and what the CDK
+// app sets is what the function reads (Function.Environment, recorded
+// from Load). Consumer kinds declare theirs per kind (consumerfn.Kind,
+// registered in consumerkinds); a topic's consumer function is a view of
+// it (consumerfn.Function).
 // This package imports no AWS service client.
 package wire

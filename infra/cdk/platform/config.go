@@ -64,7 +64,9 @@ func (p *Platform) readConfig(f *Function, c *mapConfig, envPath, envVersion str
 	if c == nil {
 		return
 	}
-	f.Fn.AddEnvironment(jsii.String(envPath), jsii.String(c.Path), nil)
+	p.addEnvironment(f, envPath, jsii.String(c.Path))
+	// Read by nobody: its change with the map replaces the function's
+	// instances, so none keeps an old map.
 	f.Fn.AddEnvironment(jsii.String(envVersion), jsii.String(c.Version), nil)
 	allow(f.Role, []string{"ssm:GetParametersByPath"},
 		jsii.String("arn:"+*p.Stack.Partition()+":ssm:"+*p.Stack.Region()+":"+*p.Stack.Account()+":parameter"+c.Path))

@@ -5,7 +5,6 @@ import (
 	"regexp"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
@@ -78,7 +77,6 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 		wire.EnvEventsTable:    events.TableName(),
 		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 		wire.EnvIncidentsTable: incidents.TableName(),
-		wire.EnvRetention:      p.retention(),
 	}
 	var secret awssecretsmanager.Secret
 	if sec := k.Secret; sec != nil {
@@ -106,7 +104,8 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	if add := kindHooks[k.Kind].add; add != nil {
 		extra = add(p, env)
 	}
-	name := "consumer-" + slug(tp.Name)
+	desc := consumerfn.Function(tp, k)
+	name := desc.Name
 	if n := len(p.Stage.Prefix()) + 1 + len(name); n > 64 {
 		panic(fmt.Sprintf("topic %s: function name %s-%s is %d characters; Lambda allows 64 (shorten the topic or the stage name)", tp.Name, p.Stage.Prefix(), name, n))
 	}
@@ -115,15 +114,7 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 		// of the subscriber-health function).
 		p.allowNotifyHealthEnv(env)
 	}
-	f := p.newFunction(fnSpec{
-		ID:          "Consumer" + logicalName(tp.Name),
-		Binary:      k.Role,
-		Name:        name,
-		Description: fmt.Sprintf("Consumer of %s (%s)", tp.Name, tp.Consumer),
-		Timeout:     tp.ConsumerTimeout,
-		MemoryMB:    256,
-		Env:         env,
-	})
+	f := p.newFunction(p.spec(desc, env))
 	// Idempotency claim and outcome on the outbox row (UpdateItem, and a
 	// GetItem to tell completed from busy; a missing row is created in a
 	// transaction with a check of its ledger item); replay attestation on
@@ -170,22 +161,9 @@ func (p *Platform) newConsumer(tp topology.Topic, k consumerfn.Kind) {
 	if tp.FIFO && tp.BatchWindow > 0 {
 		panic(fmt.Sprintf("topic %s: SQS FIFO event sources take no batch window", tp.Name))
 	}
-	src := &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(float64(tp.BatchSize)),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}
-	if tp.BatchWindow > 0 {
-		src.MaxBatchingWindow = duration(tp.BatchWindow)
-	}
-	if tp.MaxConcurrency > 0 {
-		src.MaxConcurrency = jsii.Number(float64(tp.MaxConcurrency))
-	}
-	// Grants the event source's ReceiveMessage, DeleteMessage,
-	// ChangeMessageVisibility, GetQueueAttributes and GetQueueUrl on this
-	// queue only.
-	es := awslambdaeventsources.NewSqsEventSource(qs.Queue, src)
-	f.Fn.AddEventSource(es)
-	p.consumerSources[tp.Name] = es
+	// The topology's batch size, window and maximum concurrency, with
+	// partial batch responses (consumerfn.QueueSource), on this queue only.
+	p.consumerSources[tp.Name] = p.eventSources(f)[0]
 	p.Consumers[tp.Name] = f
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -12,36 +14,45 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
+	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
+	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // Function roles: the directories under functions/ (and bin/ after
-// `make build`). One binary serves every function of its role; the
-// consumer kinds' roles are their descriptors' (consumerfn.Kind.Role).
-const (
-	RoleIngest        = "ingest"
-	RoleWebhookStripe = "webhook-stripe"
-	RoleSweeper       = "sweeper"
-	RoleDLQArchiver   = "dlq-archiver"
-	RoleReplay        = "replay"
-	RoleAdminAPI      = "admin-api"
-	RolePurgeAPI      = "purge-api"
-	RoleJobsWorker    = "jobs-worker"
-	RoleJobsSweep     = "jobs-sweep"
-	RoleImportTrigger = "import-trigger"
+// `make build`), each its function's descriptor's Binary
+// (internal/wire/catalog). One binary serves every function of its role;
+// the consumer kinds' roles are their descriptors' (consumerfn.Kind.Role).
+var (
+	RoleIngest           = ingestfn.Function.Binary
+	RoleWebhookStripe    = webhookfn.Function.Binary
+	RoleSweeper          = sweeperfn.Function.Binary
+	RoleDLQArchiver      = dlqarchiverfn.Function.Binary
+	RoleReplay           = replayfn.Function.Binary
+	RoleAdminAPI         = adminfn.Function.Binary
+	RolePurgeAPI         = purgeapifn.Function.Binary
+	RoleJobsWorker       = jobsworkerfn.Function.Binary
+	RoleJobsSweep        = jobsfn.SweepFunction.Binary
+	RoleImportTrigger    = importtriggerfn.Function.Binary
+	RoleSubscriberHealth = healthfn.Function.Binary
 )
 
 // Roles lists every role the stack deploys a function for.
-func Roles() []string {
-	roles := []string{RoleIngest, RoleWebhookStripe, RoleSweeper, RoleDLQArchiver, RoleReplay, RoleAdminAPI,
-		RolePurgeAPI, RoleJobsWorker, RoleJobsSweep, RoleImportTrigger, RoleSubscriberHealth}
-	for _, k := range consumerkinds.All() {
-		roles = append(roles, k.Role)
-	}
-	return roles
-}
+func Roles() []string { return catalog.Binaries() }
 
-// fnSpec describes one Lambda function.
+// fnSpec describes one Lambda function: its descriptor (construct id,
+// binary, name, description, timeout, memory) and the environment the
+// stack gives it.
 type fnSpec struct {
 	// ID is the construct id ("Ingest", "ConsumerBillingEvents").
 	ID string
@@ -54,6 +65,35 @@ type fnSpec struct {
 	Timeout     time.Duration
 	MemoryMB    int
 	Env         map[string]*string
+	// Descriptor is the function's (internal/wire).
+	Descriptor wire.Function
+}
+
+// spec is a function's fnSpec from its descriptor, with env. The stack
+// sets no variable the function does not read (wire.Function.Environment):
+// one it forgot to read, or a name spelled differently on each side,
+// fails the synth.
+func (p *Platform) spec(fn wire.Function, env map[string]*string) fnSpec {
+	if err := fn.Validate(); err != nil {
+		panic(err.Error())
+	}
+	reads := fn.Environment(p.Topology)
+	for _, k := range sortedKeys(env) {
+		if !slices.Contains(reads, k) {
+			panic(fmt.Sprintf("function %s: the stack sets %s, which it does not read (it reads %s)", fn.Name, k, strings.Join(reads, ", ")))
+		}
+	}
+	return fnSpec{ID: fn.ID, Binary: fn.Binary, Name: fn.Name, Description: fn.Description, Timeout: fn.Timeout,
+		MemoryMB: fn.MemoryMB, Env: env, Descriptor: fn}
+}
+
+// addEnvironment sets one more variable on a created function (one it
+// reads, as for spec).
+func (p *Platform) addEnvironment(f *Function, name string, value *string) {
+	if !slices.Contains(f.Spec.Descriptor.Environment(p.Topology), name) {
+		panic(fmt.Sprintf("function %s: the stack sets %s, which it does not read", f.Spec.Name, name))
+	}
+	f.Fn.AddEnvironment(jsii.String(name), value, nil)
 }
 
 // Function is a deployed function with its own execution role and log group.

@@ -96,7 +96,7 @@ func TestReservedConcurrency(t *testing.T) {
 		}
 	})
 	require.Zero(t, dev.p.Stage.RequiredConcurrencyQuota(), "dev reserves nothing: a default account deploys it")
-	require.Equal(t, 100+50+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
+	require.Equal(t, 150+150+10+3+2+UnreservedMinimum, prod.p.Stage.RequiredConcurrencyQuota(), "the example production stage reserves the recommended set")
 }
 
 // The HTTP API has exactly the webhook and admin routes, a throttled stage
@@ -126,14 +126,14 @@ func TestAPI(t *testing.T) {
 			switch key {
 			case "POST " + PathWebhookStripe:
 				require.Equal(t, webhookID, fn)
-			case adminRouteKey, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}":
+			case "ANY " + PathAdmin, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}":
 				require.Equal(t, adminID, fn, "%s is served by the admin function", key)
 			}
 			require.Equal(t, "2.0", integrations[integ].Properties["PayloadFormatVersion"])
 			at := str(r.Properties["AuthorizationType"])
 			require.True(t, at == "" || at == "NONE", "%s: the functions authenticate (signature, bearer key), got %q", key, at)
 		}
-		require.ElementsMatch(t, []string{"POST " + PathWebhookStripe, adminRouteKey, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"}, keys)
+		require.ElementsMatch(t, []string{"POST " + PathWebhookStripe, "ANY " + PathAdmin, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"}, keys)
 
 		stagesOf := s.tpl.ofType("AWS::ApiGatewayV2::Stage")
 		require.Len(t, stagesOf, 1)
@@ -142,7 +142,10 @@ func TestAPI(t *testing.T) {
 			require.Equal(t, "$default", p["StageName"])
 			require.Equal(t, float64(s.p.Stage.APIRateLimit), num(t, dig(p, "DefaultRouteSettings", "ThrottlingRateLimit")))
 			require.Equal(t, float64(s.p.Stage.APIBurstLimit), num(t, dig(p, "DefaultRouteSettings", "ThrottlingBurstLimit")))
-			require.Equal(t, float64(adminRateLimit), num(t, dig(p, "RouteSettings", adminRouteKey, "ThrottlingRateLimit")))
+			for _, key := range []string{"ANY " + PathAdmin, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"} {
+				require.Equal(t, float64(10), num(t, dig(p, "RouteSettings", key, "ThrottlingRateLimit")), key)
+				require.Equal(t, float64(20), num(t, dig(p, "RouteSettings", key, "ThrottlingBurstLimit")), key)
+			}
 			require.NotEmpty(t, refID(dig(p, "AccessLogSettings", "DestinationArn")))
 			format := str(dig(p, "AccessLogSettings", "Format"))
 			require.Contains(t, format, "$context.requestId")

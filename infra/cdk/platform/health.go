@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
@@ -15,9 +13,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 )
-
-// RoleSubscriberHealth is the subscriber-health monitor's binary.
-const RoleSubscriberHealth = healthfn.Name
 
 // ParamHealthFunction is the SSM parameter naming the subscriber-health
 // function (`evp topics pause|resume` tell it of a change).
@@ -75,21 +70,13 @@ func (p *Platform) newHealth() {
 	if len(topics) == 0 {
 		return
 	}
-	f := p.newFunction(fnSpec{
-		ID:          "SubscriberHealth",
-		Binary:      RoleSubscriberHealth,
-		Name:        healthfn.Name,
-		Description: "Subscriber health: probes, closes and escalates topic breakers; applies them to the consumers' event source mappings",
-		Timeout:     healthfn.FunctionTimeout,
-		MemoryMB:    128,
-		Env: map[string]*string{
-			wire.EnvEventsTable:       events.TableName(),
-			wire.EnvQueueURLs:         p.queueURLs(false),
-			wire.EnvStage:             jsii.String(p.Stage.Prefix()),
-			healthfn.EnvMappings:      jsonObjects(mappings),
-			healthfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
-		},
-	})
+	f := p.newFunction(p.spec(healthfn.Function, map[string]*string{
+		wire.EnvEventsTable:       events.TableName(),
+		wire.EnvQueueURLs:         p.queueURLs(false),
+		wire.EnvStage:             jsii.String(p.Stage.Prefix()),
+		healthfn.EnvMappings:      jsonObjects(mappings),
+		healthfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
+	}))
 	// The health records: read, and replaced conditionally (PutItem).
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, events.TableArn())
 	// Backlogs.
@@ -105,16 +92,7 @@ func (p *Platform) newHealth() {
 	suppressWildcard(f.Role, `^Resource::\*$`,
 		"lambda:ListEventSourceMappings supports no resource-level permissions (only '*'); it reads mapping metadata. The function finds its consumers' mappings with it and may get or update only those (their ARNs), never another mapping.")
 	p.grantPublishAlerts(f)
-	awsevents.NewRule(p.Stack, jsii.String("SubscriberHealthSchedule"), &awsevents.RuleProps{
-		RuleName:    jsii.String(p.Stage.Prefix() + "-subscriber-health"),
-		Description: jsii.String("Runs the subscriber-health monitor every minute (a run waits for probes due before the next)"),
-		Schedule:    awsevents.Schedule_Rate(duration(health.DefaultPeriod)),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(f.Fn, &awseventstargets.LambdaFunctionProps{
-			// A missed run is covered by the next one a minute later.
-			RetryAttempts: jsii.Number(0),
-			MaxEventAge:   duration(health.DefaultPeriod),
-		})},
-	})
+	p.schedules(f)
 	p.Health = f
 	p.publish("HealthFunction", ParamHealthFunction, f.Fn.FunctionArn(), "Subscriber-health function ARN (evp topics pause|resume notify it)")
 	for _, name := range topics {

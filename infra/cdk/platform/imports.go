@@ -1,10 +1,10 @@
 package platform
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3notifications"
@@ -55,10 +55,7 @@ func (p *Platform) newImports(worker *Function) {
 		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
 	})
 	p.Imports = &ImportsQueues{Queue: q, DLQ: dlq}
-	// The destination adds the queue policy: s3.amazonaws.com may send,
-	// for this bucket only (aws:SourceArn, aws:SourceAccount).
-	p.Bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, awss3notifications.NewSqsDestination(q),
-		&awss3.NotificationKeyFilter{Prefix: jsii.String(PrefixImports)})
+	p.bucketNotifications()
 	p.notificationsHandler()
 
 	env := map[string]*string{
@@ -67,27 +64,57 @@ func (p *Platform) newImports(worker *Function) {
 		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 	}
 	p.jobsEnv(env)
-	trigger := p.newFunction(fnSpec{
-		ID:          "ImportTrigger",
-		Binary:      RoleImportTrigger,
-		Name:        importtriggerfn.Name,
-		Description: "File imports: starts a file-import job for each file created under imports/<tenant>/ (S3 event notifications)",
-		Timeout:     importtriggerfn.Timeout,
-		MemoryMB:    256,
-		Env:         env,
-	})
+	trigger := p.newFunction(p.spec(importtriggerfn.Function, env))
 	p.allowJobs(trigger)
-	trigger.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(importtriggerfn.BatchSize),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}))
+	p.eventSources(trigger)
 
 	// The worker reads import files (pinned to a version: GetObjectVersion)
-	// and writes each file's error report next to it, nothing else there.
+	// and writes each file's error report next to it; the subject erasure
+	// (allowErasure) also rewrites files there without a subject's records.
 	allow(worker.Role, []string{"s3:GetObject", "s3:GetObjectVersion"}, p.objectsArn(PrefixImports))
 	allow(worker.Role, []string{"s3:PutObject"}, jsii.String(*p.Bucket.BucketArn()+"/"+PrefixImports+"*"+jobkinds.ErrorReportSuffix))
 	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/imports/\*(\.errors\.ndjson)?$`,
 		"File imports read any file a tenant drops under imports/<tenant>/ (the tenant in the path is checked against the job's) and write only <file>.errors.ndjson reports there.")
+}
+
+// bucketNotifications configures the bucket's event notifications
+// (topology.BucketNotifications, which the local stack's emulator gets
+// too). Each destination adds its queue's policy: s3.amazonaws.com may
+// send, for this bucket only (aws:SourceArn, aws:SourceAccount).
+func (p *Platform) bucketNotifications() {
+	for _, n := range topology.BucketNotifications() {
+		var q awssqs.IQueue
+		switch n.Queue {
+		case topology.ImportsQueueName:
+			q = p.Imports.Queue
+		default:
+			panic(fmt.Sprintf("bucket notification to an unknown queue %q", n.Queue))
+		}
+		filter := &awss3.NotificationKeyFilter{}
+		if n.Prefix != "" {
+			filter.Prefix = jsii.String(n.Prefix)
+		}
+		if n.Suffix != "" {
+			filter.Suffix = jsii.String(n.Suffix)
+		}
+		for _, e := range n.Events {
+			event, ok := s3Events[e]
+			if !ok {
+				panic(fmt.Sprintf("bucket notification of an unknown event %q", e))
+			}
+			p.Bucket.AddEventNotification(event, awss3notifications.NewSqsDestination(q), filter)
+		}
+	}
+}
+
+// s3Events are the S3 event names a notification may name (CDK's enum).
+var s3Events = map[string]awss3.EventType{
+	"s3:ObjectCreated:*":                       awss3.EventType_OBJECT_CREATED,
+	"s3:ObjectCreated:Put":                     awss3.EventType_OBJECT_CREATED_PUT,
+	"s3:ObjectCreated:Post":                    awss3.EventType_OBJECT_CREATED_POST,
+	"s3:ObjectCreated:Copy":                    awss3.EventType_OBJECT_CREATED_COPY,
+	"s3:ObjectCreated:CompleteMultipartUpload": awss3.EventType_OBJECT_CREATED_COMPLETE_MULTIPART_UPLOAD,
+	"s3:ObjectRemoved:*":                       awss3.EventType_OBJECT_REMOVED,
 }
 
 // notificationsHandler gives CDK's BucketNotificationsHandler (the

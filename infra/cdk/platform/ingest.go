@@ -18,22 +18,14 @@ import (
 // nothing else. Same-account producers also need lambda:InvokeFunction in
 // their own identity policy (docs/deploy.md).
 func (p *Platform) newIngest() *Function {
-	f := p.newFunction(fnSpec{
-		ID:          "Ingest",
-		Binary:      RoleIngest,
-		Name:        "ingest",
-		Description: "Private ingestion: validate, dedupe, commit ledger + outbox, fan out to topic queues",
-		Timeout:     ingestfn.FunctionTimeout,
-		MemoryMB:    512,
-		Env: map[string]*string{
-			wire.EnvEventsTable: p.Tables[table.Events.Name].TableName(),
-			wire.EnvBucket:      p.Bucket.BucketName(),
-			wire.EnvQueueURLs:   p.queueURLs(false),
-			wire.EnvRetention:   p.retention(),
-		},
-	})
+	f := p.newFunction(p.spec(ingestfn.Function, map[string]*string{
+		wire.EnvEventsTable: p.Tables[table.Events.Name].TableName(),
+		wire.EnvBucket:      p.Bucket.BucketName(),
+		wire.EnvQueueURLs:   p.queueURLs(false),
+		wire.EnvRetention:   p.retention(),
+	}))
 	if p.Stage.LegacyLedgerKeysUntil != "" {
-		f.Fn.AddEnvironment(jsii.String(ingestfn.EnvLegacyKeysUntil), jsii.String(p.Stage.LegacyLedgerKeysUntil), nil)
+		p.addEnvironment(f, ingestfn.EnvLegacyKeysUntil, jsii.String(p.Stage.LegacyLedgerKeysUntil))
 	}
 	events := p.Tables[table.Events.Name]
 	// Commit is a TransactWriteItems of Puts (IAM checks PutItem per item)

@@ -2,18 +2,13 @@ package platform
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -24,14 +19,14 @@ import (
 
 const (
 	// JobsSweepSchedule is how often the job sweep rediscovers due jobs
-	// (spec 003: every 15 minutes; wakes do the rest).
-	JobsSweepSchedule = 15 * time.Minute
+	// (its descriptor's schedule).
+	JobsSweepSchedule = jobsfn.SweepEvery
 	// PrefixJobs holds large checkpoints and job output (exports, erasure
 	// evidence), under jobs/<jobId>/g<generation>/s<step>/v<version>/.
 	PrefixJobs = "jobs/"
 	// ReconcileTenant is the tenant the daily Stripe reconciliation runs
 	// as (the events it publishes carry their own tenants).
-	ReconcileTenant = "platform"
+	ReconcileTenant = jobsfn.ReconcileTenant
 )
 
 // JobsQueues are the wake queue and its DLQ.
@@ -111,8 +106,9 @@ func (p *Platform) newStripeAPIKey() awssecretsmanager.Secret {
 }
 
 // newJobs creates the job engine's worker (the jobs queue's consumer:
-// one leased step per wake) and sweep (rediscovery every 15 minutes, and
-// the daily Stripe reconciliation), each with only what its steps call.
+// one leased step per wake) and sweep (rediscovery every 15 minutes, the
+// daily Stripe reconciliation and the daily retention purges), each with
+// only what its steps call.
 func (p *Platform) newJobs(ingest *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
 	// As the webhook reads it: the default here, the accounts in SSM.
@@ -135,15 +131,7 @@ func (p *Platform) newJobs(ingest *Function) {
 		return e
 	}
 
-	worker := p.newFunction(fnSpec{
-		ID:          "JobsWorker",
-		Binary:      RoleJobsWorker,
-		Name:        jobsworkerfn.WorkerName,
-		Description: "Durable jobs: runs one leased, bounded step per wake (tenant export, subject erasure, Stripe reconciliation)",
-		Timeout:     jobsworkerfn.WorkerTimeout,
-		MemoryMB:    512,
-		Env:         env(),
-	})
+	worker := p.newFunction(p.spec(jobsworkerfn.Function, env()))
 	// The tenant index: subject erasure rewrites the tenant's earlier
 	// exports and the retention purge deletes its old ones, both found by
 	// listing the tenant's jobs.
@@ -181,10 +169,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)
 	allow(worker.Role, []string{"secretsmanager:GetSecretValue"}, key.SecretArn())
 	p.readConfig(worker, p.mapParameters(ConfigStripeAccountTenants, p.Stage.StripeAccountTenants), jobsworkerfn.EnvStripeAccountTenantsPath, webhookfn.EnvAccountTenantsVersion)
-	worker.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Jobs.Queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(1),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}))
+	p.eventSources(worker)
 	p.JobsWorker = worker
 
 	// The sweep only wakes (a queue is configured): job items and the due
@@ -196,35 +181,12 @@ func (p *Platform) newJobs(ingest *Function) {
 		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
 	}
 	p.jobsEnv(sweepEnv)
-	sweep := p.newFunction(fnSpec{
-		ID:          "JobsSweep",
-		Binary:      RoleJobsSweep,
-		Name:        jobsfn.SweepName,
-		Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation",
-		Timeout:     jobsfn.SweepTimeout,
-		MemoryMB:    256,
-		Env:         sweepEnv,
-	})
+	sweep := p.newFunction(p.spec(jobsfn.SweepFunction, sweepEnv))
 	p.allowJobs(sweep, table.IndexJobsDue)
-	awsevents.NewRule(p.Stack, jsii.String("JobsSweepSchedule"), &awsevents.RuleProps{
-		RuleName:    jsii.String(p.Stage.Prefix() + "-jobs-sweep"),
-		Description: jsii.String("Wakes due durable jobs every " + JobsSweepSchedule.String()),
-		Schedule:    awsevents.Schedule_Rate(duration(JobsSweepSchedule)),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweep.Fn, &awseventstargets.LambdaFunctionProps{
-			Event:         awsevents.RuleTargetInput_FromObject(map[string]any{"action": "sweep"}),
-			RetryAttempts: jsii.Number(0), // the next run covers a missed one
-			MaxEventAge:   duration(JobsSweepSchedule),
-		})},
-	})
-	awsevents.NewRule(p.Stack, jsii.String("StripeReconcileSchedule"), &awsevents.RuleProps{
-		RuleName:    jsii.String(p.Stage.Prefix() + "-stripe-reconcile"),
-		Description: jsii.String("Starts the day's Stripe reconciliation (idempotent per UTC date)"),
-		Schedule:    awsevents.Schedule_Cron(&awsevents.CronOptions{Hour: jsii.String("3"), Minute: jsii.String("17")}),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(sweep.Fn, &awseventstargets.LambdaFunctionProps{
-			Event:         awsevents.RuleTargetInput_FromObject(map[string]any{"action": "daily", "kind": jobkinds.KindReconcile, "tenantId": ReconcileTenant}),
-			RetryAttempts: jsii.Number(2), // the date is the key: a retry is the same job
-			MaxEventAge:   duration(time.Hour),
-		})},
-	})
+	// The daily retention purge starts a job per tenant with a policy:
+	// the policies are one item collection of the jobs table, listed with
+	// a Query (retention.AllTenants).
+	allow(sweep.Role, []string{"dynamodb:Query"}, p.Tables[table.Jobs.Name].TableArn())
+	p.schedules(sweep)
 	p.JobsSweep = sweep
 }

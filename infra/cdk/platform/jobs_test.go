@@ -11,8 +11,10 @@ import (
 
 // The durable job engine: its table (TTL, due/tenant/kind indexes), the
 // wake queue with its DLQ, the worker on the queue (one wake per
-// invocation, partial batch responses), the sweep every 15 minutes and the
-// daily reconciliation, each with only what its steps call, and alarms.
+// invocation, partial batch responses), the sweep every 15 minutes, the
+// daily reconciliation and the daily retention purge (with the Query that
+// lists the tenants with a policy), each with only what its steps call,
+// and alarms.
 func TestJobsEngine(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
@@ -50,15 +52,19 @@ func TestJobsEngine(t *testing.T) {
 				inputs[str(r.Properties["ScheduleExpression"])] = str(dig(target, "Input"))
 			}
 		}
-		require.Len(t, inputs, 2)
+		require.Len(t, inputs, 3)
 		require.JSONEq(t, `{"action":"sweep"}`, inputs["rate(15 minutes)"])
 		require.JSONEq(t, `{"action":"daily","kind":"stripe-reconcile","tenantId":"platform"}`, inputs["cron(17 3 * * ? *)"])
+		// The daily retention purge: every tenant with a policy (issue 32
+		// item 7: never scheduled before).
+		require.JSONEq(t, `{"action":"daily","kind":"retention-purge"}`, inputs["cron(47 3 * * ? *)"])
 
 		jobsTable := s.idOf(s.p.Tables[table.Jobs.Name])
 		sw := actionsOn(s.statements(roleOf(t, sweep)))
 		// The sweep starts the daily jobs and wakes; it never moves a job
-		// along (no UpdateItem: make iam-check listed it unused).
-		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, sw[jobsTable])
+		// along (no UpdateItem: make iam-check listed it unused). Query:
+		// the tenants with a retention policy, for the daily purge.
+		require.Equal(t, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, sw[jobsTable])
 		require.Equal(t, []string{"sqs:SendMessage"}, sw[s.idOf(s.p.Jobs.Queue)])
 		for res := range sw {
 			require.NotContains(t, res, "ArchiveBucket", "the sweep only wakes: no objects")

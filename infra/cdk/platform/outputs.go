@@ -6,6 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 )
 
 // Stage discovery: every value below is a stack output (for people and
@@ -15,7 +16,7 @@ import (
 const (
 	ParamRegion           = "region"
 	ParamAPIURL           = "api-url"
-	ParamWebhookStripeURL = "webhook-stripe-url"
+	ParamWebhookStripeURL = "webhook-stripe-url" // webhookfn.Function's route output
 	ParamAdminURL         = "admin-url"
 	ParamIngestFunction   = "ingest-function"
 	ParamReplayFunction   = "replay-function"
@@ -29,7 +30,7 @@ const (
 	ParamDLQURLs          = "dlq-urls"
 	ParamAlertsTopic      = "alerts-topic"
 	ParamAdminKeySecret   = "admin-api-key-secret"
-	ParamStripeSecret     = "stripe-webhook-secret"
+	ParamStripeSecret     = "stripe-webhook-secret" // webhookfn.Function's secret output
 	ParamSubscriberSecret = "subscriber-secrets"
 	ParamCloudflareToken  = "cloudflare-token-secret"
 	ParamJobsTable        = "jobs-table"
@@ -40,7 +41,15 @@ const (
 func (p *Platform) newOutputs() {
 	p.publish("Region", ParamRegion, p.Stack.Region(), "AWS region of the stage")
 	p.publish("ApiUrl", ParamAPIURL, p.APIURL(), "HTTP API base URL")
-	p.publish("WebhookStripeUrl", ParamWebhookStripeURL, jsii.String(*p.APIURL()+PathWebhookStripe), "Stripe webhook endpoint URL (Stripe dashboard → Developers → Webhooks)")
+	// The routes' URLs the descriptors publish (a provider's webhook
+	// endpoint, to paste in its dashboard).
+	for _, fn := range catalog.All() {
+		for _, r := range fn.Routes {
+			if o := r.Output; o != nil && p.Functions[fn.Name] != nil {
+				p.publish(o.ID, o.Param, jsii.String(*p.APIURL()+r.Path), o.Description)
+			}
+		}
+	}
 	if f, ok := p.Functions["admin-api"]; ok && f != nil {
 		p.publish("AdminUrl", ParamAdminURL, jsii.String(*p.APIURL()+"/admin"), "Admin API base URL (bearer key: the admin-api-key secret)")
 	}
@@ -69,8 +78,17 @@ func (p *Platform) newOutputs() {
 	p.publish("DlqUrls", ParamDLQURLs, p.queueURLs(true), "Topic DLQ URLs (JSON: topic → URL)")
 	p.publish("AlertsTopic", ParamAlertsTopic, p.Alerts.TopicArn(), "SNS alert topic ARN (subscribe on-call here)")
 	p.publish("AdminApiKeySecret", ParamAdminKeySecret, p.Secrets.AdminAPIKey.SecretArn(), "Secret holding the admin API bearer key")
-	if p.Secrets.StripeWebhook != nil {
-		p.publish("StripeWebhookSecret", ParamStripeSecret, p.Secrets.StripeWebhook.SecretArn(), "Secret to put the Stripe signing secrets in (JSON list)")
+	// The secrets the descriptors publish (where an operator puts the
+	// values).
+	for _, fn := range catalog.All() {
+		if p.Functions[fn.Name] == nil {
+			continue
+		}
+		for _, s := range fn.Secrets {
+			if o := s.Output; o != nil {
+				p.publish(o.ID, o.Param, p.Secrets.byID[s.ID].SecretArn(), o.Description)
+			}
+		}
 	}
 	if len(p.Secrets.Subscribers) > 0 {
 		var arns []keyValue

@@ -22,18 +22,10 @@ import (
 // producers and nothing else. It publishes purge requests through ingest.
 func (p *Platform) newPurgeAPI(ingest *Function) {
 	purgeTable := p.Tables[table.Purge.Name]
-	f := p.newFunction(fnSpec{
-		ID:          "PurgeApi",
-		Binary:      RolePurgeAPI,
-		Name:        purgeapifn.Name,
-		Description: "Cache purge API (private): validate, coalesce and queue tenant-scoped tag purges",
-		Timeout:     purgeapifn.FunctionTimeout,
-		MemoryMB:    256,
-		Env: map[string]*string{
-			wire.EnvPurgeTable:     purgeTable.TableName(),
-			wire.EnvIngestFunction: ingest.Fn.FunctionArn(),
-		},
-	})
+	f := p.newFunction(p.spec(purgeapifn.Function, map[string]*string{
+		wire.EnvPurgeTable:     purgeTable.TableName(),
+		wire.EnvIngestFunction: ingest.Fn.FunctionArn(),
+	}))
 	// Jobs and coalesce locks: reads, conditional puts (a job and its lock
 	// in one transaction: IAM checks PutItem per item), a lock ended by an
 	// update when its job cannot be queued; dead letters are listed (Query).

@@ -1,11 +1,6 @@
 package platform
 
 import (
-	"time"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
@@ -16,13 +11,11 @@ import (
 )
 
 const (
-	// SweepSchedule is how often the outbox sweeper runs.
-	SweepSchedule = 2 * time.Minute
+	// SweepSchedule is how often the outbox sweeper runs (its
+	// descriptor's schedule).
+	SweepSchedule = sweeperfn.Every
 	// archiverTimeout: DLQ visibility timeouts are derived from it.
 	archiverTimeout = dlqarchiverfn.FunctionTimeout
-	// archiverBatch: dead letters per archiver invocation (each one is a
-	// few writes; a small batch keeps a failing one from delaying many).
-	archiverBatch = 10
 	// PrefixIncidents holds incident bodies and the claim-checked payloads
 	// copied for them (never expire: incidents never do).
 	PrefixIncidents = "incidents/"
@@ -40,21 +33,13 @@ func (p *Platform) newRecovery() {
 
 func (p *Platform) newSweeper() {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
-	f := p.newFunction(fnSpec{
-		ID:          "Sweeper",
-		Binary:      RoleSweeper,
-		Name:        "sweeper",
-		Description: "Outbox sweeper: resend stranded dispatches, abandon exhausted ones to incidents",
-		Timeout:     sweeperfn.FunctionTimeout,
-		MemoryMB:    512,
-		Env: map[string]*string{
-			wire.EnvEventsTable:    events.TableName(),
-			wire.EnvIncidentsTable: incidents.TableName(),
-			wire.EnvBucket:         p.Bucket.BucketName(),
-			wire.EnvQueueURLs:      p.queueURLs(false),
-			wire.EnvStage:          jsii.String(p.Stage.Prefix()),
-		},
-	})
+	f := p.newFunction(p.spec(sweeperfn.Function, map[string]*string{
+		wire.EnvEventsTable:    events.TableName(),
+		wire.EnvIncidentsTable: incidents.TableName(),
+		wire.EnvBucket:         p.Bucket.BucketName(),
+		wire.EnvQueueURLs:      p.queueURLs(false),
+		wire.EnvStage:          jsii.String(p.Stage.Prefix()),
+	}))
 	// Due rows through the due index (and the legacy sweep index, until it
 	// is dropped), the rows and ledgers by BatchGetItem; claims, reschedules,
 	// outcomes and settlements by conditional UpdateItem; abandonment is
@@ -66,18 +51,7 @@ func (p *Platform) newSweeper() {
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
 	p.allowBodies(f, true)
-	awsevents.NewRule(p.Stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		// "-outbox-sweep", not "-sweep": stage X-jobs would name its rule
-		// evp-X-jobs-sweep, which is stage X's jobs sweep rule (make validate).
-		RuleName:    jsii.String(p.Stage.Prefix() + "-outbox-sweep"),
-		Description: jsii.String("Runs the outbox sweeper every " + SweepSchedule.String()),
-		Schedule:    awsevents.Schedule_Rate(duration(SweepSchedule)),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(f.Fn, &awseventstargets.LambdaFunctionProps{
-			// A missed run is covered by the next one two minutes later.
-			RetryAttempts: jsii.Number(0),
-			MaxEventAge:   duration(SweepSchedule),
-		})},
-	})
+	p.schedules(f)
 }
 
 // allowBodies lets a recovery function keep incident bodies (write under
@@ -100,22 +74,14 @@ func (p *Platform) newArchiver() {
 	for _, tp := range p.Topology.Topics {
 		dlqARNs = append(dlqARNs, keyValue{tp.Name, p.Queues[tp.Name].DLQ.QueueArn()})
 	}
-	f := p.newFunction(fnSpec{
-		ID:          "DlqArchiver",
-		Binary:      RoleDLQArchiver,
-		Name:        "dlq-archiver",
-		Description: "Drains every topic DLQ into incidents (bodies over 64 KiB to S3) and alerts",
-		Timeout:     archiverTimeout,
-		MemoryMB:    256,
-		Env: map[string]*string{
-			wire.EnvEventsTable:            events.TableName(),
-			wire.EnvIncidentsTable:         incidents.TableName(),
-			wire.EnvBucket:                 p.Bucket.BucketName(),
-			wire.EnvDLQARNs:                jsonObject(dlqARNs),
-			dlqarchiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
-			wire.EnvStage:                  jsii.String(p.Stage.Prefix()),
-		},
-	})
+	f := p.newFunction(p.spec(dlqarchiverfn.Function, map[string]*string{
+		wire.EnvEventsTable:            events.TableName(),
+		wire.EnvIncidentsTable:         incidents.TableName(),
+		wire.EnvBucket:                 p.Bucket.BucketName(),
+		wire.EnvDLQARNs:                jsonObject(dlqARNs),
+		dlqarchiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
+		wire.EnvStage:                  jsii.String(p.Stage.Prefix()),
+	}))
 	// Incident upsert (read, conditional put); outbox row → dlq, and the
 	// row read for its last error.
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
@@ -124,13 +90,8 @@ func (p *Platform) newArchiver() {
 	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
 	p.allowBodies(f, true)
 	p.grantPublishAlerts(f)
-	for _, tp := range p.Topology.Topics {
-		// Grants receive/delete/visibility on this DLQ.
-		f.Fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues[tp.Name].DLQ, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(archiverBatch),
-			ReportBatchItemFailures: jsii.Bool(true),
-		}))
-	}
+	// One per topic's DLQ (each grants receive/delete/visibility on it).
+	p.eventSources(f)
 	p.Archiver = f
 }
 
@@ -178,15 +139,7 @@ func (p *Platform) allowReplay(f *Function) {
 }
 
 func (p *Platform) newReplay() *Function {
-	f := p.newFunction(fnSpec{
-		ID:          "Replay",
-		Binary:      RoleReplay,
-		Name:        "replay",
-		Description: "Incident replay (Step Functions steps, CLI) and operator views",
-		Timeout:     replayfn.FunctionTimeout,
-		MemoryMB:    512,
-		Env:         p.replayEnv(),
-	})
+	f := p.newFunction(p.spec(replayfn.Function, p.replayEnv()))
 	p.allowReplay(f)
 	return f
 }

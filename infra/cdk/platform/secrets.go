@@ -4,6 +4,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
 // Secrets are the stage's Secrets Manager secrets. Their values are set by
@@ -21,6 +23,9 @@ type Secrets struct {
 	CloudflareToken awssecretsmanager.Secret
 	// StripeAPIKey is the Stripe reconciliation's restricted API key.
 	StripeAPIKey awssecretsmanager.Secret
+	// byID are the secrets the function descriptors declare, by
+	// construct id.
+	byID map[string]awssecretsmanager.Secret
 }
 
 // Secrets get generated names on purpose: Secrets Manager keeps a deleted
@@ -41,4 +46,41 @@ func (p *Platform) newSecrets() {
 	})
 	suppress(p.Secrets.AdminAPIKey, "AwsSolutions-SMG4",
 		"Operator bearer keys with no backing service for a rotation function to update: operators rotate them with an overlap (two active keys, docs/deploy.md#rotation); the admin API re-reads the list every few minutes.")
+}
+
+// newFunctionSecrets creates the secrets a function's descriptor declares
+// (wire.Function.Secrets), in its order: generated names (above), a
+// random placeholder the function refuses until an operator sets the real
+// list, no rotation function (the descriptor says why).
+func (p *Platform) newFunctionSecrets(fn wire.Function) []awssecretsmanager.Secret {
+	var out []awssecretsmanager.Secret
+	for _, s := range fn.Secrets {
+		secret := awssecretsmanager.NewSecret(p.Stack, jsii.String(s.ID), &awssecretsmanager.SecretProps{
+			Description:          p.secretDescription(s.Description),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{ExcludePunctuation: jsii.Bool(true)},
+			RemovalPolicy:        awscdk.RemovalPolicy_DESTROY,
+		})
+		suppress(secret, "AwsSolutions-SMG4", s.WhyNoRotation)
+		if p.Secrets.byID == nil {
+			p.Secrets.byID = map[string]awssecretsmanager.Secret{}
+		}
+		p.Secrets.byID[s.ID] = secret
+		out = append(out, secret)
+	}
+	return out
+}
+
+// secretEnv names a function's secrets in its environment (their EnvARN).
+func secretEnv(fn wire.Function, secrets []awssecretsmanager.Secret, env map[string]*string) map[string]*string {
+	for i, s := range fn.Secrets {
+		env[s.EnvARN] = secrets[i].SecretArn()
+	}
+	return env
+}
+
+// allowSecrets lets a function read its secrets, and no other.
+func (p *Platform) allowSecrets(f *Function, secrets []awssecretsmanager.Secret) {
+	for _, s := range secrets {
+		allow(f.Role, []string{"secretsmanager:GetSecretValue"}, s.SecretArn())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -74,8 +75,8 @@ type Stage struct {
 	// the webhook adapters: IAM role ARNs or 12-digit account ids.
 	ProducerPrincipals []string `json:"producerPrincipals"`
 	// ReserveConcurrency reserves the recommended concurrency
-	// (RecommendedReservations: ingest 100, webhook 50, admin 10, sweeper
-	// 3, jobs-sweep 2); ReservedConcurrency sets functions one by one
+	// (RecommendedReservations: ingest 150, webhook 150, admin 10, sweeper
+	// 3, jobs-sweep 2: a quota of 415); ReservedConcurrency sets functions one by one
 	// (function name → executions, 0 for none) and wins. Nothing is
 	// reserved by default, on any stage: AWS keeps 100 executions of the
 	// account's quota unreserved, and a fresh account's quota is often too
@@ -86,7 +87,10 @@ type Stage struct {
 	// claim-checked payloads are kept (at least 7).
 	LedgerRetentionDays int `json:"ledgerRetentionDays"`
 	// APIRateLimit and APIBurstLimit throttle the HTTP API's default stage
-	// (requests per second, burst).
+	// (requests per second, burst): by default a Stripe burst
+	// (StripeBurstRate) and twice it at once, well inside the account's
+	// regional HTTP API quota (10,000 a second, 5,000 burst, shared by
+	// every API of the account).
 	APIRateLimit  int `json:"apiRateLimit"`
 	APIBurstLimit int `json:"apiBurstLimit"`
 	// Subscribers maps an HTTP-consumer topic to its subscriber URL.
@@ -159,10 +163,27 @@ func (s Stage) Retained() bool {
 	return s.Production
 }
 
+// A Stripe burst is what the stage defaults are sized for
+// (docs/scaling.md): StripeBurstRate webhook deliveries a second for
+// minutes on end (a renewal run: every subscription due at once brings its
+// invoice and payment events), each holding the webhook and then ingest
+// for the Stripe ack's 99th percentile by the latency model (docs/cost.md,
+// 268 ms measured; StripeAckP99 rounds it up).
+const (
+	StripeBurstRate = 500
+	StripeAckP99    = 300 * time.Millisecond
+)
+
+// burstConcurrency is the executions a function needs to take
+// StripeBurstRate requests a second that each hold it for StripeAckP99.
+var burstConcurrency = int(math.Ceil(StripeBurstRate * StripeAckP99.Seconds()))
+
 // RecommendedReservations is what ReserveConcurrency reserves: ingest and
-// the webhook keep capacity when consumers or a replay scale out, the admin
-// API and the sweepers stay reachable in an incident.
-var RecommendedReservations = map[string]int{"ingest": 100, "webhook-stripe": 50, "admin-api": 10, "sweeper": 3, "jobs-sweep": 2}
+// the webhook keep the executions a Stripe burst needs when consumers or a
+// replay scale out (each burstConcurrency: 500 requests a second, 300 ms
+// each at the 99th percentile), the admin API and the sweepers stay
+// reachable in an incident.
+var RecommendedReservations = map[string]int{"ingest": burstConcurrency, "webhook-stripe": burstConcurrency, "admin-api": 10, "sweeper": 3, "jobs-sweep": 2}
 
 // UnreservedMinimum is the part of an account's concurrency AWS never lets
 // functions reserve.
@@ -409,10 +430,10 @@ func (s *Stage) applyDefaults() {
 		s.LedgerRetentionDays = 14
 	}
 	if s.APIRateLimit == 0 {
-		s.APIRateLimit = 50
+		s.APIRateLimit = StripeBurstRate
 	}
 	if s.APIBurstLimit == 0 {
-		s.APIBurstLimit = 100
+		s.APIBurstLimit = 2 * StripeBurstRate
 	}
 	if s.PurgeRate == 0 {
 		s.PurgeRate = 4

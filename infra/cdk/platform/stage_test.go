@@ -71,8 +71,8 @@ func TestLoadStage(t *testing.T) {
 				require.Equal(t, []string{"ops@example.com", "oncall@example.com"}, s.Emails(), "cdk.json's alarmEmail stays, the file adds alarmEmails")
 				require.Equal(t, 30, s.LogRetentionDays)
 				require.Len(t, s.Subscribers, 3)
-				require.Equal(t, 265, s.RequiredConcurrencyQuota(), "the recommended reservations (165) and the 100 AWS keeps unreserved")
-				require.Contains(t, s.ConcurrencyNote(), "at least 265")
+				require.Equal(t, 415, s.RequiredConcurrencyQuota(), "the recommended reservations (315) and the 100 AWS keeps unreserved")
+				require.Contains(t, s.ConcurrencyNote(), "at least 415")
 			},
 		},
 		{
@@ -166,4 +166,26 @@ func TestNames(t *testing.T) {
 	require.Equal(t, "CachePurge", logicalName("cache.purge"))
 	require.Equal(t, "billing-events", slug("billing.events"))
 	require.Equal(t, "crm-sync", slug("crm.sync"))
+}
+
+// The stage defaults take a Stripe burst (docs/scaling.md): the HTTP API
+// stage lets StripeBurstRate requests a second through and twice that at
+// once, and the recommended reservations give the webhook and ingest the
+// executions that many requests hold at the Stripe ack's 99th percentile,
+// within the account quota the stage names.
+func TestStageDefaultsTakeAStripeBurst(t *testing.T) {
+	t.Parallel()
+	s, err := LoadStage(ctxOf(map[string]any{"reserveConcurrency": "true"}))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, s.APIRateLimit, StripeBurstRate, "the stage throttle passes a Stripe burst (it was 50 a second)")
+	require.GreaterOrEqual(t, s.APIBurstLimit, 2*StripeBurstRate)
+	need := int(float64(StripeBurstRate) * StripeAckP99.Seconds())
+	for _, fn := range []string{"webhook-stripe", "ingest"} {
+		require.GreaterOrEqual(t, s.Reservation(fn), need, "%s holds %d executions during a burst", fn, need)
+	}
+	require.Equal(t, 150+150+10+3+2+UnreservedMinimum, s.RequiredConcurrencyQuota())
+	require.Contains(t, s.ConcurrencyNote(), "at least 415")
+	example, err := LoadStage(ctxOf(map[string]any{CtxStage: "prod", CtxStages: testStages, CtxStageFile: "../stages/prod.example.json"}))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, example.APIRateLimit, StripeBurstRate, "the example production stage keeps the burst's throttle")
 }

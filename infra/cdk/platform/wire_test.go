@@ -10,17 +10,9 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
-	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
-	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
-	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
-	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
-	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
-	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -31,39 +23,20 @@ import (
 func TestFunctionEnvironmentsLoad(t *testing.T) {
 	t.Parallel()
 	top := topology.Default()
-	load := map[string]func(r *envconf.Reader) error{
-		RoleIngest: func(r *envconf.Reader) error { _, err := ingestfn.Load(r, top); return err },
-		RoleWebhookStripe: func(r *envconf.Reader) error {
-			c, err := webhookfn.Load(r)
-			if err == nil && !strings.HasPrefix(c.IngestFunction, "arn:") {
-				err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
+	// What a deployed stage's environment must also say: functions that
+	// invoke ingest name it by ARN, jobs-worker reads its Stripe key from
+	// Secrets Manager and wakes jobs through its queue, the monitor watches
+	// topics.
+	extra := map[string]func(r *envconf.Reader, conf any) error{
+		RoleWebhookStripe: ingestARN(func(c any) string { return c.(webhookfn.Config).IngestFunction }),
+		RolePurgeAPI:      ingestARN(func(c any) string { return c.(purgeapifn.Config).IngestFunction }),
+		RoleJobsWorker:    checkJobs,
+		RoleSubscriberHealth: func(_ *envconf.Reader, conf any) error {
+			if len(conf.(healthfn.Config).Monitor.Topics) == 0 {
+				return errors.New("the monitor watches no topic")
 			}
-			return err
+			return nil
 		},
-		RoleSweeper:     func(r *envconf.Reader) error { _, err := sweeperfn.Load(r, top); return err },
-		RoleDLQArchiver: func(r *envconf.Reader) error { _, err := dlqarchiverfn.Load(r, top); return err },
-		RoleReplay:      func(r *envconf.Reader) error { _, err := replayfn.Load(r, top); return err },
-		RoleAdminAPI:    func(r *envconf.Reader) error { _, err := adminfn.Load(r, top); return err },
-		RolePurgeAPI: func(r *envconf.Reader) error {
-			c, err := purgeapifn.Load(r)
-			if err == nil && !strings.HasPrefix(c.IngestFunction, "arn:") {
-				err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
-			}
-			return err
-		},
-		RoleJobsWorker:    loadJobs(top),
-		RoleJobsSweep:     func(r *envconf.Reader) error { _, err := jobsfn.LoadSweep(r); return err },
-		RoleImportTrigger: func(r *envconf.Reader) error { _, err := importtriggerfn.Load(r); return err },
-		RoleSubscriberHealth: func(r *envconf.Reader) error {
-			c, err := healthfn.Load(r, top)
-			if err == nil && len(c.Monitor.Topics) == 0 {
-				err = errors.New("the monitor watches no topic")
-			}
-			return err
-		},
-	}
-	for _, k := range consumerkinds.All() {
-		load[k.Role] = func(r *envconf.Reader) error { return k.Load(r, top) }
 	}
 	stages(t, func(t *testing.T, s *synth) {
 		seen := map[string]bool{}
@@ -73,9 +46,14 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 			for k, v := range dig(fn.Properties, "Environment", "Variables").(map[string]any) {
 				env[k] = s.resolve(t, v)
 			}
-			loader, ok := load[f.Spec.Binary]
-			require.True(t, ok, "no loader for %s", f.Spec.Binary)
-			require.NoError(t, loader(envconf.FromMap(env)), "%s: its environment does not load: %v", name, env)
+			d := f.Spec.Descriptor
+			require.NotNil(t, d.Wiring.Load, "%s has no loader", name)
+			r := envconf.FromMap(env)
+			conf, err := d.Wiring.Load(r, top)
+			if check := extra[f.Spec.Binary]; err == nil && check != nil {
+				err = check(r, conf)
+			}
+			require.NoError(t, err, "%s: its environment does not load: %v", name, env)
 			seen[f.Spec.Binary] = true
 		}
 		for _, role := range Roles() {
@@ -84,23 +62,29 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 	})
 }
 
-// loadJobs loads jobs-worker's and jobs-sweep's config: reconciliation
-// invokes ingest by ARN, reads a key from Secrets Manager, and the engine
-// has its queue (jobs run by wakes, not by the sweep alone).
-func loadJobs(top topology.Topology) func(r *envconf.Reader) error {
-	return func(r *envconf.Reader) error {
-		c, err := jobsworkerfn.Load(r, top)
-		switch {
-		case err != nil:
-		case !strings.HasPrefix(c.IngestFunction, "arn:"):
-			err = fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
-		case !c.HasStripeKey || !strings.HasPrefix(r.String(jobsworkerfn.EnvStripeAPIKeySecretARN, ""), "arn:"):
-			err = fmt.Errorf("no Stripe API key secret ARN")
-		case c.QueueURL == "":
-			err = fmt.Errorf("no jobs queue")
+func ingestARN(of func(conf any) string) func(*envconf.Reader, any) error {
+	return func(_ *envconf.Reader, conf any) error {
+		if fn := of(conf); !strings.HasPrefix(fn, "arn:") {
+			return fmt.Errorf("ingest function %q is not an ARN", fn)
 		}
-		return err
+		return nil
 	}
+}
+
+// checkJobs: reconciliation invokes ingest by ARN, reads a key from
+// Secrets Manager, and the engine has its queue (jobs run by wakes, not by
+// the sweep alone).
+func checkJobs(r *envconf.Reader, conf any) error {
+	c := conf.(jobsworkerfn.Config)
+	switch {
+	case !strings.HasPrefix(c.IngestFunction, "arn:"):
+		return fmt.Errorf("ingest function %q is not an ARN", c.IngestFunction)
+	case !c.HasStripeKey || !strings.HasPrefix(r.String(jobsworkerfn.EnvStripeAPIKeySecretARN, ""), "arn:"):
+		return fmt.Errorf("no Stripe API key secret ARN")
+	case c.QueueURL == "":
+		return fmt.Errorf("no jobs queue")
+	}
+	return nil
 }
 
 // resolve renders a CloudFormation value the way AWS would: queue Refs are

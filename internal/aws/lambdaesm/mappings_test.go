@@ -84,7 +84,8 @@ func (b *bundle) count() int {
 	return len(b.got)
 }
 
-// A disabled mapping receives nothing: the queue keeps the messages and
+// A mapping reads back as declared (enabled, its maximum concurrency); a
+// disabled mapping receives nothing: the queue keeps the messages and
 // none is received (so none counts toward maxReceiveCount); enabled again
 // at a maximum concurrency of 2, the consumer runs at most 2 invocations at
 // once and gets every message.
@@ -95,7 +96,7 @@ func TestADisabledMappingLeavesTheQueueAlone(t *testing.T) {
 
 	got, err := b.mappings.Mapping(ctx, topology.CRM)
 	require.NoError(t, err)
-	require.Equal(t, health.Mapping{Enabled: true}, got, "as created: enabled, no scaling config")
+	require.Equal(t, health.Mapping{Enabled: true, MaxConcurrency: 6}, got, "as created: enabled, at the maximum concurrency its source declared")
 
 	require.NoError(t, b.mappings.Set(ctx, topology.CRM, health.Mapping{Enabled: false}))
 	got, err = b.mappings.Mapping(ctx, topology.CRM)

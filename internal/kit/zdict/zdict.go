@@ -33,15 +33,10 @@ const MaxDecoded = 8 << 20
 // ship.
 var ErrUnknownVersion = errors.New("zdict: unknown dictionary version")
 
-type codec struct {
-	enc map[int]*zstd.Encoder
-	dec *zstd.Decoder
-}
-
-var load = sync.OnceValues(func() (*codec, error) {
-	c := &codec{enc: map[int]*zstd.Encoder{}}
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(2), zstd.WithWindowSize(1 << 20)}
-	var raws [][]byte
+// raws are the shipped dictionaries, by version, checked against their
+// zstd ids.
+var raws = sync.OnceValues(func() (map[int][]byte, error) {
+	out := map[int][]byte{}
 	for v, name := range versions {
 		raw, err := dictionaries.ReadFile("dict/" + name + ".dict")
 		if err != nil {
@@ -54,24 +49,71 @@ var load = sync.OnceValues(func() (*codec, error) {
 		if int(id.ID()) != v {
 			return nil, fmt.Errorf("zdict: dictionary %s has zstd id %d, want %d", name, id.ID(), v)
 		}
-		raws = append(raws, raw)
+		out[v] = raw
+	}
+	return out, nil
+})
+
+// encoders are built once per process, on first use (or by Warm). Each
+// dictionary gets one encoder at zstd's best level (its ratio keeps a
+// Stripe event's ledger item within one write unit:
+// docs/payload-compression.md), whose match tables are built from the
+// dictionary once and then kept: the patched encoder (third_party/compress,
+// PATCHES.md) puts back only the entries a payload touched instead of
+// copying the tables whole for every payload. One encoder, not one per
+// core: Lambda gives ingest a fraction of a core, a payload takes well
+// under a millisecond, and a second encoder would build its tables a
+// second time.
+var encoders = sync.OnceValues(func() (map[int]*zstd.Encoder, error) {
+	dicts, err := raws()
+	if err != nil {
+		return nil, err
+	}
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1 << 20)}
+	out := map[int]*zstd.Encoder{}
+	for v, raw := range dicts {
 		enc, err := zstd.NewWriter(nil, append(opts, zstd.WithEncoderDict(raw))...)
 		if err != nil {
 			return nil, fmt.Errorf("zdict: dictionary %d: %w", v, err)
 		}
-		c.enc[v] = enc
+		out[v] = enc
 	}
 	plain, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, err
 	}
-	c.enc[0] = plain
-	c.dec, err = zstd.NewReader(nil, zstd.WithDecoderDicts(raws...), zstd.WithDecoderMaxMemory(MaxDecoded), zstd.WithDecoderConcurrency(2))
+	out[0] = plain
+	return out, nil
+})
+
+// decoder is built once per process, on first use: ingest's publishes do
+// not need it.
+var decoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	dicts, err := raws()
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	all := make([][]byte, 0, len(dicts))
+	for _, raw := range dicts {
+		all = append(all, raw)
+	}
+	return zstd.NewReader(nil, zstd.WithDecoderDicts(all...), zstd.WithDecoderMaxMemory(MaxDecoded), zstd.WithDecoderConcurrency(2))
 })
+
+// Warm builds the current dictionaries' encoders and their match tables
+// now (a function that compresses every payload, ingest, calls it at cold
+// start, where Lambda gives init more CPU than the handler gets, instead
+// of in its first event's answer): about 5 MB and, on a shared 2-core
+// machine, 30 ms of CPU per dictionary, once per process
+// (docs/payload-compression.md).
+func Warm() error {
+	for source, v := range current {
+		if _, _, err := CompressWith(v, []byte(`{"source":"`+source+`"}`)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Current is the dictionary version new payloads of source are compressed
 // with (0: none).
@@ -85,11 +127,11 @@ func Compress(source string, p []byte) (z []byte, version int, err error) {
 
 // CompressWith compresses p with dictionary version (0: none).
 func CompressWith(version int, p []byte) ([]byte, int, error) {
-	c, err := load()
+	encs, err := encoders()
 	if err != nil {
 		return nil, 0, err
 	}
-	enc, ok := c.enc[version]
+	enc, ok := encs[version]
 	if !ok {
 		return nil, 0, fmt.Errorf("%w %d", ErrUnknownVersion, version)
 	}
@@ -99,11 +141,11 @@ func CompressWith(version int, p []byte) ([]byte, int, error) {
 // Decompress reverses Compress: z must have been written with dictionary
 // version (the frame names its dictionary too; both must agree).
 func Decompress(z []byte, version int) ([]byte, error) {
-	c, err := load()
+	dicts, err := raws()
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := c.enc[version]; !ok {
+	if _, ok := dicts[version]; !ok && version != 0 {
 		return nil, fmt.Errorf("%w %d", ErrUnknownVersion, version)
 	}
 	var h zstd.Header
@@ -113,7 +155,11 @@ func Decompress(z []byte, version int) ([]byte, error) {
 	if int(h.DictionaryID) != version {
 		return nil, fmt.Errorf("zdict: payload written with dictionary %d, item says %d", h.DictionaryID, version)
 	}
-	out, err := c.dec.DecodeAll(z, nil)
+	dec, err := decoder()
+	if err != nil {
+		return nil, err
+	}
+	out, err := dec.DecodeAll(z, nil)
 	if err != nil {
 		return nil, fmt.Errorf("zdict: %w", err)
 	}

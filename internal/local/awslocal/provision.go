@@ -151,7 +151,7 @@ func Provision(ctx context.Context, c Clients, prefix string, top topology.Topol
 	if err := provisionBucket(ctx, c.S3, res.Bucket); err != nil {
 		return res, err
 	}
-	if err := provisionImportNotifications(ctx, c, res.Bucket, iq); err != nil {
+	if err := provisionNotifications(ctx, c, res.Bucket, map[string]Queue{topology.ImportsQueueName: iq}); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -300,30 +300,47 @@ func ensureQueue(ctx context.Context, q *sqs.Client, name string, attrs map[stri
 	return url, qa.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
 }
 
-// provisionImportNotifications sends the bucket's object creations under
-// imports/ to the imports queue, as the CDK app configures the stage's
-// bucket; the queue's policy lets S3 (that bucket only) send to it.
-func provisionImportNotifications(ctx context.Context, c Clients, bucket string, q Queue) error {
-	policy, _ := json.Marshal(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{{
-			"Effect": "Allow", "Principal": map[string]string{"Service": "s3.amazonaws.com"},
-			"Action": "sqs:SendMessage", "Resource": q.ARN,
-			"Condition": map[string]any{"ArnLike": map[string]string{"aws:SourceArn": "arn:aws:s3:::" + bucket}},
-		}},
-	})
-	if _, err := c.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL),
-		Attributes: map[string]string{string(sqstypes.QueueAttributeNamePolicy): string(policy)}}); err != nil {
-		return fmt.Errorf("awslocal: imports queue policy: %w", err)
+// provisionNotifications configures the bucket's event notifications as
+// the CDK app configures the stage's (topology.BucketNotifications), each
+// queue's policy letting S3 (that bucket only) send to it.
+func provisionNotifications(ctx context.Context, c Clients, bucket string, queues map[string]Queue) error {
+	var configs []s3types.QueueConfiguration
+	for _, n := range topology.BucketNotifications() {
+		q, ok := queues[n.Queue]
+		if !ok {
+			return fmt.Errorf("awslocal: notifications of bucket %s: no queue %q", bucket, n.Queue)
+		}
+		policy, _ := json.Marshal(map[string]any{
+			"Version": "2012-10-17",
+			"Statement": []map[string]any{{
+				"Effect": "Allow", "Principal": map[string]string{"Service": "s3.amazonaws.com"},
+				"Action": "sqs:SendMessage", "Resource": q.ARN,
+				"Condition": map[string]any{"ArnLike": map[string]string{"aws:SourceArn": "arn:aws:s3:::" + bucket}},
+			}},
+		})
+		if _, err := c.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL),
+			Attributes: map[string]string{string(sqstypes.QueueAttributeNamePolicy): string(policy)}}); err != nil {
+			return fmt.Errorf("awslocal: %s queue policy: %w", n.Queue, err)
+		}
+		var rules []s3types.FilterRule
+		if n.Prefix != "" {
+			rules = append(rules, s3types.FilterRule{Name: s3types.FilterRuleNamePrefix, Value: aws.String(n.Prefix)})
+		}
+		if n.Suffix != "" {
+			rules = append(rules, s3types.FilterRule{Name: s3types.FilterRuleNameSuffix, Value: aws.String(n.Suffix)})
+		}
+		cfg := s3types.QueueConfiguration{Id: aws.String(n.Queue), QueueArn: aws.String(q.ARN)}
+		for _, e := range n.Events {
+			cfg.Events = append(cfg.Events, s3types.Event(e))
+		}
+		if len(rules) > 0 {
+			cfg.Filter = &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: rules}}
+		}
+		configs = append(configs, cfg)
 	}
 	_, err := c.S3.PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{
-		Bucket: aws.String(bucket),
-		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: []s3types.QueueConfiguration{{
-			Id: aws.String("imports"), QueueArn: aws.String(q.ARN), Events: []s3types.Event{"s3:ObjectCreated:*"},
-			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: []s3types.FilterRule{
-				{Name: s3types.FilterRuleNamePrefix, Value: aws.String(topology.ImportsPrefix)},
-			}}},
-		}}},
+		Bucket:                    aws.String(bucket),
+		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: configs},
 	})
 	if err != nil {
 		return fmt.Errorf("awslocal: notifications of bucket %s: %w", bucket, err)

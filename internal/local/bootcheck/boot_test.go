@@ -25,9 +25,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 )
 
 // rieModule is AWS's Lambda Runtime Interface Emulator, built from its Go
@@ -84,7 +88,7 @@ func TestArtifactsBoot(t *testing.T) {
 	for _, dir := range strings.Fields(string(out)) {
 		roles = append(roles, filepath.Base(dir))
 	}
-	require.NotEmpty(t, roles)
+	require.ElementsMatch(t, catalog.Binaries(), roles, "every binary is a function of the catalog")
 	run(t, root, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-o", filepath.Join(tmp, "build")+"/", "./functions/...")
 	for _, role := range roles {
 		require.NoError(t, os.MkdirAll(filepath.Join(tmp, "bin", role), 0o755))
@@ -114,6 +118,9 @@ func TestArtifactsBoot(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &tpl))
 	tpl.mapAssets(t, filepath.Join(tmp, "bin"), filepath.Join(tmp, "cdk.out"), roles)
+	// The template's rules, event source mappings and bucket notifications
+	// are the local stack's.
+	checkTriggers(t, tpl)
 
 	// The local stack, and the resolver from the template's tokens to it.
 	env := awslocaltest.NewEnv(t)
@@ -142,12 +149,27 @@ func TestArtifactsBoot(t *testing.T) {
 	envl := map[string]any{"id": id, "tenantId": "acme", "type": "inquiry.created", "source": "storefront",
 		"timestamp": time.Now().UTC().Format(time.RFC3339), "payload": map[string]any{"name": "Ada"}}
 	var result envelope.Result
-	boot("ingest").invoke(t, envl, &result)
+	ingest := boot("ingest")
+	ingest.invoke(t, envl, &result)
 	require.Equal(t, envelope.StatusEnqueued, result.Status, "%+v", result)
 	rec, rows, err := env.Events().Load(ctx, "acme/"+id)
 	require.NoError(t, err, "ingest stored the event in the stack's table")
 	require.Equal(t, "acme", rec.Event.TenantID)
 	require.Len(t, rows, 2)
+	// It records its sends after its answer, held by its internal
+	// extension (kit/afterward), which the emulator registers as Lambda
+	// does.
+	require.Eventually(t, func() bool {
+		_, rows, err := env.Events().Load(ctx, "acme/"+id)
+		enqueued := 0
+		for _, r := range rows {
+			if r.Status == outbox.StatusEnqueued {
+				enqueued++
+			}
+		}
+		return err == nil && enqueued == 2
+	}, 10*time.Second, 50*time.Millisecond, "ingest recorded its sends after its answer")
+	require.Contains(t, ingest.out.String(), "Internal agent "+afterward.ExtensionName, "ingest registered its afterward extension")
 	crm := env.ReceiveAndDelete(ctx, env.Queue(topology.CRM).URL, 1, 10*time.Second)
 	require.Len(t, crm, 1, "and sent it to crm.sync")
 
@@ -162,11 +184,6 @@ func TestArtifactsBoot(t *testing.T) {
 	}, &webhookResp)
 	require.Equal(t, http.StatusUnauthorized, webhookResp.StatusCode, webhookResp.Body)
 	require.Contains(t, webhookResp.Body, "signature_missing")
-
-	// The sweeper runs a sweep over the stack's outbox index.
-	var report map[string]any
-	boot("sweeper").invoke(t, map[string]any{}, &report)
-	require.Contains(t, report, "due", "%v", report)
 
 	// dlq-archiver turns the crm.sync message, dead-lettered, into an
 	// incident.
@@ -226,9 +243,6 @@ func TestArtifactsBoot(t *testing.T) {
 		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
 	}}}, &woke)
 	require.Empty(t, woke.BatchItemFailures)
-	var swept map[string]any
-	boot("jobs-sweep").invoke(t, map[string]any{"action": "sweep"}, &swept)
-	require.NotContains(t, swept, "errorMessage", "%v", swept)
 
 	// import-trigger starts a file-import job for an S3 notification of a
 	// file under imports/acme/ in the stack's bucket.
@@ -248,22 +262,46 @@ func TestArtifactsBoot(t *testing.T) {
 	require.Len(t, imports.Jobs, 1, "import-trigger started the import in the stack's jobs table")
 	require.Contains(t, string(imports.Jobs[0].Args), "imports/acme/boot.ndjson")
 
-	// subscriber-health runs its schedule over the stack's topics: all
-	// healthy (no record), so it reads their records and touches no event
-	// source mapping.
-	var healthRun struct {
-		Topics []struct {
-			Topic string `json:"topic"`
-			State string `json:"state"`
-			Error string `json:"error"`
-		} `json:"topics"`
+	// Every schedule of every function fires its input (EventBridge's
+	// scheduled event when it has none) at its booted binary, as the
+	// template's rules do: the sweeper sweeps the stack's outbox index,
+	// jobs-sweep sweeps the due index and starts the day's reconciliation
+	// and retention purges (a tenant with a retention policy gets one),
+	// and subscriber-health moves the stack's topics (all healthy: no
+	// record, no mapping touched).
+	_, err = (&dynamo.Retention{Client: env.DynamoDB, Table: env.Resources.JobsTable}).Put(ctx, retention.Policy{TenantID: "acme", EventsDays: 30})
+	require.NoError(t, err)
+	fired := map[string]bool{}
+	for _, f := range catalog.All() {
+		for _, sch := range f.Schedules {
+			var in any = events.EventBridgeEvent{Version: "0", DetailType: "Scheduled Event", Source: "aws.events", Time: time.Now().UTC(),
+				Region: awslocal.Region, Resources: []string{"arn:aws:events:" + awslocal.Region + ":" + awslocal.AccountID + ":rule/evp-dev-" + sch.Rule}, Detail: json.RawMessage(`{}`)}
+			if sch.Input != nil {
+				in = sch.Input
+			}
+			var out map[string]any
+			boot(f.Name).invoke(t, in, &out)
+			fired[sch.Rule] = true
+			switch sch.Rule {
+			case "outbox-sweep":
+				require.Contains(t, out, "due", "%v", out)
+			case "retention-purge":
+				require.Contains(t, fmt.Sprint(out["jobs"]), "acme", "a purge for the tenant with a policy: %v", out)
+			case "subscriber-health":
+				require.NotEmpty(t, out["topics"], "%v", out)
+				for _, tr := range out["topics"].([]any) {
+					topic := tr.(map[string]any)
+					require.Equal(t, "closed", topic["state"], "%v", topic)
+					require.Empty(t, topic["error"], "%v", topic)
+				}
+			}
+		}
 	}
-	boot("subscriber-health").invoke(t, events.EventBridgeEvent{DetailType: "Scheduled Event", Source: "aws.events", Detail: json.RawMessage(`{}`)}, &healthRun)
-	require.NotEmpty(t, healthRun.Topics)
-	for _, tr := range healthRun.Topics {
-		require.Equal(t, "closed", tr.State, tr.Topic)
-		require.Empty(t, tr.Error, tr.Topic)
+	rules := 0
+	for _, f := range catalog.All() {
+		rules += len(f.Schedules)
 	}
+	require.Len(t, fired, rules, "every schedule fired: %v", fired)
 
 	// Every binary booted under the emulator at least once.
 	require.Len(t, booted, len(roles), "every bootstrap: %v", booted)

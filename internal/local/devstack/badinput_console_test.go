@@ -38,6 +38,7 @@ func TestBadInputOnTheConsole(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
+	settled(t, st)
 	before := snapshot(t, st)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	sendWith := func(method, path string, form url.Values, cookie string) *http.Response {

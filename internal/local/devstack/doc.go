@@ -9,11 +9,17 @@
 // serves the local HTTP subscriber sink (/__deliveries) the HTTP consumers
 // deliver to.
 //
+// Every function of internal/wire/catalog runs from its descriptor
+// (functions.go): its wiring, its triggers and schedules with their inputs
+// (Stack.Schedules is the table), and the environment the CDK app would
+// give it; fn_<name>.go adds what the stack decides itself for a function
+// (locals: local defaults, an alert topic it creates, maps kept in its
+// SSM). Consumers and the purge consumer's local mode register themselves
+// (Registrar).
+//
 // Every invocation, event source poll and cold start is attributed to its
 // function (costmodel.Attribute); with EVP_IAM_RECORD set (`make test`) the
 // stack records its functions' AWS calls for `make iam-check` (iam.go,
-// which also maps the stack's resource names onto a stage's).
-//
-// Adding a function is one registration: a file fn_<name>.go whose init
-// registers a Registrar returning Functions (name, handler, triggers).
+// which also maps the stack's resource names onto a stage's, a function's
+// through its descriptor).
 package devstack

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -104,8 +103,9 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 }
 
 // consumerFunctions registers one consumer per topic of every kind with
-// local wiring (consumerfn.Kind.Local), each fed by an SQS event source
-// shaped by the topology (batch size, window, max concurrency). Purge
+// local wiring (consumerfn.Kind.Local), from its descriptor
+// (consumerfn.Function): its SQS event source shaped by the topology
+// (batch size, window, max concurrency) as the CDK app shapes it. Purge
 // topics get theirs in fn_purge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
@@ -118,18 +118,20 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if err := s.Settings.Err(); err != nil {
 			return nil, err
 		}
-		name := consumerfn.FunctionName(tp)
-		c, err := k.Local(coldStart(ctx, name), env, s.Topology, s.consumerClients(), s.runtime(name))
+		fn := consumerfn.Function(tp, k)
+		conf, err := fn.Wiring.Load(env, s.Topology)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s config: %w", fn.Local(), err)
 		}
-		q := s.Resources.Queues[tp.Name]
-		fns = append(fns, Function{
-			Name:     name,
-			Handler:  c.Handle,
-			Timeout:  tp.ConsumerTimeout,
-			Triggers: []lambdalocal.Trigger{queueSource(tp, q.URL, q.ARN)},
-		})
+		h, err := fn.Wiring.Build(coldStart(ctx, fn.Local()), conf, s.clientSource(), s.runtime(fn.Local()))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fn.Local(), err)
+		}
+		triggers, err := s.triggersOf(fn)
+		if err != nil {
+			return nil, err
+		}
+		fns = append(fns, Function{Name: fn.Local(), Handler: h, Timeout: fn.Timeout, Triggers: triggers})
 	}
 	return fns, nil
 }
@@ -139,10 +141,4 @@ func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 // function.
 func (s *Stack) consumerClients() consumerfn.Clients {
 	return consumerfn.Clients{Clients: s.Clients.Data(), Lambda: s.Clients.Lambda}
-}
-
-// queueSource is a topic consumer's SQS event source, shaped by the
-// topology (batch size, window, max concurrency) as the CDK app shapes it.
-func queueSource(tp topology.Topic, url, arn string) lambdalocal.QueueSource {
-	return lambdalocal.QueueSource{QueueURL: url, QueueARN: arn, BatchSize: tp.BatchSize, BatchWindow: tp.BatchWindow, MaxConcurrency: tp.MaxConcurrency}
 }

@@ -2,17 +2,23 @@ package devstack_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
+	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
@@ -95,4 +101,51 @@ func TestReconcileJobThroughTheLocalStack(t *testing.T) {
 	_, list := devstacktest.AdminDo(t, st, http.MethodGet, fmt.Sprintf("/admin/jobs?tenant=platform&kind=%s", "stripe-reconcile"), nil)
 	items, _ := list["jobs"].([]any)
 	require.Len(t, items, 1, list)
+}
+
+// The daily retention purge runs locally as deployed (issue 32 item 7: no
+// schedule sent it, deployed or local): the stack's schedule table has the
+// descriptor's rule, and its input, fired at jobs-sweep, starts today's
+// retention-purge job for each tenant with a policy and none for a tenant
+// without one.
+func TestDailyRetentionPurgeRunsFromItsSchedule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := startStack(t)
+	policies := &dynamo.Retention{Client: st.Clients.DynamoDB, Table: st.Resources.JobsTable}
+	for _, tenant := range []string{"acme", "globex"} {
+		_, err := policies.Put(ctx, retention.Policy{TenantID: tenant, EventsDays: 30})
+		require.NoError(t, err)
+	}
+	table, err := st.Schedules()
+	require.NoError(t, err)
+	i := slices.IndexFunc(table, func(s devstack.Schedule) bool { return s.Rule == "retention-purge" })
+	require.GreaterOrEqual(t, i, 0, "the stack fires the daily retention purge: %v", table)
+	sch := table[i]
+	require.Equal(t, devstack.FunctionJobsSweep, sch.Local)
+	require.Equal(t, "cron(47 3 * * ? *)", sch.Expression)
+	require.NotNil(t, sch.Next)
+
+	out, err := st.Invoke(ctx, sch.Local, sch.Input)
+	require.NoError(t, err)
+	var started jobs.DailyStarted
+	require.NoError(t, json.Unmarshal(out, &started), string(out))
+	require.Empty(t, started.Failed)
+	var tenants []string
+	for _, j := range started.Jobs {
+		tenants = append(tenants, j.TenantID)
+		require.True(t, j.Created, "%s: today's purge is new", j.TenantID)
+	}
+	require.ElementsMatch(t, []string{"acme", "globex"}, tenants)
+	store := &dynamo.Jobs{Client: st.Clients.DynamoDB, Table: st.Resources.JobsTable}
+	for _, tenant := range []string{"acme", "globex", "initech"} {
+		page, err := store.List(ctx, jobs.ListParams{TenantID: tenant, Kind: jobkinds.KindRetention, Limit: 10})
+		require.NoError(t, err)
+		if tenant == "initech" {
+			require.Empty(t, page.Jobs, "no policy, no purge")
+			continue
+		}
+		require.Len(t, page.Jobs, 1, tenant)
+		require.Contains(t, string(page.Jobs[0].Args), time.Now().UTC().Format(time.DateOnly))
+	}
 }

@@ -16,7 +16,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/purgeconsumerfn"
 )
 
-func init() { register("purge", purgeFunctions) }
+func init() {
+	register("purge", purgeFunctions)
+	// One purge API, whatever the number of purge topics; none without
+	// one.
+	locals[purgeapifn.Name] = local{runs: func(s *Stack) bool { return hasTopicOf(s.Topology, topology.ConsumerPurge) }}
+}
 
 // PurgesPath is local mode's inspection endpoint: GET lists the recorded
 // purge calls, DELETE clears them, POST PurgesPath+"/fail?status=&retryAfter="
@@ -58,17 +63,6 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 			continue
 		}
 		env := s.env(s.PurgeResources(tp))
-		if fns == nil { // one purge API, whatever the number of purge topics
-			cfg, err := purgeapifn.Load(env)
-			if err != nil {
-				return nil, fmt.Errorf("purge-api config: %w", err)
-			}
-			f, err := purgeapifn.New(cfg, purgeapifn.Clients{DynamoDB: s.Clients.DynamoDB, Lambda: s.Clients.Lambda}, s.runtime(purgeapifn.Name))
-			if err != nil {
-				return nil, err
-			}
-			fns = append(fns, Function{Name: purgeapifn.Name, Handler: f.Handle, Timeout: purgeapifn.FunctionTimeout})
-		}
 		name := consumerfn.FunctionName(tp)
 		cl := purgeconsumerfn.Clients{Clients: s.consumerClients(), SSM: s.Clients.SSM}
 		// Per-tenant zones are kept in the local SSM, as deployed.
@@ -117,8 +111,9 @@ func purgeFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		q := s.Resources.Queues[tp.Name]
-		c.Triggers = append(c.Triggers, queueSource(tp, q.URL, q.ARN))
+		if c.Triggers, err = s.queueSources(consumerfn.QueueSource(tp)); err != nil {
+			return nil, err
+		}
 		fns = append(fns, c)
 	}
 	if err := s.purgeRoutes(); err != nil {

@@ -2,19 +2,21 @@ package devstack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
-	"github.com/siteswarm/eventplatform/internal/devapi"
-	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
-	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
-func init() { register(webhookfn.Name, webhookStripeFunction) }
+func init() {
+	locals[webhookfn.Name] = local{env: func(ctx context.Context, s *Stack) (map[string]string, error) { return s.stripeTenants(ctx) }}
+}
 
-// StripeWebhookPath is the local Stripe webhook route (as in API Gateway).
-const StripeWebhookPath = devapi.StripeWebhookPath
+// StripeWebhookPath is the local Stripe webhook route (its descriptor's,
+// as API Gateway serves it).
+const StripeWebhookPath = webhookfn.Path
 
 // LocalTenant is the default tenant of local Stripe events when
 // STRIPE_TENANT_MAP is unset, so `stripe trigger …` events (which carry no
@@ -31,45 +33,29 @@ const (
 	LocalConnectTenant  = "initech"
 )
 
-// StripeWebhookResources are the webhook-stripe settings the local stack
-// decides: ingest is invoked by name through the stack's own Lambda Invoke
-// endpoint, and the tenant map defaults to LocalTenant (and the samples'
-// Connect account to LocalConnectTenant) unless STRIPE_TENANT_MAP is set. The signing secrets are the stack's
-// STRIPE_WEBHOOK_SECRET setting (make boot-check runs the deployed binary
-// against the kit's Secrets Manager instead).
-func (s *Stack) StripeWebhookResources() map[string]string {
-	res := map[string]string{webhookfn.EnvIngestFunction: ingestfn.Name}
-	if s.Settings.String(webhookfn.EnvTenantMap, "") == "" {
-		res[webhookfn.EnvTenantMap] = fmt.Sprintf(`{"default":%q,"accounts":{%q:%q}}`, LocalTenant, LocalConnectAccount, LocalConnectTenant)
+// stripeTenants is the tenant map webhook-stripe and jobs-worker read:
+// STRIPE_TENANT_MAP, by default LocalTenant with the samples' Connect
+// account mapped to LocalConnectTenant, its Connect accounts kept in the
+// local SSM the way a deployed stage keeps them (the path in
+// STRIPE_ACCOUNT_TENANTS_PATH) and read back by the same code. The signing
+// secrets are the stack's STRIPE_WEBHOOK_SECRET setting (make boot-check
+// runs the deployed binary against the kit's Secrets Manager instead).
+func (s *Stack) stripeTenants(ctx context.Context) (map[string]string, error) {
+	raw := s.Settings.String(webhookfn.EnvTenantMap, "")
+	if raw == "" {
+		raw = fmt.Sprintf(`{"default":%q,"accounts":{%q:%q}}`, LocalTenant, LocalConnectAccount, LocalConnectTenant)
 	}
-	return res
-}
-
-func webhookStripeFunction(ctx context.Context, s *Stack) ([]Function, error) {
-	cfg, err := webhookfn.Load(s.env(s.StripeWebhookResources()))
-	if err != nil {
-		return nil, fmt.Errorf("webhook-stripe config: %w", err)
+	res := map[string]string{webhookfn.EnvTenantMap: raw}
+	var m webhook.TenantMap
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return res, nil // the function's Load names the variable
 	}
-	// Connect accounts are kept in the local SSM, as a deployed stage keeps
-	// them, and read back by the same code.
-	if cfg.AccountTenantsPath, err = s.configMap(ctx, ssmparam.StripeAccountTenants, cfg.Tenants.Accounts); err != nil {
-		return nil, err
+	path, err := s.configMap(ctx, ssmparam.StripeAccountTenants, m.Accounts)
+	if err != nil || path == "" {
+		return res, err
 	}
-	if cfg.AccountTenantsPath != "" {
-		cfg.Tenants.Accounts = nil
-	}
-	h, err := webhookfn.New(coldStart(ctx, webhookfn.Name), cfg, webhookfn.Clients{Lambda: s.Clients.Lambda, SSM: s.Clients.SSM}, s.runtime(webhookfn.Name))
-	if err != nil {
-		return nil, err
-	}
-	return []Function{{
-		Name:    webhookfn.Name,
-		Handler: h.Handle,
-		Timeout: webhookfn.FunctionTimeout,
-		// ANY, as the API Gateway route: the handler itself answers a
-		// non-POST with 405 and an error body.
-		Triggers: []lambdalocal.Trigger{lambdalocal.HTTPRoute{Method: "ANY", Path: StripeWebhookPath}},
-	}}, nil
+	m.Accounts = nil
+	return map[string]string{webhookfn.EnvTenantMap: jsonOf(m), webhookfn.EnvAccountTenantsPath: path}, nil
 }
 
 // configMap keeps a stage map in the local SSM the way a deployed stage

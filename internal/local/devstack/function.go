@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 )
 
@@ -21,9 +22,8 @@ type Function struct {
 }
 
 // Registrar builds one or more functions from a starting stack (its
-// resources, clients and settings). Each function's file in this package
-// adds its registrar in an init function, so adding a function to the local
-// stack is one registration and never touches the stack's machinery.
+// resources, clients and settings). The catalog's functions have one
+// (functions.go); the consumers have theirs (fn_consumers.go, fn_purge.go).
 type Registrar func(ctx context.Context, s *Stack) ([]Function, error)
 
 var registrars []namedRegistrar
@@ -48,7 +48,18 @@ type timed struct {
 func (t timed) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, done := t.report(ctx, t.name)
 	start := time.Now()
-	defer func() { done(time.Since(start)) }()
+	defer func() {
+		// An invocation ends (and is billed) when its work after the
+		// answer is done too.
+		if tasks := afterward.From(ctx); tasks != nil {
+			go func() {
+				tasks.Wait()
+				done(time.Since(start))
+			}()
+			return
+		}
+		done(time.Since(start))
+	}()
 	return t.h.Invoke(ctx, payload)
 }
 

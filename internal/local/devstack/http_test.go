@@ -69,10 +69,15 @@ func TestHTTPRouteBehavesLikeAPIGateway(t *testing.T) {
 	require.JSONEq(t, `{"message":"Internal Server Error"}`, string(body))
 	<-seen
 
+	// A method the path has no route for is API Gateway's unmatched
+	// route: 404, and the function never runs.
 	resp, err = http.Get(st.URL() + "/echo/abc")
 	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.JSONEq(t, `{"message":"Not Found"}`, string(body))
+	require.Empty(t, seen)
 }
 
 // An ANY route with API Gateway's greedy {proxy+} parameter (how the admin

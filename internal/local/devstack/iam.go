@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/aws/smithy-go/middleware"
@@ -12,7 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
 	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/observe/iamcalls"
-	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 )
 
 // The IAM recording (docs/iam.md): with EVP_IAM_RECORD set (`make test`
@@ -119,19 +118,14 @@ func (n stageNames) StageName(kind iamcalls.Kind, local string) string {
 }
 
 // deployedName is a function's name on a stage, without the stage's
-// prefix: a topic's consumer is "consumer-<topic slug>" there
-// (infra/cdk newConsumer) and "consumer-<kind>-<topic>" here
-// (consumerfn.FunctionName); every other function has its own name.
+// prefix: its descriptor's (catalog.ByLocalName: a topic's consumer is
+// "consumer-<topic slug>" there and "consumer-<kind>-<topic>" here).
 func (n stageNames) deployedName(local string) string {
-	for _, tp := range n.s.Topology.Topics {
-		if local == consumerfn.FunctionName(tp) {
-			return "consumer-" + strings.Trim(nonAlnum.ReplaceAllString(strings.ToLower(tp.Name), "-"), "-")
-		}
+	if fn, ok := catalog.ByLocalName(n.s.Topology, local); ok {
+		return fn.Name
 	}
 	return local
 }
-
-var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
 
 // hasFunction reports whether the stack registered a function of that
 // name.

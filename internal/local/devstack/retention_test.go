@@ -42,7 +42,7 @@ func TestRetentionPurgeDeletesThroughTheLocalStack(t *testing.T) {
 
 	// An event ingest accepted 40 days ago (ingest on a clock set back).
 	old := time.Now().Add(-40 * 24 * time.Hour)
-	res, err := st.IngestResources()
+	res, err := st.Environment(ctx, ingestfn.Name)
 	require.NoError(t, err)
 	cfg, err := ingestfn.Load(envconf.FromMap(res), st.Topology)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
+	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -25,7 +26,7 @@ const (
 	SettingAdminKey = adminfn.EnvKey
 	// SettingSweepEvery is the sweeper's schedule (a Go duration; `evp dev
 	// --sweep-every` sets it).
-	SettingSweepEvery = "SWEEP_EVERY"
+	SettingSweepEvery = sweeperfn.SettingLocalEvery
 	// SettingEndpointURL points the stack at real endpoints (LocalStack, a
 	// sandbox account's VPC endpoints) instead of the embedded emulators;
 	// the per-service forms (AWS_ENDPOINT_URL_DYNAMODB, …) count too.
@@ -90,6 +91,9 @@ func (s *Stack) env(resources map[string]string) *envconf.Reader {
 // the function's name, EMF metrics as debug log lines (nobody ingests them
 // locally, but they stay inspectable).
 func (s *Stack) runtime(function string) wire.Runtime {
+	if s.metrics != nil {
+		return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: s.metrics, Dimensions: map[string]string{metric.DimensionStage: s.Resources.Prefix}}}.Named(function)
+	}
 	return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: logWriter{s}}}.Named(function)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,6 +69,10 @@ type Options struct {
 	// DynamoDB Local when Java is there, so a stack left running for a day
 	// keeps its write rate.
 	DynamoDB string
+	// Metrics, when set, receives every function's EMF lines as a
+	// deployed stage's log does (with the Stage dimension, the prefix);
+	// nil: they are debug log lines (tests: what the metrics cost).
+	Metrics io.Writer
 }
 
 // Stack is a running local platform.
@@ -108,6 +113,7 @@ type Stack struct {
 	namesMu      sync.Mutex
 	names        []string
 	invoked      func(context.Context, string) (context.Context, func(time.Duration))
+	metrics      io.Writer
 	// stepFunctions runs the replay state machine behind
 	// StepFunctionsPath.
 	stepFunctions *stepfnlocal.Runner
@@ -144,6 +150,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Sink:      NewSink(),
 		Alerts:    &Alerts{},
 		invoked:   o.Invoked,
+		metrics:   o.Metrics,
 		mux:       http.NewServeMux(),
 		done:      make(chan error, 1),
 	}
@@ -239,7 +246,18 @@ func (s *Stack) Register(fn Function) error {
 func (s *Stack) wire(fn Function, tr lambdalocal.Trigger) error {
 	switch tr := tr.(type) {
 	case lambdalocal.HTTPRoute:
-		return s.handle(tr.MuxPattern(), s.triggers.HTTPHandler(fn.Name, tr))
+		if err := s.handle(tr.MuxPattern(), s.triggers.HTTPHandler(fn.Name, tr)); err != nil {
+			return err
+		}
+		if any := (lambdalocal.HTTPRoute{Path: tr.Path}).MuxPattern(); any != tr.MuxPattern() {
+			// API Gateway answers a method the path has no route for as
+			// a path it has no route for (another route may have added
+			// this already).
+			_ = s.handle(any, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			}))
+		}
+		return nil
 	case lambdalocal.QueueSource:
 		return s.triggers.StartQueueSource(fn.Name, tr)
 	case lambdalocal.Schedule:

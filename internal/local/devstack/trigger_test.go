@@ -153,3 +153,27 @@ func TestScheduleInvokesPeriodically(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	require.Empty(t, got)
 }
+
+// A rule's fixed input is what the function receives, at each time the
+// schedule names (a daily rule's, here a moment away).
+func TestScheduleSendsItsInputAtItsTimes(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	got := make(chan map[string]string, 16)
+	require.NoError(t, st.Register(devstack.Function{
+		Name:    "daily-" + awslocal.NewPrefix(),
+		Handler: func(_ context.Context, in map[string]string) error { got <- in; return nil },
+		Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{
+			Next:  func(after time.Time) time.Time { return after.Add(50 * time.Millisecond) },
+			Input: []byte(`{"action":"daily","kind":"retention-purge"}`),
+		}},
+	}))
+	for range 2 {
+		select {
+		case in := <-got:
+			require.Equal(t, map[string]string{"action": "daily", "kind": "retention-purge"}, in)
+		case <-time.After(5 * time.Second):
+			t.Fatal("schedule did not fire")
+		}
+	}
+}

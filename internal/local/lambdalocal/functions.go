@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 )
 
@@ -46,6 +47,9 @@ type Functions struct {
 	fns     map[string]*function
 	onEvent func(name string, err error)
 	events  sync.WaitGroup
+	// after tracks the work invocations do after their answers
+	// (afterward.Go), as Lambda holds an environment for it.
+	after sync.WaitGroup
 }
 
 type function struct {
@@ -54,6 +58,7 @@ type function struct {
 	// raw is what Register was given; see invocationHandler.
 	raw     any
 	timeout time.Duration
+	after   *sync.WaitGroup
 }
 
 // FunctionOption configures a registered function.
@@ -81,7 +86,7 @@ func (f *Functions) Register(name string, handler any, opts ...FunctionOption) {
 			panic(fmt.Sprintf("awslocal: Register(%q): %T is not a Lambda handler", name, handler))
 		}
 	}
-	fn := &function{name: name, handler: lambda.NewHandler(handler), raw: handler, timeout: DefaultFunctionTimeout}
+	fn := &function{name: name, handler: lambda.NewHandler(handler), raw: handler, timeout: DefaultFunctionTimeout, after: &f.after}
 	for _, o := range opts {
 		o(fn)
 	}
@@ -106,8 +111,12 @@ func (f *Functions) OnEventError(fn func(name string, err error)) {
 	f.onEvent = fn
 }
 
-// Wait blocks until every Event invocation started so far has finished.
-func (f *Functions) Wait() { f.events.Wait() }
+// Wait blocks until every Event invocation started so far has finished,
+// and every invocation's work after its answer.
+func (f *Functions) Wait() {
+	f.events.Wait()
+	f.after.Wait()
+}
 
 func (f *Functions) lookup(name string) (*function, bool) {
 	f.mu.RLock()
@@ -226,6 +235,18 @@ func (fn *function) invoke(lc *lambdacontext.LambdaContext, payload []byte, trac
 	if traceHeader != "" {
 		base = context.WithValue(base, "x-amzn-trace-id", traceHeader) //nolint:staticcheck // the runtime's own key
 	}
+	// The work the invocation hands to afterward.Go runs after its answer,
+	// as in Lambda with the afterward extension: the caller gets the
+	// answer at once, Wait waits for the work.
+	tasks := afterward.New()
+	base = afterward.With(base, tasks)
+	fn.after.Add(1)
+	defer func() {
+		go func() {
+			tasks.Wait()
+			fn.after.Done()
+		}()
+	}()
 	ctx, cancel := context.WithTimeout(base, fn.timeout)
 	defer cancel()
 

@@ -23,6 +23,9 @@ import (
 // returns promptly, long enough not to spin.
 const pollWait = 1
 
+// DefaultPollers poll a mapping that declares no maximum concurrency.
+const DefaultPollers = 2
+
 // StartQueueSource runs an SQS event source mapping for the function (served
 // by the Lambda API at MappingsPath: List/Get/UpdateEventSourceMapping,
 // Enabled and ScalingConfig.MaximumConcurrency honoured): like Lambda's,
@@ -39,10 +42,16 @@ func (s *Triggers) StartQueueSource(name string, src QueueSource) error {
 	if src.BatchSize <= 0 {
 		src.BatchSize = 10
 	}
+	// A declared maximum is the mapping's ScalingConfig, as AWS reports
+	// it; without one Lambda scales by itself, and locally DefaultPollers
+	// poll.
+	declared := src.MaxConcurrency
 	if src.MaxConcurrency <= 0 {
-		src.MaxConcurrency = 2
+		src.MaxConcurrency = DefaultPollers
 	}
-	s.spawn(s.addMapping(name, src), src.MaxConcurrency)
+	m := s.addMapping(name, src)
+	m.maxConc = max(declared, 0)
+	s.spawn(m, src.MaxConcurrency)
 	return nil
 }
 

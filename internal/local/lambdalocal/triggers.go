@@ -1,6 +1,7 @@
 package lambdalocal
 
 import (
+	"encoding/json"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -47,16 +48,25 @@ type QueueSource struct {
 	QueueARN    string
 	BatchSize   int
 	BatchWindow time.Duration
-	// MaxConcurrency bounds concurrent invocations (default 2).
+	// MaxConcurrency bounds concurrent invocations (the mapping's
+	// ScalingConfig; 0: none, and DefaultPollers poll).
 	MaxConcurrency int
 }
 
 func (QueueSource) trigger() {}
 
-// Schedule invokes the function every Every with an EventBridge scheduled
-// event (events.EventBridgeEvent, detail-type "Scheduled Event").
+// Schedule invokes the function as an EventBridge rule does: every Every,
+// or at each time Next gives (a daily rule), with the rule's Input, or
+// without one an EventBridge scheduled event (events.EventBridgeEvent,
+// detail-type "Scheduled Event") naming Rule.
 type Schedule struct {
+	Rule  string
 	Every time.Duration
+	// Next, when set, is the first run after a time (Every is then
+	// unused).
+	Next func(after time.Time) time.Time
+	// Input is what the function receives (a rule target's fixed input).
+	Input json.RawMessage
 }
 
 func (Schedule) trigger() {}

@@ -10,11 +10,14 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 )
 
 // LabelInvocation is the CPU-profile label (runtime/pprof) that names the
@@ -25,6 +28,11 @@ const (
 	LabelInvocation = "costmodel.invocation"
 	LabelMeter      = "costmodel.meter"
 )
+
+// FIFOSuffix marks a call on a FIFO queue in an invocation's trace
+// ("SQS.SendMessage (FIFO)"): the latency model prices it apart, the
+// duration model as any SQS call.
+const FIFOSuffix = " (FIFO)"
 
 // clientContextKey links a synchronous Lambda Invoke to the invocation it
 // starts: the meter puts the call's token in the request's client context,
@@ -57,6 +65,9 @@ type tracedCall struct {
 	pos   int // root calls done before it (children: at their first call)
 	op    string
 	token string // Lambda.Invoke: links the invocation it started
+	// after: made by work the invocation does after its answer
+	// (afterward.Go): billed, but nobody waits for it.
+	after bool
 }
 
 type invocationKey struct{}
@@ -123,7 +134,10 @@ func (m *Meter) trace(ctx context.Context, op string, params any) (any, func()) 
 	}
 	gid := goid()
 	inv.mu.Lock()
-	c := tracedCall{gid: gid, op: op}
+	c := tracedCall{gid: gid, op: op, after: afterward.After(ctx)}
+	if strings.HasSuffix(queueURL(params), ".fifo") {
+		c.op += FIFOSuffix
+	}
 	if gid == inv.root {
 		c.pos = inv.rootDone
 	} else {
@@ -175,8 +189,11 @@ type RoleCompute struct {
 	// Invoke includes its callee's billed duration), and CPU (the role's
 	// CPU per invocation on one core as priced, stretched to its memory's
 	// CPU share).
-	Calls    int     `json:"calls"`
-	WaitMs   float64 `json:"waitMs"`
+	Calls  int     `json:"calls"`
+	WaitMs float64 `json:"waitMs"`
+	// AnswerMs is the part of BilledMs before the invocation's answer
+	// (what its caller waits for); the rest is work after it.
+	AnswerMs float64 `json:"answerMs"`
 	CPUMs    float64 `json:"cpuMs"`
 	BilledMs float64 `json:"billedMs"`
 	// PricedCPUMs is the CPU per invocation on one core the model was
@@ -219,6 +236,7 @@ func (m *Meter) Compute(model DurationModel, cpu map[string]time.Duration) []Rol
 		inv.mu.Unlock()
 		rc.Invocations++
 		rc.WaitMs += float64(d.wait) / float64(time.Millisecond)
+		rc.AnswerMs += float64(d.answer) / float64(time.Millisecond)
 		rc.CPUMs += float64(d.cpu) / float64(time.Millisecond)
 		rc.BilledMs += float64(d.billed) / float64(time.Millisecond)
 		rc.GBSeconds += LambdaGBSeconds(inv.memoryMB, float64(d.billed)/float64(time.Millisecond))
@@ -239,11 +257,18 @@ func (m *Meter) Compute(model DurationModel, cpu map[string]time.Duration) []Rol
 	return out
 }
 
-type modelled struct{ wait, cpu, billed time.Duration }
+// modelled is one invocation as the model prices it: the calls waited on
+// (before and after the answer), CPU, the answer (when the caller has its
+// result) and the billed duration (when the work after it is done too).
+type modelled struct{ wait, cpu, answer, billed time.Duration }
 
 // invocation models one invocation: the root goroutine's calls in turn,
 // and between two of them the goroutines it fanned out to, side by side
-// (the longest counts).
+// (the longest counts), then its CPU: that is its answer. Work it does
+// after the answer (afterward.Go) is billed on top: its goroutines side by
+// side, from the answer on (an upper bound: such work starts before the
+// answer, as soon as the handler hands it over). A synchronous Lambda
+// Invoke waits for its callee's answer, not for its billed duration.
 func (model DurationModel) invocation(inv *invocation, callees map[string]*invocation, cpuOf map[string]time.Duration, memo map[*invocation]modelled) modelled {
 	if d, ok := memo[inv]; ok {
 		return d
@@ -258,22 +283,26 @@ func (model DurationModel) invocation(inv *invocation, callees map[string]*invoc
 		if c.token != "" {
 			d = model.InvokeOverhead
 			if callee, ok := callees[c.token]; ok {
-				d += model.invocation(callee, callees, cpuOf, memo).billed
+				d += model.invocation(callee, callees, cpuOf, memo).answer
 			}
 		}
 		return d
 	}
-	var wait time.Duration
+	var wait, after time.Duration
 	lanes := map[int]map[int64]time.Duration{} // position -> goroutine -> its calls' time
+	afterLanes := map[int64]time.Duration{}
 	for _, c := range calls {
-		if c.gid == root {
+		switch {
+		case c.after:
+			afterLanes[c.gid] += latency(c)
+		case c.gid == root:
 			wait += latency(c)
-			continue
+		default:
+			if lanes[c.pos] == nil {
+				lanes[c.pos] = map[int64]time.Duration{}
+			}
+			lanes[c.pos][c.gid] += latency(c)
 		}
-		if lanes[c.pos] == nil {
-			lanes[c.pos] = map[int64]time.Duration{}
-		}
-		lanes[c.pos][c.gid] += latency(c)
 	}
 	for _, gs := range lanes {
 		longest := time.Duration(0)
@@ -282,9 +311,13 @@ func (model DurationModel) invocation(inv *invocation, callees map[string]*invoc
 		}
 		wait += longest
 	}
+	for _, d := range afterLanes {
+		after = max(after, d)
+	}
 	cpu := model.CPUWall(inv.memoryMB, cpuOf[inv.role])
+	answer := wait + cpu
 	// Lambda bills at least a millisecond.
-	d := modelled{wait: wait, cpu: cpu, billed: max(Billed(wait+cpu), time.Millisecond)}
+	d := modelled{wait: wait + after, cpu: cpu, answer: answer, billed: max(Billed(answer+after), time.Millisecond)}
 	memo[inv] = d
 	return d
 }

@@ -2,7 +2,10 @@ package costmodel
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,13 +43,16 @@ type Meter struct {
 	invs    []*invocation
 	callees map[string]*invocation
 	nextInv int
+	// written are the items written since Reset, by table and key (what
+	// Stored reads back).
+	written map[string]map[string]map[string]ddbtypes.AttributeValue
 }
 
 // NewMeter meters calls on the tables of a stage with resource prefix
 // prefix.
 func NewMeter(peek *dynamodb.Client, prefix string) *Meter {
 	m := &Meter{Peek: peek, tables: map[string]table.Def{}, calls: map[string]int{}, wru: map[string]float64{},
-		callees: map[string]*invocation{}}
+		callees: map[string]*invocation{}, written: map[string]map[string]map[string]ddbtypes.AttributeValue{}}
 	for _, d := range table.All() {
 		m.tables[d.PhysicalName(prefix)] = d
 	}
@@ -59,6 +65,7 @@ func (m *Meter) Reset() {
 	defer m.mu.Unlock()
 	m.u, m.calls, m.wru = Units{}, map[string]int{}, map[string]float64{}
 	m.invs, m.callees = nil, map[string]*invocation{}
+	m.written = map[string]map[string]map[string]ddbtypes.AttributeValue{}
 }
 
 // WRUByOperation is the DynamoDB write units since the last Reset, by
@@ -311,6 +318,7 @@ func (m *Meter) priceWrites(ctx context.Context, op string, writes []write, fact
 			continue
 		}
 		now := m.peek(ctx, w.tbl, w.key)
+		m.noteWritten(w.tbl, w.key)
 		u.WRU += factor * writeUnits(max(ItemSize(w.old), ItemSize(now)))
 		ix := indexWrites(w.def, w.old, now)
 		u.WRU += ix
@@ -564,3 +572,77 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	}
 	return s[len(prefix):], true
 }
+
+// noteWritten remembers an item written (Stored reads it back).
+func (m *Meter) noteWritten(tbl string, key map[string]ddbtypes.AttributeValue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.written[tbl] == nil {
+		m.written[tbl] = map[string]map[string]ddbtypes.AttributeValue{}
+	}
+	m.written[tbl][fmt.Sprint(plainKey(key))] = key
+}
+
+func plainKey(key map[string]ddbtypes.AttributeValue) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(key)) {
+		switch v := key[k].(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			out = append(out, k+"="+v.Value)
+		case *ddbtypes.AttributeValueMemberN:
+			out = append(out, k+"="+v.Value)
+		default:
+			out = append(out, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return out
+}
+
+// itemOverhead is what DynamoDB adds to every item it stores, in the
+// table and in each index, for its storage bill.
+const itemOverhead = 100
+
+// Stored is the storage, in bytes by table, of the items written since
+// Reset as they are now (an item deleted since is none): each item's size
+// and, for every index it is in, its projection's, each with DynamoDB's
+// 100 bytes of overhead.
+func (m *Meter) Stored(ctx context.Context) map[string]float64 {
+	m.mu.Lock()
+	written := map[string][]map[string]ddbtypes.AttributeValue{}
+	for tbl, keys := range m.written {
+		for _, k := range keys {
+			written[tbl] = append(written[tbl], k)
+		}
+	}
+	m.mu.Unlock()
+	out := map[string]float64{}
+	for tbl, keys := range written {
+		def := m.tables[tbl]
+		for _, k := range keys {
+			item := m.peek(ctx, tbl, k)
+			if item == nil {
+				continue
+			}
+			out[def.Name] += float64(ItemSize(item) + itemOverhead)
+			for _, ix := range def.Indexes {
+				if inIndex(ix, item) {
+					out[def.Name] += float64(ItemSize(project(def, ix, item)) + itemOverhead)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// StorageGBMonths prices stored bytes by table (Stored) for as long as
+// each table keeps its items: keptDays by table name (table.Def.Name).
+func StorageGBMonths(stored map[string]float64, keptDays map[string]float64) float64 {
+	total := 0.0
+	for tbl, b := range stored {
+		total += b / (1 << 30) * keptDays[tbl] / daysPerMonth
+	}
+	return total
+}
+
+// daysPerMonth is AWS's month for storage bills (730 hours).
+const daysPerMonth = 730.0 / 24

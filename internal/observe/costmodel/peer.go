@@ -1,5 +1,7 @@
 package costmodel
 
+import "time"
+
 // Peer is the architecture a platform team would build instead of this
 // one, priced with the same table: API Gateway (for a webhook) → a Lambda
 // that verifies the request and puts the event on an EventBridge bus
@@ -37,14 +39,40 @@ type Peer struct {
 	// IdempotencyItemBytes is the idempotency record as written
 	// (key hash, status, expiries, the stored response).
 	IdempotencyItemBytes int `json:"idempotencyItemBytes"`
-	// GBSeconds and LogBytes per event are taken from this platform's
-	// measured path for the same events, so the comparison is of the
-	// architectures' billed requests, not of the code (the peer's front
-	// function does less than webhook and ingest together: read its
-	// compute as an upper bound).
-	GBSeconds  float64 `json:"gbSeconds"`
-	LogBytes   float64 `json:"logBytes"`
-	TraceShare float64 `json:"traceShare"`
+	// FIFO: the subscribers' queues are FIFO (EventBridge targets a FIFO
+	// queue with a message group), as this platform's queue is for the
+	// same events.
+	FIFO bool `json:"fifo,omitempty"`
+	// GBSeconds per event is the peer's own compute (PeerCompute: its
+	// front function and its consumers, priced with the same duration
+	// model as this platform's functions).
+	GBSeconds float64 `json:"gbSeconds"`
+	// LogBytes, EMFBytes and TraceShare per event are this platform's for
+	// the same events (a team logs, emits metrics and samples traces
+	// too); DataOutBytes are the same deliveries to the subscribers.
+	LogBytes     float64 `json:"logBytes"`
+	EMFBytes     float64 `json:"emfBytes"`
+	DataOutBytes float64 `json:"dataOutBytes"`
+	TraceShare   float64 `json:"traceShare"`
+	// IdempotencyKeptHours is how long an idempotency record is kept
+	// (Powertools' default expiry: an hour).
+	IdempotencyKeptHours float64 `json:"idempotencyKeptHours"`
+}
+
+// PeerCompute is the peer's Lambda compute per event at model: a front
+// function of frontMB that verifies the request (frontCPU) and puts the
+// event (one EventBridge PutEvents), and per subscriber a consumer of
+// consumerMB that, per message, puts and updates its idempotency record
+// around the side effect (consumerCPU per message; a batch's messages
+// run one after another, as a Powertools handler does), at batch
+// messages per invocation.
+func PeerCompute(model DurationModel, frontMB int, frontCPU time.Duration, consumerMB int, consumerCPU time.Duration, subscribers, batch int) float64 {
+	batch = max(batch, 1)
+	front := Billed(model.Latency("EventBridge.PutEvents") + model.CPUWall(frontMB, frontCPU))
+	perMessage := model.Latency("DynamoDB.PutItem") + model.Latency("DynamoDB.UpdateItem") + model.CPUWall(consumerMB, consumerCPU)
+	consumer := Billed(time.Duration(batch) * perMessage)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return LambdaGBSeconds(frontMB, ms(front)) + float64(subscribers)*LambdaGBSeconds(consumerMB, ms(consumer))/float64(batch)
 }
 
 // Units are what one event costs on the peer architecture.
@@ -62,7 +90,13 @@ func (p Peer) Units() Units {
 		LambdaInvocations: 1 + subs/batch,
 		LambdaGBSeconds:   p.GBSeconds,
 		LogBytes:          p.LogBytes,
+		EMFBytes:          p.EMFBytes,
+		DataOutBytes:      p.DataOutBytes,
 		Traces:            p.TraceShare,
+		StorageGBMonths:   subs * float64(p.IdempotencyItemBytes+itemOverhead) / (1 << 30) * p.IdempotencyKeptHours / 24 / daysPerMonth,
+	}
+	if p.FIFO {
+		u.SQSRequests, u.SQSFIFORequests = 0, u.SQSRequests
 	}
 	if p.ViaAPI {
 		u.APIRequests = APIRequestUnits(p.EventBytes)

@@ -1,7 +1,9 @@
 package costmodel_test
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,3 +54,35 @@ func TestPeerUnits(t *testing.T) {
 	u := costmodel.Peer{Subscribers: 1, EventBytes: 5 << 10, ViaAPI: true, BatchSize: 1, IdempotencyItemBytes: 300}.Units()
 	require.InDelta(t, 1.00+3*0.40+2*0.625+2*0.20+1.00, costmodel.USEast1.Total(u)*1e6, 1e-6)
 }
+
+// The peer's own compute: its front function waits for one PutEvents and
+// its CPU, each consumer message for the idempotency put and update and
+// its CPU, a batch's messages one after another, each billed rounded up
+// to the millisecond at its memory.
+func TestPeerCompute(t *testing.T) {
+	t.Parallel()
+	cpu := costmodel.InRegion.CPUWall(256, 500*time.Microsecond) // 3.455 ms
+	front := costmodel.LambdaGBSeconds(256, math.Ceil(20+ms(cpu)))
+	consumer := costmodel.LambdaGBSeconds(256, math.Ceil(8+8+ms(cpu)))
+	got := costmodel.PeerCompute(costmodel.InRegion, 256, 500*time.Microsecond, 256, 500*time.Microsecond, 1, 1)
+	require.InDelta(t, front+consumer, got, 1e-12)
+	batched := costmodel.LambdaGBSeconds(256, math.Ceil(5*(8+8+ms(cpu))))
+	got = costmodel.PeerCompute(costmodel.InRegion, 256, 500*time.Microsecond, 256, 500*time.Microsecond, 2, 5)
+	require.InDelta(t, front+2*batched/5, got, 1e-12)
+}
+
+// A peer on FIFO queues pays SQS's FIFO price for the same requests, and
+// its idempotency records are stored for as long as they are kept.
+func TestPeerFIFOAndStorage(t *testing.T) {
+	t.Parallel()
+	p := costmodel.Peer{Subscribers: 1, EventBytes: 5 << 10, ViaAPI: true, BatchSize: 1, IdempotencyItemBytes: 300, FIFO: true, IdempotencyKeptHours: 1,
+		EMFBytes: 400, DataOutBytes: 5000}
+	u := p.Units()
+	require.Zero(t, u.SQSRequests)
+	require.InDelta(t, 3, u.SQSFIFORequests, 1e-9)
+	require.InDelta(t, 400.0/(1<<30)/730, u.StorageGBMonths, 1e-18, "300 bytes + 100 of overhead, an hour of a 730-hour month")
+	require.InDelta(t, 400, u.EMFBytes, 1e-9)
+	require.InDelta(t, 5000, u.DataOutBytes, 1e-9)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -25,6 +25,16 @@ type Prices struct {
 	// The alternatives a user would pick instead: EventBridge custom
 	// events (per event put), SNS publish (per request).
 	EventBridgeEvent float64
+	// Data transfer out to the internet, per byte (the first 10 TB a
+	// month; the account's first 100 GB a month are free, left out).
+	DataOutByte float64
+	// DynamoDB standard table storage and continuous backups
+	// (point-in-time recovery), per GB-month (storage's first 25 GB a
+	// month free, left out).
+	DynamoDBStorageGBMonth, PITRGBMonth float64
+	// Step Functions standard workflows, per state transition (the first
+	// 4,000 a month free, left out).
+	StateTransition float64
 }
 
 // USEast1 are the us-east-1 list prices used by docs/cost.md; update the
@@ -42,6 +52,10 @@ var USEast1 = Prices{
 	Trace:      5.00 / 1e6,
 
 	EventBridgeEvent: 1.00 / 1e6,
+
+	DataOutByte:            0.09 / (1 << 30),
+	DynamoDBStorageGBMonth: 0.25, PITRGBMonth: 0.20,
+	StateTransition: 0.025 / 1e3,
 }
 
 // Line is one billed line: what, and its dollars.
@@ -63,6 +77,11 @@ func (p Prices) Dollars(u Units) []Line {
 		{"Lambda compute", u.LambdaGBSeconds * p.LambdaGBSecond},
 		{"API Gateway", u.APIRequests * p.APIRequest},
 		{"CloudWatch Logs", u.LogBytes * p.LogByte},
+		{"CloudWatch Logs (EMF metrics)", u.EMFBytes * p.LogByte},
+		{"Data transfer out", u.DataOutBytes * p.DataOutByte},
+		{"DynamoDB storage", u.StorageGBMonths * p.DynamoDBStorageGBMonth},
+		{"DynamoDB PITR", u.StorageGBMonths * p.PITRGBMonth},
+		{"Step Functions", u.StateTransitions * p.StateTransition},
 		{"X-Ray", u.Traces * p.Trace},
 		{"EventBridge", u.EventBridgeEvents * p.EventBridgeEvent},
 	}

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Path is what one event costs on one path, per event.
@@ -25,6 +28,9 @@ type Path struct {
 	// Compute is how Units.LambdaGBSeconds was modelled, by function
 	// role, summed over the path's invocations (Meter.Compute).
 	Compute []RoleCompute `json:"compute,omitempty"`
+	// Ack is the latency model's answer to the path's caller (a webhook's
+	// provider: API Gateway's response), when the path has one.
+	Ack *Answer `json:"ack,omitempty"`
 }
 
 // Mix weighs paths into a reference workload: path name → events of that
@@ -122,7 +128,16 @@ func Growth(committed, got Report) []string {
 		check("Lambda invocations", g.Units.LambdaInvocations, c.Units.LambdaInvocations, 0)
 		check("API Gateway requests", g.Units.APIRequests, c.Units.APIRequests, 0)
 		check("log bytes", g.Units.LogBytes, c.Units.LogBytes, 0.10)
+		check("EMF bytes", g.Units.EMFBytes, c.Units.EMFBytes, 0.10)
+		check("data out bytes", g.Units.DataOutBytes, c.Units.DataOutBytes, 0.10)
+		check("DynamoDB storage GB-months", g.Units.StorageGBMonths, c.Units.StorageGBMonths, 0.15)
+		check("Step Functions transitions", g.Units.StateTransitions, c.Units.StateTransitions, 0)
 		check("Lambda GB-seconds", g.Units.LambdaGBSeconds, c.Units.LambdaGBSeconds, 0.05)
+		if g.Ack != nil && c.Ack != nil {
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			check("ack p50 ms", ms(g.Ack.P50), ms(c.Ack.P50), 0.05)
+			check("ack p99 ms", ms(g.Ack.P99), ms(c.Ack.P99), 0.05)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -172,18 +187,32 @@ func Render(w io.Writer, r Report, p Prices, header string) {
 	fmt.Fprintf(w, "| *SNS → SQS fan-out, 1 topic*: publish, then receive + delete per subscriber queue (consumer Lambda extra) | %s | SNS %s, SQS %s |\n",
 		usd((p.SNSRequest+2*p.SQSRequest)*1e6), usd(p.SNSRequest*1e6), usd(2*p.SQSRequest*1e6))
 
+	for _, m := range r.Mixes {
+		if m.Name != "Stripe reference" {
+			continue
+		}
+		u := r.MixUnits(m)
+		low := u
+		low.Traces = 1
+		fmt.Fprintf(w, "\nX-Ray below volume: the default sampling rule records the first request each second and %.0f%% of the rest, "+
+			"so the figures above (%.0f%% of events traced, %s per million) hold at volume; at 1 event/s every event is traced: "+
+			"X-Ray %s per million, the %s at 1 event/s %s.\n",
+			u.Traces*100, u.Traces*100, usd(u.Traces*p.Trace*1e6), usd(p.Trace*1e6), m.Name, usd(p.Total(low)*1e6))
+	}
+
 	if len(r.Peers) > 0 {
 		fmt.Fprint(w, peerNote)
+		renderLines(w, r, p)
 	}
 
 	fmt.Fprintln(w, "\n## Per path, per event")
-	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req (FIFO) | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes | traces |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "\n| path | $/M | WRU (index) | RRU | SQS req (FIFO) | S3 PUT/GET | Lambda inv | Lambda GB-s | API req | log bytes (EMF) | out bytes | stored KB-months | SFN transitions | traces |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, pa := range r.Paths {
 		u := pa.Units
-		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s (%s) | %s/%s | %s | %.5f | %s | %.0f | %.3f |\n", pa.Name, usd(p.Total(u)*1e6),
+		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s (%s) | %s/%s | %s | %.5f | %s | %.0f (%.0f) | %.0f | %.3f | %s | %.3f |\n", pa.Name, usd(p.Total(u)*1e6),
 			num(u.WRU), num(u.WRUIndex), num(u.RRU), num(u.SQSRequests+u.SQSFIFORequests), num(u.SQSFIFORequests), num(u.S3Tier1), num(u.S3Tier2), num(u.LambdaInvocations),
-			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes, u.Traces)
+			u.LambdaGBSeconds, num(u.APIRequests), u.LogBytes+u.EMFBytes, u.EMFBytes, u.DataOutBytes, u.StorageGBMonths*(1<<20), num(u.StateTransitions), u.Traces)
 	}
 	renderCompute(w, r)
 	fmt.Fprintln(w, "\n### Requests per event, by operation")
@@ -242,5 +271,92 @@ func renderCompute(w io.Writer, r Report) {
 			fmt.Fprintf(w, "| %s | %s (%d) | %d | %s | %.1f | %.2f (%.2f) | %.2f | %.1f | %.1f | %.5f |\n", pa.Name, c.Role, c.MemoryMB, c.Invocations,
 				num(float64(c.Calls)/n), c.WaitMs/n, c.PricedCPUMs, c.MeasuredCPUMs, c.CPUMs/n, c.BilledMs/n, c.WallMs/n, c.GBSeconds/float64(max(pa.Events, 1)))
 		}
+	}
+}
+
+// renderLines prices the reference mixes and their peers line by line,
+// side by side: every billed item.
+func renderLines(w io.Writer, r Report, p Prices) {
+	type col struct {
+		name string
+		u    Units
+	}
+	var cols []col
+	for _, m := range r.Mixes {
+		if !strings.Contains(m.Name, "reference") {
+			continue
+		}
+		cols = append(cols, col{m.Name, r.MixUnits(m)})
+		for _, pe := range r.Peers {
+			if pe.Name == m.Name {
+				cols = append(cols, col{"peer: " + pe.Name, pe.Units()})
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n### Every billed item, per million events, beside the peer")
+	fmt.Fprintln(w)
+	head, rule := "| item |", "|---|"
+	for _, c := range cols {
+		head += " " + c.name + " |"
+		rule += "---:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
+	var items []string
+	for _, l := range p.Dollars(Units{}) {
+		items = append(items, l.Item)
+	}
+	sort.Strings(items)
+	for _, item := range items {
+		line := "| " + item + " |"
+		for _, c := range cols {
+			for _, l := range p.Dollars(c.u) {
+				if l.Item == item {
+					line += " " + usd(l.Dollars*1e6) + " |"
+				}
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+	total := "| **total** |"
+	for _, c := range cols {
+		total += " **" + usd(p.Total(c.u)*1e6) + "** |"
+	}
+	fmt.Fprintln(w, total)
+}
+
+// RenderAck writes the latency model's section of docs/cost.md: each hop
+// with its source, and the answer of every path that has one.
+func RenderAck(w io.Writer, r Report, m LatencyModel) {
+	fmt.Fprintln(w, "\n## The Stripe ack, by the latency model")
+	fmt.Fprintln(w, "\nWhat Stripe waits for: API Gateway, the webhook function, its synchronous invoke of ingest and ingest's calls up to its answer, each call as the run recorded it (`costmodel.LatencyModel`, `InRegionLatency`: each hop log-normal with the median and 99th percentile below, independent; every function's CPU as priced above, stretched to its memory's CPU share; 20,000 draws per event, fixed seed). Work after an answer (ingest's record of its send) is billed but not waited for.")
+	fmt.Fprintln(w, "\n| hop | p50 ms | p99 ms | source |")
+	fmt.Fprintln(w, "|---|---:|---:|---|")
+	row := func(name string, h Hop) {
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %s |\n", name, float64(h.P50)/float64(time.Millisecond), float64(h.P99)/float64(time.Millisecond), h.Source)
+	}
+	row("API Gateway (HTTP API)", m.Gateway)
+	row("Lambda Invoke (synchronous, warm)", m.Invoke)
+	for _, op := range slices.Sorted(maps.Keys(m.Call)) {
+		row(op, m.Call[op])
+	}
+	for _, svc := range slices.Sorted(maps.Keys(m.Service)) {
+		row(svc+" (other operations)", m.Service[svc])
+	}
+	row("anything else", m.Default)
+	fmt.Fprintln(w, "\n| path | requests | ack p50 ms | ack p99 ms | on the critical path, per request |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|")
+	for _, pa := range r.Paths {
+		if pa.Ack == nil || pa.Ack.Requests == 0 {
+			continue
+		}
+		var hops []string
+		for _, op := range slices.Sorted(maps.Keys(pa.Ack.Path)) {
+			hops = append(hops, fmt.Sprintf("%s %s", op, num(pa.Ack.Path[op])))
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %s |\n", pa.Name, pa.Ack.Requests, float64(pa.Ack.P50)/float64(time.Millisecond), float64(pa.Ack.P99)/float64(time.Millisecond), strings.Join(hops, ", "))
 	}
 }

@@ -36,6 +36,20 @@ type Units struct {
 	// EventBridge custom events put (64 KiB chunks): the peer
 	// architecture only.
 	EventBridgeEvents float64 `json:"eventBridgeEvents,omitempty"`
+	// EMFBytes are the bytes of the EMF metric lines the functions wrote
+	// (CloudWatch Logs ingestion; the metrics they define are a cost per
+	// metric and month, not per event).
+	EMFBytes float64 `json:"emfBytes"`
+	// DataOutBytes are the bytes sent from AWS to the internet: the
+	// deliveries to subscribers (request line, headers, body).
+	DataOutBytes float64 `json:"dataOutBytes"`
+	// StorageGBMonths are the DynamoDB items the path left stored (table
+	// and index entries, 100 bytes of overhead each) for as long as they
+	// are kept, in GB-months: billed as storage and again as
+	// point-in-time recovery (every table has it on).
+	StorageGBMonths float64 `json:"storageGbMonths"`
+	// StateTransitions are Step Functions (standard) state transitions.
+	StateTransitions float64 `json:"stateTransitions,omitempty"`
 }
 
 // Add sums o into u.
@@ -55,6 +69,10 @@ func (u *Units) Add(o Units) {
 	u.LogBytes += o.LogBytes
 	u.Traces += o.Traces
 	u.EventBridgeEvents += o.EventBridgeEvents
+	u.EMFBytes += o.EMFBytes
+	u.DataOutBytes += o.DataOutBytes
+	u.StorageGBMonths += o.StorageGBMonths
+	u.StateTransitions += o.StateTransitions
 }
 
 // Per divides every unit by n (per event).
@@ -72,6 +90,8 @@ func (u Units) Scale(f float64) Units {
 		S3Tier1: u.S3Tier1 * f, S3Tier2: u.S3Tier2 * f, SNSRequests: u.SNSRequests * f, SecretsRequests: u.SecretsRequests * f,
 		LambdaInvocations: u.LambdaInvocations * f, LambdaGBSeconds: u.LambdaGBSeconds * f, APIRequests: u.APIRequests * f,
 		LogBytes: u.LogBytes * f, Traces: u.Traces * f, EventBridgeEvents: u.EventBridgeEvents * f,
+		EMFBytes: u.EMFBytes * f, DataOutBytes: u.DataOutBytes * f, StorageGBMonths: u.StorageGBMonths * f,
+		StateTransitions: u.StateTransitions * f,
 	}
 }
 

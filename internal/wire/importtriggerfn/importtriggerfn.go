@@ -32,11 +32,11 @@ func Load(r *envconf.Reader) (Config, error) {
 	return c, c.Validate()
 }
 
-// New builds the handler: an engine over every kind (for their argument
-// checks), none of their ports.
+// New builds the handler: an engine over the kinds' descriptions (their
+// argument checks); the import's steps run in jobs-worker.
 func New(c Config, cl jobsfn.Clients, rt wire.Runtime) (*jobkinds.ImportTrigger, error) {
 	rt = rt.WithDefaults()
-	e, err := jobsfn.NewSweep(c.Config, cl, rt)
+	e, err := jobsfn.New(c.Config, cl, rt, jobkinds.Kinds())
 	if err != nil {
 		return nil, err
 	}

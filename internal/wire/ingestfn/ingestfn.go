@@ -14,7 +14,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/kit/afterward"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/kit/zdict"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -114,10 +116,21 @@ func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
 		// The caller's trace continues into SQS (AWSTraceHeader); a no-op
 		// unless tracing is on.
 		TraceHeader: trace.Header,
+		// The enqueued marks after the answer, in the same invocation
+		// (functions/ingest registers the extension that holds the
+		// execution environment for them; without it they run before the
+		// answer).
+		Later: afterward.Go,
 	}
 }
 
-// New builds the ingestion service.
+// New builds the ingestion service. It builds the payload compressor's
+// dictionary tables now, at cold start (where Lambda gives init more CPU
+// than the handler gets), instead of in the first event's answer: ingest
+// compresses every Stripe payload (docs/payload-compression.md).
 func New(c Config, cl Clients, rt wire.Runtime) (*ingest.Service, error) {
+	if err := zdict.Warm(); err != nil {
+		return nil, fmt.Errorf("ingest: payload dictionaries: %w", err)
+	}
 	return ingest.New(c.Ingest, Deps(c, cl, rt))
 }

@@ -116,11 +116,17 @@ func LoadSweep(r *envconf.Reader) (Config, error) {
 	return c, c.Validate()
 }
 
-// NewSweep builds the sweep's engine: every kind, for their names and
-// argument checks, none of their ports (their steps run in jobs-worker).
+// NewSweep builds the sweep's engine: the kinds' descriptions (their steps
+// run in jobs-worker), and for the daily retention purge the tenants with
+// a policy, each of whom gets one (its descriptor's schedule).
 func NewSweep(c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
-	return New(c, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Engine.Bucket,
-		Retention: jobkinds.RetentionDeps{Tenants: c.PolicyTenants(cl)}}))
+	kinds := jobkinds.Kinds()
+	for i, k := range kinds {
+		if k.Name == jobkinds.KindRetention {
+			kinds[i].DailyTenants = c.PolicyTenants(cl)
+		}
+	}
+	return New(c, cl, rt, kinds)
 }
 
 // Store is the jobs table adapter.

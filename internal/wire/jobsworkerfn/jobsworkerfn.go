@@ -1,6 +1,6 @@
 // Package jobsworkerfn wires the job engine's worker (jobs-worker, the jobs
-// queue's consumer) with every shipped kind and the clients their steps
-// need: DynamoDB, SQS, S3, Lambda (reconciliation publishes through ingest)
+// queue's consumer) with every shipped kind, each with its own deps, and
+// the clients their steps need: DynamoDB, SQS, S3, Lambda (reconciliation publishes through ingest)
 // and, on deployed stages, Secrets Manager (the Stripe API key). Tests and
 // a queue-less setup use it to run steps in the sweep too.
 package jobsworkerfn
@@ -158,35 +158,15 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}
 	blobs := &s3blob.S3{Client: cl.S3}
-	d := jobkinds.Deps{
-		Events:   exportSource{events, incidents},
-		Erasure:  &dynamo.Erasure{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
-		Payloads: blobs, Objects: purgeObjects{blobs}, Bucket: c.Engine.Bucket,
-		Stripe:       stripe.New(secret.List{}, tenants, rt.Log),
-		Ingest:       &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction},
-		StripeTypes:  c.StripeTypes,
-		Imports:      importObjects{blobs},
-		ImportTuning: c.Import,
-		Now:          rt.Now,
-		StripeFor: func(tenant string) jobkinds.Canonicalizer {
-			// As the webhook attributes (account map, then metadata), with
-			// the import's tenant as the default: an event naming no tenant
-			// is the file's tenant's, one naming another is refused.
-			m := tenants
-			m.Default = tenant
-			return stripe.New(secret.List{}, m, rt.Log)
-		},
-	}
+	objects := purgeObjects{blobs}
+	fence := dynamo.Fence{JobsTable: c.JobsTable}
+	ingest := &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction}
+	store := c.Store(cl.Clients)
 	policies, err := c.Retention(cl.Clients, nil, rt)
 	if err != nil {
 		return nil, err
 	}
-	d.Retention = jobkinds.RetentionDeps{
-		Policies: policies, Store: &dynamo.RetentionPurge{Events: events, Incidents: incidents, Fence: dynamo.Fence{JobsTable: c.JobsTable}},
-		Objects: purgeObjects{blobs}, Jobs: c.Store(cl.Clients), Tenants: c.PolicyTenants(cl.Clients),
-		ArchivePrefixes: c.ArchivePrefixes, JobsPrefix: jobs.ObjectPrefix, Now: rt.Now,
-	}
-	d.Rewrites = purgeObjects{blobs}
+	var stripeEvents jobkinds.StripeEvents
 	if c.HasStripeKey {
 		// Read on the first reconciliation step, not at cold start: most
 		// steps (exports, erasures) never need it.
@@ -197,9 +177,54 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 			}
 			return k, nil
 		}}
-		d.StripeEvents = stripeEvents{stripeapi.NewClient(c.StripeBaseURL, keys, nil)}
+		stripeEvents = stripeEventsAPI{stripeapi.NewClient(c.StripeBaseURL, keys, nil)}
 	}
-	return jobsfn.New(c.Config, cl.Clients, rt, jobkinds.Kinds(d))
+	// Each kind with its own deps: what its steps call and nothing else.
+	kinds := []jobs.Kind{
+		jobkinds.Export(jobkinds.ExportDeps{Source: exportSource{events, incidents}, Payloads: blobs, Objects: objects, Bucket: c.Engine.Bucket, Policies: policies}),
+		jobkinds.Erasure(jobkinds.ErasureDeps{Store: &dynamo.Erasure{Events: events, Incidents: incidents, Fence: fence}, Objects: objects,
+			Bucket: c.Engine.Bucket, Now: rt.Now, Rewrites: objects, ArchivePrefixes: c.ArchivePrefixes, Jobs: store}),
+		jobkinds.Reconcile(jobkinds.ReconcileDeps{Events: stripeEvents, Canon: stripe.New(secret.List{}, tenants, rt.Log), Ingest: ingest, Types: c.StripeTypes}),
+		jobkinds.FileImport(jobkinds.FileImportDeps{Objects: importObjects{blobs}, Ingest: ingest, Bucket: c.Engine.Bucket, Options: c.Import,
+			StripeFor: func(tenant string) jobkinds.Canonicalizer {
+				// As the webhook attributes (account map, then metadata),
+				// with the import's tenant as the default: an event naming
+				// no tenant is the file's tenant's, one naming another is
+				// refused.
+				m := tenants
+				m.Default = tenant
+				return stripe.New(secret.List{}, m, rt.Log)
+			}}),
+		jobkinds.Retention(jobkinds.RetentionDeps{Policies: policies, Store: &dynamo.RetentionPurge{Events: events, Incidents: incidents, Fence: fence},
+			Objects: objects, Jobs: store, Bucket: c.Engine.Bucket, ArchivePrefixes: c.ArchivePrefixes, JobsPrefix: jobs.ObjectPrefix, Now: rt.Now}),
+	}
+	if err := runsEveryKind(kinds); err != nil {
+		return nil, err
+	}
+	return jobsfn.New(c.Config, cl.Clients, rt, kinds)
+}
+
+// runsEveryKind refuses a worker that does not run every registered kind
+// (jobkinds.Kinds) with its handler: a kind added there and not here would
+// have its jobs started and never run.
+func runsEveryKind(kinds []jobs.Kind) error {
+	run := map[string]bool{}
+	for _, k := range kinds {
+		if k.Handler == nil {
+			return fmt.Errorf("jobs-worker: kind %s has no handler", k.Name)
+		}
+		run[k.Name] = true
+	}
+	var missing []string
+	for _, k := range jobkinds.Kinds() {
+		if !run[k.Name] {
+			missing = append(missing, k.Name)
+		}
+	}
+	if len(missing) > 0 || len(run) != len(jobkinds.Kinds()) {
+		return fmt.Errorf("jobs-worker: it runs %d kinds, jobkinds.Kinds registers %d (not run: %v)", len(run), len(jobkinds.Kinds()), missing)
+	}
+	return nil
 }
 
 // importObjects adapts the S3 adapter to the file import's port.
@@ -264,10 +289,10 @@ type exportSource struct {
 	*dynamo.Incidents
 }
 
-// stripeEvents adapts the Stripe client to the reconcile kind's port.
-type stripeEvents struct{ c *stripeapi.Client }
+// stripeEventsAPI adapts the Stripe client to the reconcile kind's port.
+type stripeEventsAPI struct{ c *stripeapi.Client }
 
-func (s stripeEvents) ListEvents(ctx context.Context, p jobkinds.StripeListParams) ([]json.RawMessage, bool, error) {
+func (s stripeEventsAPI) ListEvents(ctx context.Context, p jobkinds.StripeListParams) ([]json.RawMessage, bool, error) {
 	page, err := s.c.ListEvents(ctx, stripeapi.ListParams{CreatedFrom: p.CreatedFrom, StartingAfter: p.StartingAfter, Limit: p.Limit, Type: p.Type, Types: p.Types})
 	return page.Events, page.HasMore, err
 }

@@ -134,9 +134,9 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	var engine *jobs.Engine
 	var policies *retention.Service
 	if c.Jobs != nil {
-		// The kinds validate starts; their steps run in jobs-worker, so
-		// they need no ports here.
-		e, err := jobsfn.New(*c.Jobs, cl, rt, jobkinds.Kinds(jobkinds.Deps{Bucket: c.Bucket}))
+		// The kinds' descriptions validate starts; their steps run in
+		// jobs-worker.
+		e, err := jobsfn.New(*c.Jobs, cl, rt, jobkinds.Kinds())
 		if err != nil {
 			return Services{}, err
 		}
