@@ -216,7 +216,7 @@ func restorable(t *testing.T, tb tables, row outbox.Row) incident.Incident {
 	inc, err := tb.incidents.Save(context.Background(), incident.Incident{
 		ID: incident.ID(row.Key, row.Topic), EventID: row.EventID, EventKey: row.Key, TenantID: row.TenantID, Topic: row.Topic,
 		SourceQueue: "dlq", ErrorCode: "subscriber_rejected", ErrorMessage: "422",
-		Body: incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},
+		Body:   incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},
 		Status: incident.StatusRetrying, CreatedAt: t0, UpdatedAt: t0, LastFailedAt: t0,
 	})
 	require.NoError(t, err)
