@@ -26,6 +26,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 )
 
 const topic = topology.Billing
@@ -80,12 +81,18 @@ func setup(t testing.TB, mods ...func(*dlqarchiver.Config)) *bundle {
 	var err error
 	b.arch, err = dlqarchiver.New(cfg, dlqarchiver.Deps{
 		Incidents: &dynamo.Recovery{Events: b.events, Incidents: b.incidents}, Rows: b.events,
-		Bodies: b.bodies,
+		Erasures: b.erasures(), Bodies: b.bodies,
 		Alerts: b.alerts, Metrics: &metric.Emitter{W: b.metrics},
 		Now: func() time.Time { return t0 },
 	})
 	require.NoError(t, err)
 	return b
+}
+
+// erasures are the subject erasures as dlq-archiver finds them (the jobs
+// table).
+func (b *bundle) erasures() dlqarchiverfn.Erasures {
+	return dlqarchiverfn.Erasures{Jobs: &dynamo.Jobs{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}}
 }
 
 func attrs(kv ...string) map[string]events.SQSMessageAttribute {
@@ -318,7 +325,7 @@ func TestADeadLetterErasedWhileItIsArchivedOpensNoIncident(t *testing.T) {
 		topics[q.DLQARN] = name
 	}
 	arch, err := dlqarchiver.New(dlqarchiver.Config{DLQTopics: topics}, dlqarchiver.Deps{
-		Incidents: b.env.Recovery(), Rows: rows, Bodies: b.bodies, Alerts: b.alerts, Now: func() time.Time { return t0 },
+		Incidents: b.env.Recovery(), Rows: rows, Erasures: b.erasures(), Bodies: b.bodies, Alerts: b.alerts, Now: func() time.Time { return t0 },
 	})
 	require.NoError(t, err)
 	resp, err := arch.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{

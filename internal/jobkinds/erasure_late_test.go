@@ -23,8 +23,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
@@ -228,4 +230,35 @@ func TestTheErasureErasesWhatAReplayRestored(t *testing.T) {
 func incidentKey(b *bundle, id string) *dynamodb.DeleteItemInput {
 	return &dynamodb.DeleteItemInput{TableName: aws.String(b.env.Resources.IncidentsTable),
 		Key: map[string]ddbtypes.AttributeValue{"incidentId": &ddbtypes.AttributeValueMemberS{Value: id}}}
+}
+
+// Issue 32 follow-up: a dead letter can outlive its event's ledger item (a
+// DLQ keeps a message 14 days from its first send, the ledger's retention
+// is 14 days from the event's commit). With the dispatch row gone there
+// was no erasure marker to refuse its incident, so a dead letter archived
+// after the subject's erasure completed opened an incident holding the
+// payload, which nothing erased. The archiver asks whether an erasure of
+// the event's subject ran since the message was first sent: it did, and
+// the dead letter is dropped before anything of it is stored.
+func TestADeadLetterOutlivingItsLedgerItemOpensNoIncidentAfterTheErasure(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	ev := b.publishContact(t, "gdpr", "evt_outlived", "user-42", 10)
+	dead := b.deadLetter(t)
+	// The dead letter waits in the DLQ (its archiving failing, say) past
+	// the event's ledger retention; the subject's erasure runs then.
+	rec, _, err := b.env.Events().Load(ctx, eventKey(ev))
+	require.NoError(t, err)
+	b.clock.Advance(ledger.DefaultRetention)
+	b.expire(t, ev, rec.Topics...)
+	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
+	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)
+
+	resp, err := wiretest.Archiver(t, b.env, wiretest.Opts{}).Handle(ctx, lambdalocal.SQSEvent(b.env.Queue(topology.Notifications).DLQARN, dead))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures, "acknowledged: dropped, not retried")
+	_, err = b.env.Incidents().Get(ctx, incident.ID(eventKey(ev), topology.Notifications))
+	require.ErrorIs(t, err, incident.ErrNotFound, "no incident")
+	require.Empty(t, b.env.Copies(t, erasedEmail), "no incident, body or payload copy")
 }
