@@ -19,6 +19,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
@@ -340,4 +342,41 @@ func TestADeadLetterErasedWhileItIsArchivedOpensNoIncident(t *testing.T) {
 			"no table item; only the body kept under the incident's prefix")
 	}
 	require.Empty(t, b.alerts.got, "no alert about it")
+}
+
+// A dead letter whose dispatch row is gone (its event past the ledger's
+// retention) is dropped when an erasure of its subject ran since the
+// message was first sent (here, without SentTimestamp, since the event's
+// timestamp), and archived when the last erasure of its subject ran
+// before: an event about the subject after its erasure is new data, and
+// its dead letter is not lost.
+func TestADeadLetterWithoutItsRowAsksTheSubjectsErasure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	erasure := func(subject string, at time.Time) {
+		args, err := json.Marshal(jobkinds.ErasureArgs{Subject: subject})
+		require.NoError(t, err)
+		require.NoError(t, (&dynamo.Jobs{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}).Create(ctx, jobs.Job{
+			ID: "job_" + subject, Kind: jobkinds.KindErasure, TenantID: "acme", IdempotencyKey: jobkinds.ErasureKind.KeyOf(args), Args: args,
+			Status: jobs.StatusCompleted, CreatedAt: at.Add(-time.Minute), UpdatedAt: at, FinishedAt: at,
+		}))
+	}
+	erasure("user-erased-after", t0.Add(time.Hour))
+	erasure("user-erased-before", t0.Add(-time.Hour))
+	for subject, want := range map[string]bool{"user-erased-after": false, "user-erased-before": true, "user-never-erased": true} {
+		ev := envelope.Event{SchemaVersion: 1, ID: "evt_" + subject, TenantID: "acme", Type: "contact.created", Source: "storefront", Subject: subject,
+			Timestamp: t0, Payload: json.RawMessage(`{"email":"someone@example.test"}`)}
+		body, err := ev.Marshal()
+		require.NoError(t, err)
+		resp, err := b.arch.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{dead("m-"+subject, string(body), attrs(outbox.AttrTopic, topic), b)}})
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures, subject)
+		_, err = b.incidents.Get(ctx, incident.ID(ev.ID, topic))
+		if want {
+			require.NoError(t, err, "%s: archived", subject)
+		} else {
+			require.ErrorIs(t, err, incident.ErrNotFound, "%s: dropped, nothing of it kept", subject)
+		}
+	}
 }
