@@ -82,7 +82,9 @@ func TestWebhookRoleLeastPrivilege(t *testing.T) {
 }
 
 // The ingest role writes the events table (no delete, no other table),
-// claim-checked payloads and the topic queues only.
+// claim-checked payloads and the topic queues only; it deletes a payload
+// it stored for a retry of an erased event (every version, by id: listed
+// under payloads/ only).
 func TestIngestRoleLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
@@ -90,12 +92,13 @@ func TestIngestRoleLeastPrivilege(t *testing.T) {
 		got := actionsOn(s.statements(roleOf(t, ingest)))
 		events := s.idOf(s.p.Tables[table.Events.Name])
 		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PartiQLUpdate", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, got[events])
-		require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
+		require.Equal(t, []string{"s3:DeleteObjectVersion", "s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
+		require.Equal(t, []string{"s3:ListBucketVersions"}, got[s.idOf(s.p.Bucket)])
 		for _, tp := range s.p.Topology.Topics {
 			require.Equal(t, []string{"sqs:SendMessage"}, got[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
 			require.NotContains(t, got, s.idOf(s.p.Queues[tp.Name].DLQ), "ingest never writes a DLQ")
 		}
-		require.Len(t, got, 3+len(s.p.Topology.Topics)+1, "events table, payloads, queues, log group, X-Ray: %v", keys(got))
+		require.Len(t, got, 4+len(s.p.Topology.Topics)+1, "events table, payloads, the bucket's version listing, queues, log group, X-Ray: %v", keys(got))
 	})
 }
 
