@@ -102,7 +102,7 @@ measure-export: deps ## Measure the peak RSS of a tenant export of 200 events of
 
 .PHONY: console-shots
 console-shots: deps ## Screenshot the operations console (docs/console-*.png) in headless Chromium
-	$(WITH_NODE) $(GO) test ./internal/local/suites -run '^TestConsole(InABrowser|SearchAndPagingInABrowser)$$' -count=1 -console-shots
+	$(WITH_NODE) $(GO) test ./internal/local/suites -run '^TestConsole(InABrowser|SearchAndPagingInABrowser|OperatorPagesInABrowser)$$' -count=1 -console-shots
 
 .PHONY: build
 build: ## Build every Lambda (linux/arm64 bootstrap binaries under bin/), the evp CLI and evp-dev (the local stack)

@@ -22,7 +22,7 @@ const (
 )
 
 // Every AWS service client the platform uses anywhere.
-var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda"}
+var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsmanager", "lambda", "cloudwatch"}
 
 // Packages no function may link: the local wing (emulators, the local
 // stack), the test kits, and the standard library's test packages

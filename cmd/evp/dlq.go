@@ -188,6 +188,15 @@ func renderIncident(w io.Writer, v operator.IncidentView) {
 	}
 	_ = tw.Flush()
 
+	if len(v.Attempts) > 0 {
+		fmt.Fprintln(w, "\nDelivery attempts")
+		tw = table(w)
+		for _, a := range v.Attempts {
+			fmt.Fprintf(tw, "  %s\t#%d %s\t%s\n", ts(a.At), a.N, orDash(string(a.Delivery)), clip(attemptDetail(a), 100))
+		}
+		_ = tw.Flush()
+	}
+
 	switch {
 	case v.BodyError != "":
 		fmt.Fprintf(w, "\nPayload unavailable: %s\n", v.BodyError)

@@ -26,6 +26,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
@@ -107,18 +108,21 @@ func (f *operatorFixture) event(t *testing.T, id, tenant, typ string, created ti
 }
 
 // consumed plays the consumer: the dispatch completes, or fails with err
-// and is dead-lettered.
+// and is dead-lettered; either way its delivery attempt is recorded.
 func (f *operatorFixture) consumed(t *testing.T, id, tenant, topic string, at time.Time, failure string) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := f.events.BeginProcessing(ctx, consume.Processing{Row: outbox.RowRef{Key: id, Topic: topic}, EventID: id, TenantID: tenant, Owner: "msg-" + id,
+	c, err := f.events.BeginProcessing(ctx, consume.Processing{Row: outbox.RowRef{Key: id, Topic: topic}, EventID: id, TenantID: tenant, Owner: "msg-" + id,
 		Until: at.Add(30 * time.Second), Now: at})
 	require.NoError(t, err)
+	a := outbox.Attempt{N: c.Log.Next, At: at, Duration: 120 * time.Millisecond, Delivery: outbox.DeliveryOriginal}
 	if failure == "" {
-		require.NoError(t, f.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, Now: at.Add(time.Second)}))
+		a.Outcome, a.Status, a.Answer = outbox.OutcomeDelivered, 200, `{"received":true}`
+		require.NoError(t, f.events.MarkCompleted(ctx, consume.Completion{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, Now: at.Add(time.Second), Attempt: a, Log: c.Log}))
 		return
 	}
-	require.NoError(t, f.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, LastError: failure, RetryAt: at, Now: at.Add(time.Second)}))
+	a.Outcome, a.Status, a.Error, a.Answer = outbox.OutcomeDeadLettered, 422, "subscriber_rejected", failure
+	require.NoError(t, f.events.MarkRetry(ctx, consume.Release{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "msg-" + id, LastError: failure, RetryAt: at, Now: at.Add(time.Second), Attempt: a, Log: c.Log}))
 	_, err = f.events.MarkDLQ(ctx, outbox.RowRef{Key: id, Topic: topic}, at.Add(3*time.Second))
 	require.NoError(t, err)
 }
@@ -178,6 +182,18 @@ func TestGoldenEventsView(t *testing.T) {
 	out, err = run(t, ctx, "", "dlq", "view", inc.ID, "--url", f.url)
 	require.NoError(t, err, out)
 	golden(t, "dlq_view.golden", out)
+
+	out, err = run(t, ctx, "", "events", "attempts", "evt_inquiry_42", "--url", f.url)
+	require.NoError(t, err, out)
+	golden(t, "events_attempts.golden", out)
+	out, err = run(t, ctx, "", "events", "attempts", "evt_inquiry_42", "--outcome", "dead_lettered", "--json", "--url", f.url)
+	require.NoError(t, err, out)
+	var failed operator.AttemptsView
+	require.NoError(t, json.Unmarshal([]byte(out), &failed))
+	require.Len(t, failed.Attempts, 1)
+	require.Equal(t, "crm.sync", failed.Attempts[0].Topic)
+	_, err = run(t, ctx, "", "events", "attempts", "evt_inquiry_42", "--delivery", "pigeon", "--url", f.url)
+	require.ErrorContains(t, err, "delivery \"pigeon\"")
 
 	out, err = run(t, ctx, "", "events", "view", "evt_missing", "--url", f.url)
 	require.Error(t, err)

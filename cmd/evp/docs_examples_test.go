@@ -207,10 +207,11 @@ func TestDocsExamples(t *testing.T) {
 	url := st.URL()
 	logFile := filepath.Join(t.TempDir(), "evp-output.log")
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "EVP_URL=" + url, "DOCS_LOG=" + logFile, "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8"}
+	work := scratchCheckout(t, root)
 	for _, e := range examples {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		cmd := exec.CommandContext(ctx, "bash", "-c", e.runnable(t, url))
-		cmd.Dir, cmd.Env = root, env
+		cmd.Dir, cmd.Env = work, env
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		cancel()
@@ -220,6 +221,22 @@ func TestDocsExamples(t *testing.T) {
 			check(t, st, string(out))
 		}
 	}
+}
+
+// scratchCheckout is a directory that reads as the checkout at root (a
+// link to each of its entries) where the examples run: what they read
+// (events/payloads/…) is the repository's, what they write (evp jobs
+// download -o ./acme-export) lands in the test's temporary directory, not
+// in the checkout.
+func scratchCheckout(t *testing.T, root string) string {
+	t.Helper()
+	work := t.TempDir()
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NoError(t, os.Symlink(filepath.Join(root, e.Name()), filepath.Join(work, e.Name())))
+	}
+	return work
 }
 
 // docsOutcomes check what an example did on the stack, beyond each of its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ func newEventsCmd() *cobra.Command {
 		Long:  "Reads the event ledger on the local `make dev` stack, or on a deployed stage with --stage.",
 	}
 	t.flags(cmd)
-	cmd.AddCommand(newEventsViewCmd(t), newEventsListCmd(t))
+	cmd.AddCommand(newEventsViewCmd(t), newEventsListCmd(t), newEventsAttemptsCmd(t))
 	return cmd
 }
 
@@ -35,9 +36,11 @@ func newEventsViewCmd(t *target) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "view <event-id> [--tenant <tenant>]",
-		Short: "Show an event, its topics and each dispatch's timeline",
-		Long: "Shows an event's ledger item and each topic's dispatch timeline. An internal producer's event ids are\n" +
-			"scoped by tenant: name it with --tenant. A provider's events (Stripe) are found by their id alone.",
+		Short: "Show an event, its topics and each dispatch's timeline with every delivery attempt",
+		Long: "Shows an event's ledger item and each topic's dispatch timeline: every delivery attempt (when, which\n" +
+			"delivery, how it ended, how long it took, what the subscriber answered), the incident's history, the next\n" +
+			"retry. An internal producer's event ids are scoped by tenant: name it with --tenant. A provider's events\n" +
+			"(Stripe) are found by their id alone.",
 		Example: "  evp events view evt_1PzB7sLkdIwHu7ixQm3nT0aX\n  evp events view inq_42 --tenant acme",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -118,6 +121,9 @@ func timeline(d operator.DispatchView) []step {
 	if d.UpdatedAt.After(d.CreatedAt) || d.Status != outbox.StatusPending {
 		steps = append(steps, step{at: d.UpdatedAt, what: "now " + string(d.Status), detail: lastError(d), order: 2})
 	}
+	for _, a := range d.DeliveryAttempts {
+		steps = append(steps, step{at: a.At, what: fmt.Sprintf("attempt %d (%s)", a.N, orDash(string(a.Delivery))), detail: attemptDetail(a), order: 1})
+	}
 	for _, c := range d.History {
 		what := "incident " + string(c.To)
 		if c.From == "" {
@@ -144,11 +150,97 @@ func timeline(d operator.DispatchView) []step {
 	return steps
 }
 
+// attemptDetail is how an attempt ended: its outcome, the subscriber's
+// status or the failure's class, how long the handler ran, and the start
+// of the answer, quoted (as an incident's error quotes it).
+func attemptDetail(a outbox.Attempt) string {
+	s := string(a.Outcome)
+	switch {
+	case a.Status != 0 && a.Error != "":
+		s += fmt.Sprintf(" %d %s", a.Status, a.Error)
+	case a.Status != 0:
+		s += fmt.Sprintf(" %d", a.Status)
+	case a.Error != "":
+		s += " " + a.Error
+	}
+	if a.Outcome != outbox.OutcomeLost {
+		s += " in " + (time.Duration(a.DurationMs) * time.Millisecond).String()
+	}
+	switch {
+	case a.AnswerErased:
+		s += fmt.Sprintf(": answer erased (%d bytes)", a.AnswerBytes)
+	case a.Answer != "":
+		s += ": " + strconv.Quote(a.Answer)
+	}
+	return s
+}
+
 func lastError(d operator.DispatchView) string {
 	if d.LastError == "" {
 		return ""
 	}
 	return "last error: " + d.LastError
+}
+
+func newEventsAttemptsCmd(t *target) *cobra.Command {
+	var (
+		in     operator.AttemptsIn
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attempts <event-id> [--tenant <tenant>] [--topic T] [--outcome O] [--delivery D]",
+		Short: "List an event's delivery attempts, filtered by topic, outcome or delivery",
+		Long: "Lists every delivery attempt of an event that its dispatch rows keep (the latest 100 per topic, the\n" +
+			"latest 10 with the subscriber's answer). --outcome: delivered, failed, held, dead_lettered, lost;\n" +
+			"--delivery: original, retry, replay, probe.",
+		Example: "  evp events attempts evt_1PzB7sLkdIwHu7ixQm3nT0aX --outcome failed\n  evp events attempts inq_42 --tenant acme --topic crm.sync",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			op, err := t.actions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var v operator.AttemptsView
+			c := operator.Call{Action: operator.ActionAttempts, EventID: args[0], TenantID: in.TenantID, Topic: in.Topic, Outcome: in.Outcome, Delivery: in.Delivery}
+			if err := op.call(cmd.Context(), c, &v); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, v)
+			}
+			tw := table(out)
+			fmt.Fprintln(tw, "TOPIC\t#\tAT\tDELIVERY\tOUTCOME\tSTATUS\tTOOK\tANSWER")
+			for _, a := range v.Attempts {
+				status := orDash(a.Error)
+				if a.Status != 0 {
+					status = strconv.Itoa(a.Status)
+				}
+				answer := "-"
+				switch {
+				case a.AnswerErased:
+					answer = fmt.Sprintf("(erased, %d bytes)", a.AnswerBytes)
+				case a.Answer != "":
+					answer = clip(strconv.Quote(a.Answer), 60)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Topic, a.N, ts(a.At), orDash(string(a.Delivery)), a.Outcome, status,
+					time.Duration(a.DurationMs)*time.Millisecond, answer)
+			}
+			_ = tw.Flush()
+			fmt.Fprintf(out, "\n%d attempts\n", len(v.Attempts))
+			for topic, n := range v.Dropped {
+				fmt.Fprintf(out, "%s: the %d earliest attempts are no longer kept\n", topic, n)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&in.TenantID, "tenant", "", "the event's tenant (required for an internal producer's event)")
+	f.StringVar(&in.Topic, "topic", "", "only this topic's attempts")
+	f.StringVar(&in.Outcome, "outcome", "", "only attempts that ended so: delivered, failed, held, dead_lettered, lost")
+	f.StringVar(&in.Delivery, "delivery", "", "only attempts of this delivery: original, retry, replay, probe")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 func newEventsListCmd(t *target) *cobra.Command {

@@ -29,7 +29,7 @@ func newJobsCmd() *cobra.Command {
 			"or of a deployed stage with --stage. Steps run in jobs-worker; see docs/jobs.md. The kinds:\n\n" + jobKindsHelp(),
 	}
 	t.flags(cmd)
-	cmd.AddCommand(newJobsStartCmd(t), newJobsViewCmd(t), newJobsListCmd(t), newJobsCancelCmd(t), newJobsRestartCmd(t))
+	cmd.AddCommand(newJobsStartCmd(t), newJobsViewCmd(t), newJobsListCmd(t), newJobsCancelCmd(t), newJobsRestartCmd(t), newJobsDownloadCmd(t))
 	return cmd
 }
 

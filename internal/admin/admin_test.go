@@ -22,6 +22,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
@@ -222,6 +223,94 @@ func TestEventView(t *testing.T) {
 	require.Equal(t, "event_not_found", errCode(a))
 	a = b.get(t, "/admin/events/"+strings.Repeat("x", 300))
 	require.Equal(t, http.StatusBadRequest, a.Status)
+}
+
+// tried records delivery attempts of key's dispatch to topic as the
+// consumer does, a minute apart from t0, answered with statuses (2xx
+// completes it; the first attempt is the original, the rest retries; the
+// answers are "busy" and "ok").
+func (b *bundle) tried(t testing.TB, key, topic string, t0 time.Time, statuses ...int) {
+	t.Helper()
+	ctx := context.Background()
+	rows := b.env.Events()
+	id := key[strings.LastIndexByte(key, '/')+1:]
+	for i, status := range statuses {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		ref := outbox.RowRef{Key: key, Topic: topic}
+		c, err := rows.BeginProcessing(ctx, consume.Processing{Row: ref, EventID: id, TenantID: "acme", Type: "inquiry.created", Owner: "m-1", Until: at.Add(30 * time.Second), Now: at})
+		require.NoError(t, err)
+		a := outbox.Attempt{N: c.Log.Next, At: at, Duration: 20 * time.Millisecond, Delivery: outbox.DeliveryOriginal, Status: status}
+		if i > 0 {
+			a.Delivery = outbox.DeliveryRetry
+		}
+		if status >= 300 {
+			a.Outcome, a.Answer = outbox.OutcomeFailed, "busy"
+			require.NoError(t, rows.MarkRetry(ctx, consume.Release{Row: ref, Owner: "m-1", LastError: "503", RetryAt: at.Add(time.Minute), Now: at, Attempt: a, Log: c.Log}))
+			continue
+		}
+		a.Outcome, a.Answer = outbox.OutcomeDelivered, "ok"
+		require.NoError(t, rows.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "m-1", Now: at, Attempt: a, Log: c.Log}))
+	}
+}
+
+// Issue 36 §2: GET /admin/events/{id}/attempts lists every delivery
+// attempt of an event, tenant-checked as the event view is, filtered by
+// topic, outcome and delivery.
+func TestEventAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_tries_1", "inquiry.created", "storefront", "acme")
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	b.tried(t, "acme/evt_tries_1", "crm.sync", t0, 503, 200)
+
+	a := b.get(t, "/admin/events/evt_tries_1/attempts")
+	require.Equal(t, http.StatusNotFound, a.Status, "an internal producer's event needs its tenant")
+	a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=globex")
+	require.Equal(t, http.StatusNotFound, a.Status, "another tenant sees nothing")
+	require.Equal(t, "event_not_found", errCode(a))
+
+	a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=acme")
+	require.Equal(t, http.StatusOK, a.Status)
+	tries := a.Body["attempts"].([]any)
+	require.Len(t, tries, 2)
+	first, second := tries[0].(map[string]any), tries[1].(map[string]any)
+	require.Equal(t, "crm.sync", first["topic"])
+	require.EqualValues(t, 1, first["n"])
+	require.Equal(t, "failed", first["outcome"])
+	require.EqualValues(t, 503, first["status"])
+	require.Equal(t, "busy", first["answer"])
+	require.EqualValues(t, 20, first["durationMs"])
+	require.Equal(t, "original", first["delivery"])
+	require.Equal(t, t0.Format(time.RFC3339Nano), first["at"])
+	require.EqualValues(t, 2, second["n"])
+	require.Equal(t, "delivered", second["outcome"])
+	require.Equal(t, "retry", second["delivery"])
+
+	a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=acme&outcome=failed")
+	require.Len(t, a.Body["attempts"], 1)
+	a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=acme&delivery=retry&topic=crm.sync")
+	require.Len(t, a.Body["attempts"], 1)
+	a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=acme&topic=notifications.events")
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Empty(t, a.Body["attempts"], "no attempt on that topic yet")
+	for _, bad := range []string{"outcome=exploded", "delivery=carrier-pigeon", "topic=billing.events"} {
+		a = b.get(t, "/admin/events/evt_tries_1/attempts?tenant=acme&"+bad)
+		require.Equal(t, http.StatusBadRequest, a.Status, bad)
+		require.Equal(t, "invalid_filter", errCode(a))
+	}
+	a = b.call(t, http.MethodPost, "/admin/events/evt_tries_1/attempts?tenant=acme", "", "Bearer "+key)
+	require.Equal(t, http.StatusMethodNotAllowed, a.Status)
+	a = b.call(t, http.MethodGet, "/admin/events/evt_tries_1/attempts?tenant=acme", "", "")
+	require.Equal(t, http.StatusUnauthorized, a.Status)
+
+	// The event view carries them per dispatch.
+	a = b.get(t, "/admin/events/evt_tries_1?tenant=acme")
+	for _, d := range a.Body["dispatches"].([]any) {
+		d := d.(map[string]any)
+		if d["topic"] == "crm.sync" {
+			require.Len(t, d["deliveryAttempts"], 2)
+		}
+	}
 }
 
 func TestIncidentsListViewTriageReplay(t *testing.T) {

@@ -107,6 +107,8 @@ func (a *API) serve(ctx context.Context, method, rawPath string, req events.APIG
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.listEvents(ctx, q) })
 	case len(segs) == 2 && segs[0] == "events":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.event(ctx, segs[1], q) })
+	case len(segs) == 3 && segs[0] == "events" && segs[2] == "attempts":
+		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.attempts(ctx, segs[1], q) })
 	case len(segs) == 1 && segs[0] == "incidents":
 		return route(http.MethodGet, func() events.APIGatewayV2HTTPResponse { return a.listIncidents(ctx, q) })
 	case len(segs) == 2 && segs[0] == "incidents":

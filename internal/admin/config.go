@@ -8,6 +8,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -56,6 +57,8 @@ type Deps struct {
 	PurgeChecks []Check
 	// Jobs serves /admin/jobs (nil: those routes answer 404).
 	Jobs Jobs
+	// Exports serves /admin/jobs/{id}/download (nil: 404).
+	Exports operator.Exports
 	// Retention serves /admin/tenants/{t}/retention (nil: 404).
 	Retention Retention
 	// Breakers serves /admin/topics (nil: those routes answer 404).

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
@@ -193,4 +194,71 @@ func TestConsoleMalformedPathIsABadRequest(t *testing.T) {
 		require.NoError(t, err, raw)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, raw)
 	}
+}
+
+// Issue 36 §2: the event and incident pages show each dispatch's delivery
+// attempts as a timeline, the subscriber's answer quoted (and escaped).
+func TestConsoleShowsTheDeliveryAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_con_tl", "inquiry.created", "storefront", "acme")
+	b.tried(t, "acme/evt_con_tl", "crm.sync", time.Now().UTC().Add(-time.Hour), 503, 503)
+	inc := b.deadLetter(t, "acme/evt_con_tl", "crm.sync")
+
+	p := b.console(t, http.MethodGet, "/console/events/evt_con_tl?tenant=acme", nil, "", key)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, `<h2 id="attempts-crm.sync">crm.sync: delivery attempts</h2>`)
+	require.Equal(t, 2, strings.Count(p.Body, `<li class="o-failed">`), "both attempts, in order")
+	require.Contains(t, p.Body, `<code>&#34;busy&#34;</code>`, "the answer quoted, escaped")
+	require.Contains(t, p.Body, `<span class="badge">retry</span>`)
+	require.Contains(t, p.Body, "in 20 ms")
+
+	p = b.console(t, http.MethodGet, "/console/incidents/"+inc.ID, nil, "", key)
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Contains(t, p.Body, "<h2>Delivery attempts</h2>")
+	require.Equal(t, 2, strings.Count(p.Body, `<li class="o-failed">`))
+}
+
+// Issue 36 §4: the overview an operator keeps open says when it was
+// rendered and reloads itself (no script), shows each topic's last error
+// as text, charts the incidents per hour with labelled axes, and pauses or
+// resumes a topic from one form for the whole table (then back to the
+// overview, which says what changed).
+func TestConsoleOverviewAnOperatorKeepsOpen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, "evt_ov_1", "inquiry.created", "storefront", "acme")
+	b.deadLetter(t, "acme/evt_ov_1", "crm.sync")
+
+	// A session, as a browser has.
+	login := b.console(t, http.MethodPost, "/console/login", url.Values{"key": {key}}, "", "")
+	cookie, _, _ := strings.Cut(login.Cookies[0], ";")
+	p := b.console(t, http.MethodGet, "/console", nil, cookie, "")
+	require.Equal(t, http.StatusOK, p.Status, p.Body)
+	require.Regexp(t, `<p class="muted" id="rendered">Rendered \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ; reloads every minute.</p>`, p.Body)
+	require.Contains(t, p.Body, `<meta http-equiv="refresh" content="60">`)
+	require.Contains(t, p.Body, `http_503: subscriber answered 503</a>`, "the last error as text, linked to its incident")
+	require.Contains(t, p.Body, `>hour (UTC)</text>`, "the x axis is labelled")
+	require.Contains(t, p.Body, `>incidents opened</text>`, "the y axis is labelled")
+	require.Regexp(t, `<text [^>]*class="tick">\d\d:00</text>`, p.Body, "hours along the bottom")
+	require.Regexp(t, `<text [^>]*class="tick">1</text>`, p.Body, "the scale up the side")
+	require.NotContains(t, p.Body, "<script")
+	require.Equal(t, 2, strings.Count(p.Body, "<form"), "one form for the topics (and the sign-out's), not one per row")
+	require.Contains(t, p.Body, `<button type="submit" name="pause" value="crm.sync" class="secondary" id="pause-crm.sync">Pause</button>`)
+	token := csrfField.FindStringSubmatch(p.Body)
+	require.NotNil(t, token)
+	p = b.console(t, http.MethodPost, "/console/topics", url.Values{"csrf": {token[1]}, "pause": {"crm.sync"}, "reason": {"vendor maintenance"}}, cookie, "")
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, "/console?paused=crm.sync", p.Headers["Location"])
+	p = b.console(t, http.MethodGet, "/console?paused=crm.sync", nil, cookie, "")
+	require.Contains(t, p.Body, "crm.sync paused: its deliveries stop")
+	require.Contains(t, p.Body, `id="resume-crm.sync">Resume</button>`)
+	require.Contains(t, p.Body, "vendor maintenance", "the reason shows")
+	p = b.console(t, http.MethodPost, "/console/topics", url.Values{"csrf": {token[1]}, "resume": {"crm.sync"}}, cookie, "")
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, "/console?resumed=crm.sync", p.Headers["Location"])
+	p = b.console(t, http.MethodGet, "/console?resumed=nope.topic", nil, cookie, "")
+	require.NotContains(t, p.Body, "nope.topic", "no free text from the link")
+	p = b.console(t, http.MethodPost, "/console/topics", url.Values{"csrf": {token[1]}}, cookie, "")
+	require.Equal(t, http.StatusBadRequest, p.Status)
 }

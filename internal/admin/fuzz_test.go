@@ -130,6 +130,9 @@ func (notFound) ReplayOne(_ context.Context, _ replay.Request, id string) replay
 func (notFound) ListEvents(context.Context, operator.TenantQuery) (operator.EventPage, error) {
 	return operator.EventPage{}, nil
 }
+func (notFound) Attempts(context.Context, operator.AttemptQuery) (operator.AttemptsView, error) {
+	return operator.AttemptsView{}, ledger.ErrNotFound
+}
 func (notFound) Replay(_ context.Context, r replay.Request) (replay.Summary, error) {
 	return replay.Summary{DryRun: r.DryRun}, nil
 }

@@ -55,6 +55,10 @@ func ViewOfJob(j jobs.Job) JobView {
 	return v
 }
 
+// CodeNotDownloadable is jobkinds.CodeNotDownloadable (a job that is not
+// a finished export), which this package cannot import.
+const CodeNotDownloadable = "not_downloadable"
+
 // JobPage is a page of jobs as the admin API answers it: next and prev
 // are the cursors of the pages after and before it.
 type JobPage struct {
@@ -112,6 +116,17 @@ func (a *API) jobRoutes(ctx context.Context, method string, segs []string, q url
 				return a.jobError(ctx, err)
 			}
 			return reply(http.StatusOK, ViewOfJob(j))
+		})
+	case len(segs) == 2 && segs[1] == "download":
+		return only(http.MethodGet, func() events.APIGatewayV2HTTPResponse {
+			if a.d.Exports == nil {
+				return problem(http.StatusNotFound, "not_found", "export downloads are not configured")
+			}
+			d, err := a.d.Exports.Download(ctx, segs[0])
+			if err != nil {
+				return a.jobError(ctx, err)
+			}
+			return reply(http.StatusOK, d)
 		})
 	}
 	return problem(http.StatusNotFound, "not_found", "no job route "+method+" /admin/jobs/…")
@@ -177,7 +192,7 @@ func (a *API) jobError(ctx context.Context, err error) events.APIGatewayV2HTTPRe
 		switch re.Code {
 		case jobs.CodeNotFound:
 			status = http.StatusNotFound
-		case jobs.CodeIdempotencyConflict, jobs.CodeTransitionNotAllowed:
+		case jobs.CodeIdempotencyConflict, jobs.CodeTransitionNotAllowed, CodeNotDownloadable:
 			status = http.StatusConflict
 		}
 		return problem(status, re.Code, re.Message)

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
 )
 
 // The durable job routes: start (created, then the same job for the same
@@ -76,6 +79,13 @@ func TestJobAdminRoutes(t *testing.T) {
 		}
 		require.Equal(t, c.want, got, c.query)
 	}
+
+	// A download is for a finished export only.
+	a = b.get(t, "/admin/jobs/"+id+"/download")
+	require.Equal(t, http.StatusConflict, a.Status, a.Body)
+	require.Equal(t, jobkinds.CodeNotDownloadable, errCode(a))
+	require.Equal(t, jobkinds.CodeNotDownloadable, admin.CodeNotDownloadable)
+	require.Equal(t, http.StatusNotFound, b.get(t, "/admin/jobs/job_00000000000000000000000000000000/download").Status)
 
 	a = post("/admin/jobs/"+id+"/cancel", "")
 	require.Equal(t, http.StatusOK, a.Status, a.Body)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"time"
 
 	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
@@ -31,6 +32,8 @@ type Views interface {
 	Transition(ctx context.Context, id string, to incident.Status, actor, note string) (incident.Incident, error)
 	// ListEvents pages a tenant's recent events.
 	ListEvents(ctx context.Context, q operator.TenantQuery) (operator.EventPage, error)
+	// Attempts is an event's delivery attempts, filtered.
+	Attempts(ctx context.Context, q operator.AttemptQuery) (operator.AttemptsView, error)
 }
 
 // Replayer replays one incident (implemented by *replay.Service, as the
@@ -78,4 +81,26 @@ type Breakers interface {
 	List(ctx context.Context) ([]health.TopicView, error)
 	Pause(ctx context.Context, topic, who, why string) (health.Health, error)
 	Resume(ctx context.Context, topic, who string) (health.Health, error)
+}
+
+// DeliveryStats are the topics' recent delivery figures from the
+// consumers' own metrics (deployed: CloudWatch, which extracts them from
+// the consumers' EMF lines; locally the stack's metric store), for the
+// console's overview.
+type DeliveryStats interface {
+	// Deliveries reports what each topic's consumer did in [since, until).
+	Deliveries(ctx context.Context, topics []string, since, until time.Time) (map[string]TopicDeliveries, error)
+}
+
+// TopicDeliveries is one topic's deliveries over a window.
+type TopicDeliveries struct {
+	// Delivered counts the messages whose handler succeeded
+	// (consume.MetricProcessed); Failed their failures
+	// (consume.MetricFailed, a message failing twice counts twice).
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+	// P50 and P99 are the delivery latency's percentiles (event time to
+	// delivered, consume.MetricLag); zero without deliveries.
+	P50 time.Duration `json:"p50"`
+	P99 time.Duration `json:"p99"`
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -78,6 +79,36 @@ func (a *API) event(ctx context.Context, id string, q url.Values) events.APIGate
 	}
 	if err != nil {
 		a.d.Log.ErrorContext(ctx, "admin: view event", "eventId", id, "error", err)
+		return internalError()
+	}
+	return reply(http.StatusOK, v)
+}
+
+// attempts is an event's delivery attempts: ?tenant= as the event view
+// (an internal producer's event is found, and only found, with its
+// tenant), filtered by ?topic=, ?outcome= and ?delivery=.
+func (a *API) attempts(ctx context.Context, id string, q url.Values) events.APIGatewayV2HTTPResponse {
+	if !envelope.ValidID(id) {
+		return problem(http.StatusBadRequest, "invalid_id", "event ids are 1 to "+strconv.Itoa(envelope.MaxIDLen)+" characters of letters, digits and . _ : -")
+	}
+	tenant := firstOf(q, "tenant", "tenantId")
+	if tenant != "" && !envelope.ValidTenant(tenant) {
+		return problem(http.StatusBadRequest, "invalid_tenant", "tenant must be a tenant id (lowercase letters, digits, _ and -)")
+	}
+	v, err := a.d.Views.Attempts(ctx, operator.AttemptQuery{EventQuery: operator.EventQuery{TenantID: tenant, EventID: id},
+		Topic: q.Get("topic"), Outcome: outbox.AttemptOutcome(q.Get("outcome")), Delivery: outbox.Delivery(q.Get("delivery"))})
+	var re *replay.RequestError
+	switch {
+	case IsNotFound(err):
+		msg := fmt.Sprintf("no event %q in the ledger (never accepted, or past its retention)", id)
+		if tenant == "" {
+			msg += "; an internal producer's event is found with ?tenant=<tenant>"
+		}
+		return problem(http.StatusNotFound, "event_not_found", msg)
+	case errors.As(err, &re):
+		return problem(http.StatusBadRequest, "invalid_filter", re.Message)
+	case err != nil:
+		a.d.Log.ErrorContext(ctx, "admin: event attempts", "eventId", id, "error", err)
 		return internalError()
 	}
 	return reply(http.StatusOK, v)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // A BatchHandler's batch claims its messages' rows together and completes
@@ -107,7 +109,8 @@ func (c *Consumer) completeBatch(ctx context.Context, ready []*item, errs []erro
 	for i, it := range ready {
 		if errs[i] == nil {
 			done = append(done, i)
-			cs = append(cs, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now()})
+			cs = append(cs, Completion{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, Now: c.d.Now(),
+				Attempt: it.attempt(outbox.OutcomeDelivered, nil), Log: it.log})
 		}
 	}
 	if len(cs) == 0 {

@@ -3,6 +3,8 @@ package consume
 import (
 	"context"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 // verdict is what a handler run said about the subscriber.
@@ -92,14 +94,14 @@ func (c *Consumer) hold(it *item, f *failure) bool {
 		err := c.d.Queue.Requeue(it.ctx, it.rec, min(d, maxRequeueDelay))
 		if err == nil {
 			it.outcome, it.fail = requeued, f
-			c.release(it, f, now.Add(min(d, maxRequeueDelay)), now)
+			c.release(it, f, outbox.OutcomeHeld, now.Add(min(d, maxRequeueDelay)), now)
 			c.d.Log.InfoContext(it.ctx, "consume: the breaker holds the topic; re-queued a fresh copy instead of dead-lettering", "receiveCount", it.msg.ReceiveCount, "delay", min(d, maxRequeueDelay).String(), "error", f.logged)
 			return true
 		}
 		c.d.Log.WarnContext(it.ctx, "consume: the breaker holds the topic but the copy could not be sent; SQS may dead-letter the message on its next receive (its incident replays it)", "error", err)
 	}
 	it.outcome, it.delay, it.fail = retried, d, f
-	c.release(it, f, now.Add(d), now)
+	c.release(it, f, outbox.OutcomeHeld, now.Add(d), now)
 	c.d.Log.InfoContext(it.ctx, "consume: the breaker holds the topic; delayed instead of dead-lettering", "attempt", it.msg.Attempt, "delay", d.String(), "error", f.logged)
 	return true
 }

@@ -1,6 +1,7 @@
 package consume
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -62,9 +63,45 @@ func parseCompletionMark(v string) (owner string, hop int, err error) {
 	return owner, hop, nil
 }
 
+// carriedAttempt is the delivery attempt a carried completion records
+// (AttrCompletionAttempt): the attempt without the subscriber's answer,
+// and its number (the copy appends it to the row's attempts).
+type carriedAttempt struct {
+	Attempt outbox.Attempt  `json:"attempt"`
+	Lost    *outbox.Attempt `json:"lost,omitempty"`
+	// Log is not sent: it holds the row's earlier answers.
+	Log outbox.AttemptLog `json:"-"`
+}
+
+// encode is the attribute's value ("" when there is no attempt).
+func (a carriedAttempt) encode() string {
+	if a.Attempt.N == 0 {
+		return ""
+	}
+	a.Attempt.Answer, a.Lost = "", a.Log.Lost
+	b, err := json.Marshal(a)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// decodeCarried reads an AttrCompletionAttempt value; a malformed one is
+// no attempt (the completion still lands).
+func decodeCarried(v string) carriedAttempt {
+	var a carriedAttempt
+	if v == "" || json.Unmarshal([]byte(v), &a) != nil || a.Attempt.N < 1 {
+		return carriedAttempt{}
+	}
+	a.Attempt.Answer = ""
+	a.Attempt.Duration = time.Duration(a.Attempt.DurationMs) * time.Millisecond
+	a.Log = outbox.AttemptLog{Next: a.Attempt.N, Lost: a.Lost}
+	return a
+}
+
 // carry sends the item's completion on in a copy of its message (see
 // above) and reports whether it did; the caller acknowledges the item.
-func (c *Consumer) carry(it *item, owner string, hop int, cause error) bool {
+func (c *Consumer) carry(it *item, owner string, hop int, cause error, a carriedAttempt) bool {
 	if c.cfg.Topic.FIFO {
 		c.d.Log.ErrorContext(it.ctx, "consume: handled, but the completion could not be written; acknowledging so the side effect is not repeated (the sweeper settles the row)", "error", cause)
 		return false
@@ -81,6 +118,9 @@ func (c *Consumer) carry(it *item, owner string, hop int, cause error) bool {
 	}
 	mark := completionMark(hop, owner)
 	m.MessageAttributes[outbox.AttrCompletionOf] = events.SQSMessageAttribute{DataType: "String", StringValue: &mark}
+	if v := a.encode(); v != "" {
+		m.MessageAttributes[outbox.AttrCompletionAttempt] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+	}
 	d := min(c.cfg.Backoff.Delay(hop, 0), maxRequeueDelay)
 	if err := c.d.Queue.Requeue(it.ctx, m, d); err != nil {
 		c.d.Log.ErrorContext(it.ctx, "consume: handled, but neither the completion nor a copy carrying it could be written; acknowledging (the sweeper settles the row)",
@@ -102,7 +142,8 @@ func (c *Consumer) land(it *item, mark string) {
 		return
 	}
 	it.outcome = copyDone
-	err = c.completeDurably(it, owner)
+	a := decodeCarried(attr(it.rec, outbox.AttrCompletionAttempt))
+	err = c.completeDurably(it, owner, a.Attempt, a.Log)
 	switch {
 	case err == nil:
 		c.d.Log.DebugContext(it.ctx, "consume: carried completion recorded", "owner", owner, "hop", hop)
@@ -114,6 +155,6 @@ func (c *Consumer) land(it *item, mark string) {
 	case isLeaseLost(err):
 		c.d.Log.DebugContext(it.ctx, "consume: carried completion not needed: the row moved on (completed, settled or taken over)", "owner", owner, "hop", hop)
 	default:
-		c.carry(it, owner, hop+1, err)
+		c.carry(it, owner, hop+1, err, a)
 	}
 }

@@ -61,6 +61,13 @@ type item struct {
 	// subscriberErr its transient failure.
 	verdict       verdict
 	subscriberErr string
+	// log, claimedAt and delivery describe the attempt the claim began
+	// (the record its outcome write appends); note is what the handler
+	// noted about it.
+	log       outbox.AttemptLog
+	claimedAt time.Time
+	delivery  outbox.Delivery
+	note      *note
 }
 
 // Handle is the Lambda handler of an SQS event source mapping with
@@ -185,7 +192,7 @@ func (c *Consumer) runEach(ctx context.Context, items []*item, deadline time.Tim
 			if !c.prepare(ctx, it, deadline) {
 				return
 			}
-			hctx, cancel := c.handlerContext(it.ctx, deadline)
+			hctx, cancel := c.handlerContext(it.noting(it.ctx), deadline)
 			err := c.call(hctx, it, func(ctx context.Context) error { return c.d.Handler.Handle(ctx, it.msg) })
 			cancel()
 			c.finish(it, err)

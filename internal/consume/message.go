@@ -67,7 +67,10 @@ type failure struct {
 	// erasure redacts); logged is what logs and traces get (Redacted):
 	// the same unless the error quotes a subscriber's answer.
 	msg, logged string
-	retryAfter  time.Duration
+	// class names the failure in the attempt's record when the handler
+	// noted none (a step of the runtime's own).
+	class      string
+	retryAfter time.Duration
 	// benign marks a retry that is no failure of this message (another
 	// delivery holds the row, or an earlier message of its FIFO group is
 	// being retried): not counted as failed.

@@ -106,6 +106,10 @@ func TestCompletionLostForAWholeInvocationTravelsInACopy(t *testing.T) {
 	stop()
 	require.Empty(t, b.invoke(t, second))
 	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_cc").Status, "the carried completion landed")
+	landed := b.row(t, "evt_cc").DeliveryAttempts
+	require.Len(t, landed, 1, "with the attempt it records")
+	require.Equal(t, outbox.OutcomeDelivered, landed[0].Outcome)
+	require.Equal(t, outbox.DeliveryOriginal, landed[0].Delivery)
 
 	// The original delivered again (an SQS duplicate, a failed delete):
 	// the row is completed, so it is acknowledged without running.

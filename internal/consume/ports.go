@@ -69,6 +69,11 @@ type Completion struct {
 	Row   outbox.RowRef
 	Owner string
 	Now   time.Time
+	// Attempt is the delivery attempt the completion records, in the same
+	// write (N zero: none), after Log.Lost; Log is what the claim learned
+	// of the row's attempts.
+	Attempt outbox.Attempt
+	Log     outbox.AttemptLog
 }
 
 // Release hands a row back after a failure.
@@ -80,6 +85,9 @@ type Release struct {
 	// the DLQ).
 	RetryAt time.Time
 	Now     time.Time
+	// Attempt and Log: as Completion's.
+	Attempt outbox.Attempt
+	Log     outbox.AttemptLog
 }
 
 // ClaimState is the outcome of BeginProcessing.
@@ -113,6 +121,9 @@ type Claim struct {
 	// message held behind a failing one of its group is received, and its
 	// receive count grows, without being attempted.
 	Attempt int
+	// Log is what the claim learned of the row's delivery attempts (when
+	// State is Claimed), handed back with the outcome.
+	Log outbox.AttemptLog
 }
 
 // Queue is the topic's queue as the runtime needs it: visibility changes
@@ -172,6 +183,10 @@ type Breaker interface {
 	// Hold reports whether failed messages are held rather than
 	// dead-lettered, and until when.
 	Hold(ctx context.Context) (Hold, error)
+	// Probing reports whether the topic's breaker is probing the
+	// subscriber (half open), for an attempt's record: without I/O while
+	// the consumer knows the topic healthy.
+	Probing(ctx context.Context) bool
 }
 
 // Observation is a batch's subscriber outcomes: only messages whose

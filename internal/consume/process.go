@@ -123,9 +123,11 @@ func (c *Consumer) admitted(it *item, claim Claim, err error, now time.Time) boo
 		return false
 	}
 	it.claimed = true
+	it.log, it.claimedAt = claim.Log, now
 	if c.cfg.Topic.FIFO {
 		it.msg.Attempt = max(claim.Attempt, 1)
 	}
+	c.deliveryKind(it)
 	if f := c.rehydrate(it); f != nil {
 		c.fail(it, f)
 		return false
@@ -141,7 +143,9 @@ func (c *Consumer) rehydrate(it *item) *failure {
 	}
 	body, err := c.d.Payloads.Get(it.ctx, ref.Bucket, ref.Key)
 	if err != nil {
-		return transient("fetch claim-checked payload s3://%s/%s: %v", ref.Bucket, ref.Key, err)
+		f := transient("fetch claim-checked payload s3://%s/%s: %v", ref.Bucket, ref.Key, err)
+		f.class = "payload_unavailable"
+		return f
 	}
 	if got := envelope.SHA256Hex(body); got != ref.SHA256 || len(body) != ref.Size {
 		return poison(CodePayloadCorrupt, "claim-checked payload s3://%s/%s is corrupt: sha256 %s size %d, want %s size %d", ref.Bucket, ref.Key, got, len(body), ref.SHA256, ref.Size)
@@ -165,13 +169,13 @@ func (c *Consumer) finishWith(it *item, err error, batched *error) {
 	if batched != nil {
 		err = *batched
 	} else {
-		err = c.completeDurably(it, it.rec.MessageId)
+		err = c.completeDurably(it, it.rec.MessageId, it.attempt(outbox.OutcomeDelivered, nil), it.log)
 	}
 	switch {
 	case err == nil:
 	case isLeaseLost(err):
 		c.d.Log.WarnContext(it.ctx, "consume: handled, but the row was taken over meanwhile (the lease expired before completion)")
-	case c.carry(it, it.rec.MessageId, 1, err):
+	case c.carry(it, it.rec.MessageId, 1, err, carriedAttempt{Attempt: it.attempt(outbox.OutcomeDelivered, nil), Log: it.log}):
 		// The side effect happened and a copy carries its completion
 		// (carry.go); the copy attests a replay once it lands.
 		it.claimed, it.outcome = false, carried
@@ -229,7 +233,7 @@ func (c *Consumer) retry(it *item, f *failure) {
 	d := c.cfg.Backoff.Delay(it.msg.Attempt, f.retryAfter)
 	it.outcome, it.delay, it.fail = retried, d, f
 	now := c.d.Now()
-	c.release(it, f, now.Add(d), now)
+	c.release(it, f, outbox.OutcomeFailed, now.Add(d), now)
 	c.d.Log.WarnContext(it.ctx, "consume: transient failure; retrying", "receiveCount", it.msg.ReceiveCount, "attempt", it.msg.Attempt, "delay", d.String(), "error", f.logged)
 }
 
@@ -246,7 +250,7 @@ func (c *Consumer) attemptsWord() string {
 // must never be acknowledged without being in the DLQ.
 func (c *Consumer) poison(it *item, f *failure) {
 	now := c.d.Now()
-	c.release(it, f, time.Time{}, now)
+	c.release(it, f, outbox.OutcomeDeadLettered, time.Time{}, now)
 	r := Reason{Code: f.code, Message: truncate.String(f.msg, maxReasonLen), Summary: truncate.String(f.logged, maxReasonLen), FailedAt: now}
 	if err := c.d.Queue.DeadLetter(it.ctx, it.rec, r); err != nil {
 		it.outcome, it.delay, it.fail = retried, c.cfg.Backoff.Delay(it.msg.Attempt, 0), f
@@ -261,16 +265,17 @@ func (c *Consumer) poison(it *item, f *failure) {
 // message limit; the archiver stores it on the incident).
 const maxReasonLen = 1024
 
-// release hands a claimed row back (enqueued, lease cleared, lastError).
-// A failure only delays the next attempt until the lease expires.
-func (c *Consumer) release(it *item, f *failure, retryAt, now time.Time) {
+// release hands a claimed row back (enqueued, lease cleared, lastError),
+// recording the attempt as ended with o. A failure only delays the next
+// attempt until the lease expires.
+func (c *Consumer) release(it *item, f *failure, o outbox.AttemptOutcome, retryAt, now time.Time) {
 	if !it.claimed {
 		return
 	}
 	it.claimed = false
-	err := retryWrite(it.ctx, func() error {
-		return c.d.Rows.MarkRetry(it.ctx, Release{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, LastError: f.lastError(), RetryAt: retryAt, Now: now})
-	})
+	r := Release{Row: it.row(c.cfg.Topic.Name), Owner: it.rec.MessageId, LastError: f.lastError(), RetryAt: retryAt, Now: now,
+		Attempt: it.attempt(o, f), Log: it.log}
+	err := retryWrite(it.ctx, func() error { return c.d.Rows.MarkRetry(it.ctx, r) })
 	if err != nil && !isLeaseLost(err) {
 		c.d.Log.WarnContext(it.ctx, "consume: could not hand the row back; it frees itself when the lease expires", "error", err)
 	}
@@ -291,13 +296,13 @@ const writeAttempts = 3
 // lost completion is what lets the row's lease lapse and a sweep or
 // redelivery run it again (reliability scenario 4's duplicate), so it is
 // worth the rest of the invocation, not three short tries.
-func (c *Consumer) completeDurably(it *item, owner string) error {
+func (c *Consumer) completeDurably(it *item, owner string, a outbox.Attempt, log outbox.AttemptLog) error {
 	reserve := min(completionReserve, time.Until(it.deadline)/10)
 	budget, cancel := context.WithDeadline(it.ctx, it.deadline.Add(-max(reserve, 0)))
 	defer cancel()
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: owner, Now: c.d.Now()})
+		err = c.d.Rows.MarkCompleted(it.ctx, Completion{Row: it.row(c.cfg.Topic.Name), Owner: owner, Now: c.d.Now(), Attempt: a, Log: log})
 		if err == nil || isLeaseLost(err) {
 			return err
 		}

@@ -71,6 +71,12 @@ func TestReplayedMessageResolvesItsIncident(t *testing.T) {
 	require.Equal(t, outbox.StatusCompleted, b.row(t, "evt_replay").Status)
 	_, effects, _ := b.handler.counts()
 	require.Equal(t, 1, effects["evt_replay"])
+	// Both attempts kept: the refused original, then the replay's.
+	tries := b.row(t, "evt_replay").DeliveryAttempts
+	require.Len(t, tries, 2)
+	require.Equal(t, []outbox.Delivery{outbox.DeliveryOriginal, outbox.DeliveryReplay}, []outbox.Delivery{tries[0].Delivery, tries[1].Delivery})
+	require.Equal(t, []outbox.AttemptOutcome{outbox.OutcomeDeadLettered, outbox.OutcomeDelivered}, []outbox.AttemptOutcome{tries[0].Outcome, tries[1].Outcome})
+	require.Equal(t, "subscriber_rejected", tries[0].Error)
 
 	// The same replay message again (an SQS duplicate): acknowledged, not
 	// run, and the attestation is a no-op on a resolved incident.

@@ -145,14 +145,18 @@ func (d *Deliverer) Handle(ctx context.Context, m consume.Message) error {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return consume.Retry(d.transportError(rctx, err, timeout))
+		terr := d.transportError(rctx, err, timeout)
+		consume.NoteFailure(ctx, transportClass(rctx, err))
+		return consume.Retry(terr)
 	}
 	defer func() {
 		// Drain a little so the connection is reused; a huge body is cut.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 	}()
-	return classify(resp, d.now())
+	answer := snippet(resp.Body)
+	consume.NoteAnswer(ctx, resp.StatusCode, answer)
+	return classify(resp, answer, d.now())
 }
 
 var defaultClient = NewClient()
@@ -170,13 +174,14 @@ func WebhookID(m consume.Message) string {
 	return ledger.LegacyKey(m.Event.ID)
 }
 
-// classify maps a subscriber's answer to the runtime's retry intent.
-func classify(resp *http.Response, now time.Time) error {
+// classify maps a subscriber's answer (body: the start of it) to the
+// runtime's retry intent.
+func classify(resp *http.Response, body string, now time.Time) error {
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
 		return nil
 	}
-	err := &AnswerError{Status: code, Body: snippet(resp.Body)}
+	err := &AnswerError{Status: code, Body: body}
 	switch {
 	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests, code >= 500:
 		return consume.RetryAfter(err, retryAfter(resp.Header.Get("Retry-After"), now))
@@ -219,6 +224,25 @@ func (d *Deliverer) transportError(ctx context.Context, err error, timeout time.
 		err = ue.Err
 	}
 	return fmt.Errorf("POST %s: %v", redact(d.URL), err)
+}
+
+// transportClass names a failed request for the attempt's record.
+func transportClass(ctx context.Context, err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	var te *tls.CertificateVerificationError
+	var re tls.RecordHeaderError
+	if errors.As(err, &te) || errors.As(err, &re) {
+		return "tls"
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return "dns"
+	}
+	return "connection"
 }
 
 // redact keeps scheme, host and path: query strings and user info often

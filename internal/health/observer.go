@@ -116,6 +116,26 @@ func (o *Observer) Hold(ctx context.Context) (consume.Hold, error) {
 	return consume.Hold{Holding: h.Holding(), Until: h.ProbeAt}, nil
 }
 
+// Probing reports whether the topic's breaker is half open, for the
+// record of a delivery attempt (consume.Breaker). An instance that knows
+// the topic healthy (closed, no failure streak of its own) answers without
+// I/O; one that saw it unwell reads the record as Hold does, at most once
+// per CacheFor. So a probe delivered by an instance that never saw the
+// outage is recorded as a retry or an original delivery.
+func (o *Observer) Probing(ctx context.Context) bool {
+	if o.cfg.Topic.Breaker.Off {
+		return false
+	}
+	o.mu.Lock()
+	healthy := o.known.State == Closed && !o.streak
+	o.mu.Unlock()
+	if healthy {
+		return false
+	}
+	h, err := o.fresh(ctx)
+	return err == nil && h.State == HalfOpen
+}
+
 // failed adds the batch's failures to the streak and makes the transition
 // they call for.
 func (o *Observer) failed(ctx context.Context, ob consume.Observation) error {

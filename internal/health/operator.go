@@ -39,7 +39,9 @@ type View struct {
 	Since     time.Time `json:"since,omitzero"`
 	Reason    string    `json:"reason,omitempty"`
 	LastError string    `json:"lastError,omitempty"`
-	ProbeAt   time.Time `json:"probeAt,omitzero"`
+	// FailedAt is when LastError was recorded.
+	FailedAt time.Time `json:"failedAt,omitzero"`
+	ProbeAt  time.Time `json:"probeAt,omitzero"`
 }
 
 // TopicView is one topic and its health.
@@ -50,7 +52,7 @@ type TopicView struct {
 
 // ViewOf is the record as operators see it.
 func ViewOf(h Health) View {
-	return View{State: h.State, Since: h.Since, Reason: h.Reason, LastError: h.LastError, ProbeAt: h.ProbeAt}
+	return View{State: h.State, Since: h.Since, Reason: h.Reason, LastError: h.LastError, FailedAt: h.FailedAt, ProbeAt: h.ProbeAt}
 }
 
 // List returns every topic of the topology with its health, in the

@@ -443,7 +443,7 @@ func (e *eraseStep) event(ctx context.Context, r ledger.Record, rows []outbox.Ro
 		if row.ErasedAt.IsZero() {
 			unmarked++
 		}
-		if row.LastError != "" && row.LastError != incident.ErasedText {
+		if quotes(row) {
 			redact++
 		}
 		if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) && !e.recheck() {
@@ -465,7 +465,7 @@ func (e *eraseStep) event(ctx context.Context, r ledger.Record, rows []outbox.Ro
 		}
 		e.cp.Dispatches += redact
 		for _, row := range rows {
-			if row.LastError != "" && row.LastError != incident.ErasedText {
+			if quotes(row) {
 				e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
 			}
 		}
@@ -543,7 +543,7 @@ func (e *eraseStep) restored(ctx context.Context, key string) error {
 	}
 	done := r.Erased()
 	for _, row := range rows {
-		done = done && !row.ErasedAt.IsZero() && (row.LastError == "" || row.LastError == incident.ErasedText)
+		done = done && !row.ErasedAt.IsZero() && !quotes(row)
 	}
 	if done {
 		return nil
@@ -565,7 +565,7 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 			return err
 		}
 		for _, row := range rows {
-			if row.LastError == "" || row.LastError == incident.ErasedText {
+			if !quotes(row) {
 				continue
 			}
 			if err := e.d.Store.RedactDispatch(ctx, e.s.Lease, row.Ref()); err != nil {
@@ -582,6 +582,20 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 	}
 	e.cp.InFlight = nil
 	return nil
+}
+
+// quotes reports whether a row holds a subscriber's answer about the
+// subject: in lastError, or kept by a delivery attempt.
+func quotes(row outbox.Row) bool {
+	if row.LastError != "" && row.LastError != incident.ErasedText {
+		return true
+	}
+	for _, a := range row.DeliveryAttempts {
+		if a.Answer != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // incident erases one incident (eraseIncident) and returns the key of

@@ -197,6 +197,14 @@ func TestErasureRedactsTheSubscribersAnswerEverywhere(t *testing.T) {
 	_, rows, err := b.env.Events().Load(ctx, eventKey(ev))
 	require.NoError(t, err)
 	require.Contains(t, fmt.Sprint(rows), erasedEmail, "lastError")
+	var attempts []outbox.Attempt
+	for _, r := range rows {
+		attempts = append(attempts, r.DeliveryAttempts...)
+	}
+	require.Len(t, attempts, 1, "the delivery attempt is kept")
+	require.Equal(t, http.StatusUnprocessableEntity, attempts[0].Status)
+	require.Equal(t, outbox.OutcomeDeadLettered, attempts[0].Outcome)
+	require.Contains(t, attempts[0].Answer, erasedEmail, "with the subscriber's answer")
 	require.Contains(t, logs.String(), "answer: ", "the answer is logged by its length and hash")
 
 	j := b.run(t, jobs.StartParams{Kind: jobkinds.KindErasure, TenantID: "gdpr", Args: json.RawMessage(`{"subject":"user-42"}`)})
@@ -212,6 +220,15 @@ func TestErasureRedactsTheSubscribersAnswerEverywhere(t *testing.T) {
 	require.Equal(t, incident.ErasedText, red.ErrorMessage)
 	require.Equal(t, deliver.CodeRejected, red.ErrorCode, "what happened stays")
 	require.Equal(t, inc.Status, red.Status)
+	_, rows, err = b.env.Events().Load(ctx, eventKey(ev))
+	require.NoError(t, err)
+	for _, r := range rows {
+		for _, a := range r.DeliveryAttempts {
+			require.Empty(t, a.Answer)
+			require.True(t, a.AnswerErased, "the attempt says its answer was erased")
+			require.Equal(t, http.StatusUnprocessableEntity, a.Status, "what happened stays")
+		}
+	}
 }
 
 // A subject is counted in characters, as the envelope counts it: 200 × é
@@ -498,7 +515,21 @@ func TestErasureWaitsOutALiveDelivery(t *testing.T) {
 
 	// The delivery answers while the erasure waits: its answer quotes the
 	// subject.
-	require.NoError(t, b.env.Events().MarkRetry(ctx, consume.Release{Row: row, Owner: "m-live", LastError: "422 contact " + erasedEmail + " already exists", RetryAt: b.clock.Now(), Now: b.clock.Now()}))
+	// Its attempt's record quotes it too: the row carries the erasure
+	// marker by now, so the attempt is recorded without the answer.
+	answer := "contact " + erasedEmail + " already exists"
+	require.NoError(t, b.env.Events().MarkRetry(ctx, consume.Release{Row: row, Owner: "m-live", LastError: "422 " + answer, RetryAt: b.clock.Now(), Now: b.clock.Now(),
+		Attempt: outbox.Attempt{N: 1, At: b.clock.Now(), Delivery: outbox.DeliveryOriginal, Outcome: outbox.OutcomeDeadLettered, Status: 422, Answer: answer}, Log: claim.Log}))
+	_, rows, err := b.env.Events().Load(ctx, eventKey(ev))
+	require.NoError(t, err)
+	var recorded []outbox.Attempt
+	for _, r := range rows {
+		recorded = append(recorded, r.DeliveryAttempts...)
+	}
+	require.Len(t, recorded, 1, "the attempt is kept")
+	require.True(t, recorded[0].AnswerErased, "but not its answer, written after the erasure began")
+	require.Equal(t, len(answer), recorded[0].AnswerBytes)
+	require.Equal(t, 422, recorded[0].Status)
 	b.clock.Advance(6 * time.Minute)
 	j = b.finish(t, j.ID)
 	require.Equal(t, jobs.StatusCompleted, j.Status, j.Error)

@@ -10,6 +10,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
 	"github.com/siteswarm/eventplatform/internal/ledger"
+	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/replay"
 )
 
@@ -26,6 +27,7 @@ const (
 	ActionIgnore    = "ignore"
 	ActionEvent     = "event"
 	ActionEvents    = "events"
+	ActionAttempts  = "attempts"
 )
 
 // Call is any action's input as clients (the CLI) build it: an action and
@@ -61,8 +63,11 @@ type Call struct {
 	ArchivesDays  int  `json:"archivesDays,omitempty"`
 	ExportsDays   int  `json:"exportsDays,omitempty"`
 	IfVersion     *int `json:"ifVersion,omitempty"`
-	// The topics.* actions' topic.
+	// The topics.* actions' topic (and the attempts action's filter).
 	Topic string `json:"topic,omitempty"`
+	// The attempts action's filters.
+	Outcome  string `json:"outcome,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // Query is a listing filter; Since and Until take RFC 3339 or an age
@@ -148,6 +153,16 @@ type (
 		action
 		Query Query `json:"query"`
 	}
+	// AttemptsIn lists an event's delivery attempts (TenantID for an
+	// internal producer's event), filtered.
+	AttemptsIn struct {
+		action
+		EventID  string `json:"eventId"`
+		TenantID string `json:"tenantId"`
+		Topic    string `json:"topic"`
+		Outcome  string `json:"outcome"`
+		Delivery string `json:"delivery"`
+	}
 )
 
 // Function is the replay Lambda's handler: the replay engine's steps and
@@ -173,6 +188,7 @@ func NewFunction(r *replay.Service, v *Views, j Jobs) *Function {
 		ActionIgnore:    typed(f.transitionTo(incident.StatusIgnored)),
 		ActionEvent:     typed(f.event),
 		ActionEvents:    typed(f.events),
+		ActionAttempts:  typed(f.attempts),
 	}
 	if j != nil {
 		f.jobRoutes(j)
@@ -308,6 +324,14 @@ func (f *Function) event(ctx context.Context, in EventIn) (EventView, error) {
 		return EventView{}, replay.BadRequest("event needs an eventId")
 	}
 	return f.Views.ViewEvent(ctx, EventQuery{TenantID: in.TenantID, EventID: in.EventID, Payload: in.Payload})
+}
+
+func (f *Function) attempts(ctx context.Context, in AttemptsIn) (AttemptsView, error) {
+	if in.EventID == "" {
+		return AttemptsView{}, replay.BadRequest("attempts needs an eventId")
+	}
+	return f.Views.Attempts(ctx, AttemptQuery{EventQuery: EventQuery{TenantID: in.TenantID, EventID: in.EventID}, Topic: in.Topic,
+		Outcome: outbox.AttemptOutcome(in.Outcome), Delivery: outbox.Delivery(in.Delivery)})
 }
 
 func (f *Function) events(ctx context.Context, in EventsIn) (EventPage, error) {

@@ -60,15 +60,19 @@ type (
 	}
 )
 
+// refuseJob makes a job engine's refusal the function's (a Refusal the
+// caller prints, not a function error).
+func refuseJob(err error) error {
+	var re *jobs.RequestError
+	if errors.As(err, &re) {
+		return &replay.RequestError{Code: re.Code, Message: re.Message}
+	}
+	return err
+}
+
 // jobRoutes adds the job actions when an engine is configured.
 func (f *Function) jobRoutes(j Jobs) {
-	refuse := func(err error) error {
-		var re *jobs.RequestError
-		if errors.As(err, &re) {
-			return &replay.RequestError{Code: re.Code, Message: re.Message}
-		}
-		return err
-	}
+	refuse := refuseJob
 	f.routes[ActionJobStart] = typed(func(ctx context.Context, in JobStartIn) (JobStarted, error) {
 		job, created, err := j.Start(ctx, jobs.StartParams{Kind: in.Kind, TenantID: in.TenantID, IdempotencyKey: in.IdempotencyKey, Args: in.Args})
 		return JobStarted{Job: job, Created: created}, refuse(err)

@@ -34,6 +34,9 @@ type IncidentView struct {
 	// BodyError says why the body could not be loaded (S3 unreachable,
 	// integrity check failed); the incident itself is still shown.
 	BodyError string `json:"bodyError,omitempty"`
+	// Attempts are the delivery attempts of the incident's dispatch
+	// (its outbox row's), oldest first; none once its event expired.
+	Attempts []outbox.Attempt `json:"attempts,omitempty"`
 }
 
 // ViewIncident loads an incident and its body (from S3 when external).
@@ -44,6 +47,9 @@ func (s *Views) ViewIncident(ctx context.Context, id string) (IncidentView, erro
 	}
 	v := IncidentView{Incident: inc, Stuck: inc.Stuck(s.d.Now(), s.cfg.StuckAfter)}
 	v.Body.Inline = nil // shown as Message / RawBody instead
+	if v.Attempts, err = s.incidentAttempts(ctx, inc); err != nil {
+		return IncidentView{}, err
+	}
 	body, err := s.d.Bodies.Load(ctx, inc.Body)
 	switch {
 	case err != nil:
@@ -126,6 +132,10 @@ type DispatchView struct {
 	UpdatedAt   time.Time         `json:"updatedAt"`
 	Incident    *replay.Brief     `json:"incident,omitempty"`
 	History     []incident.Change `json:"history,omitempty"`
+	// DeliveryAttempts are the dispatch's delivery attempts, oldest first
+	// (the row keeps the latest outbox.KeptAttempts); Attempts counts its
+	// sends to the queue.
+	DeliveryAttempts []outbox.Attempt `json:"deliveryAttempts,omitempty"`
 }
 
 // EventQuery names an event: its id and, for an internal producer's event
@@ -200,7 +210,7 @@ func (s *Views) ViewEvent(ctx context.Context, q EventQuery) (EventView, error) 
 			if r, ok := byTopic[topic]; ok {
 				d = DispatchView{
 					Topic: topic, Status: r.Status, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
-					LastError: r.LastError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+					LastError: r.LastError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, DeliveryAttempts: r.DeliveryAttempts,
 				}
 				if r.Status == outbox.StatusPending || r.Status == outbox.StatusFailed {
 					d.NextRetryAt = r.NextRetryAt

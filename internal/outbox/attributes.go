@@ -18,6 +18,12 @@ const (
 // The copy's receiver records that completion and never runs the handler.
 const AttrCompletionOf = "completionOf"
 
+// AttrCompletionAttempt travels with AttrCompletionOf: the delivery
+// attempt the carried completion records (JSON of outbox.Attempt and its
+// number's context, without the subscriber's answer: a message attribute
+// is no place for subject data).
+const AttrCompletionAttempt = "completionAttempt"
+
 // Attributes a consumer adds when it moves a poison message to the topic's
 // DLQ itself (SQS redrive adds none); the DLQ archiver reads them.
 const (

@@ -72,6 +72,9 @@ type Row struct {
 	// Receipts). A store reads such a row as enqueued (Status), which is
 	// what it is, and its next write to the row records that.
 	Receipted bool
+	// DeliveryAttempts are the dispatch's delivery attempts, oldest first
+	// (the latest KeptAttempts; Attempts counts failed sends to the queue).
+	DeliveryAttempts []Attempt
 }
 
 // Leased reports whether some sender holds the row at now.

@@ -60,6 +60,12 @@ func TestSweeperSettlesProcessingRowsWhoseOutcomeWasLost(t *testing.T) {
 	done := b.row(t, "evt_done")
 	require.Equal(t, outbox.StatusCompleted, done.Status)
 	require.Contains(t, done.LastError, "settled by the sweeper")
+	// The attempt whose outcome was lost is recorded as such (issue 36 §2),
+	// by the same write, from its claim.
+	require.Len(t, done.DeliveryAttempts, 1)
+	require.Equal(t, outbox.OutcomeLost, done.DeliveryAttempts[0].Outcome)
+	require.Equal(t, 1, done.DeliveryAttempts[0].N)
+	require.True(t, done.DeliveryAttempts[0].At.Equal(t0), "lost since its claim at %s", done.DeliveryAttempts[0].At)
 	require.Equal(t, outbox.StatusDLQ, b.row(t, "evt_dead").Status)
 	require.Equal(t, outbox.StatusProcessing, b.row(t, "evt_recent").Status)
 	require.Contains(t, b.metrics.String(), `"`+outboxsweep.MetricSettled+`":2`)

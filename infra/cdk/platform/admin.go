@@ -1,6 +1,9 @@
 package platform
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
@@ -44,5 +47,14 @@ func (p *Platform) newAdmin() {
 	// /admin/purge: jobs (GetItem), today's rollups and dead letters (Query).
 	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:Query"}, p.Tables[table.Purge.Name].TableArn())
 	allow(f.Role, []string{"secretsmanager:GetSecretValue"}, p.Secrets.AdminAPIKey.SecretArn())
+	// The console's overview reads the consumers' delivery metrics (their
+	// EMF lines, in this stage's dimension). GetMetricData supports no
+	// resource-level permission.
+	f.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("cloudwatch:GetMetricData"), Resources: jsii.Strings("*"),
+	}))
+	suppressWildcard(f.Role, `^Resource::\*$`,
+		"cloudwatch:GetMetricData supports no resource-level permissions (only '*'); it reads metric values only. The admin function asks for the consumers' delivery metrics of its own stage (the Stage dimension) for the console's overview.")
+	p.allowExportDownloads(f)
 	p.routes(f)
 }

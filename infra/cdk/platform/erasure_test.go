@@ -42,6 +42,9 @@ func TestWhoMayTouchTheArchiveAndTheSubjectIndexes(t *testing.T) {
 					require.Equal(t, []string{"s3:DeleteObjectVersion", "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}, actions)
 				case name == RoleJobsWorker && res == bucket+"/"+PrefixJobs+"*":
 					require.Equal(t, []string{"s3:DeleteObjectVersion", "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}, actions)
+				case (name == RoleAdminAPI || name == RoleReplay) && res == bucket+"/"+PrefixJobs+"*":
+					// They sign the download links of finished exports.
+					require.Equal(t, []string{"s3:GetObject"}, actions, "%s reads exports only", name)
 				case strings.HasPrefix(res, bucket+"/"+PrefixArchive):
 					tp, ok := s.p.Topology.Topic(strings.TrimSuffix(strings.TrimPrefix(res, bucket+"/"+PrefixArchive), "/*"))
 					require.True(t, ok && tp.Consumer == topology.ConsumerArchive, "%s may %v on %s", name, actions, res)

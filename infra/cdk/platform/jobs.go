@@ -81,6 +81,17 @@ func (p *Platform) allowJobs(f *Function, indexes ...string) {
 	allow(f.Role, []string{"sqs:SendMessage"}, p.Jobs.Queue.QueueArn())
 }
 
+// allowExportDownloads lets a function sign download URLs of finished
+// exports (admin-api: the console and GET /admin/jobs/{id}/download;
+// replay: evp jobs download): a presigned URL reads with the signer's
+// permission, so the role reads the job objects (jobs/<job id>/…), where
+// the exports are, and nothing else of the bucket.
+func (p *Platform) allowExportDownloads(f *Function) {
+	allow(f.Role, []string{"s3:GetObject"}, p.objectsArn(PrefixJobs))
+	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/jobs/\*$`,
+		"Download links of finished tenant exports (short-lived presigned GETs, signed by this role) read the export's manifest and parts under jobs/<job id>/: that prefix only.")
+}
+
 // allowJobTransitions lets a function move jobs along (a step's fenced
 // write, cancel, retry, restart): a job that becomes terminal, or is
 // revived, updates its idempotency key's expiry in the same transaction

@@ -147,5 +147,6 @@ func (p *Platform) allowReplay(f *Function) {
 func (p *Platform) newReplay() *Function {
 	f := p.newFunction(p.spec(replayfn.Function, p.replayEnv()))
 	p.allowReplay(f)
+	p.allowExportDownloads(f) // evp jobs download
 	return f
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -83,6 +84,12 @@ type Deps struct {
 	Purge admin.PurgeViews
 	// Jobs serves the jobs pages (nil: "not configured").
 	Jobs admin.Jobs
+	// Exports lists finished exports' objects and signs their download
+	// links (nil: no download).
+	Exports operator.Exports
+	// Deliveries are the topics' delivery figures of the last hour, for
+	// the overview (nil: not shown).
+	Deliveries admin.DeliveryStats
 	// Retention serves the retention page (nil: "not configured").
 	Retention admin.Retention
 	// Breakers are the topics' subscriber health: the overview's state
@@ -124,7 +131,9 @@ type page struct {
 	CSRF  string
 	Error string
 	Flash string
-	Data  any
+	// Refresh reloads the page every so many seconds (0: never).
+	Refresh int
+	Data    any
 }
 
 // Serve answers a /console… request from API Gateway: it runs the
@@ -269,6 +278,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.events(w, r, p, segs[1:])
 	case len(segs) == 3 && segs[0] == "topics" && r.Method == http.MethodPost:
 		c.topicAction(w, r, p, segs[1], segs[2])
+	case len(segs) == 1 && segs[0] == "topics" && r.Method == http.MethodPost:
+		c.topicsAction(w, r, p)
 	case len(segs) == 1 && segs[0] == "purge" && r.Method == http.MethodGet:
 		c.purge(w, r, p)
 	case len(segs) >= 1 && segs[0] == "jobs":

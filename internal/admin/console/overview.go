@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -11,7 +10,15 @@ import (
 	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/kit/truncate"
 )
+
+// RefreshEvery is how often the overview reloads itself (a meta refresh:
+// the page runs no script), so a console left open stays current.
+const RefreshEvery = time.Minute
+
+// deliveryWindow is the overview's window of delivery figures.
+const deliveryWindow = time.Hour
 
 // topicHealth is one row of the overview.
 type topicHealth struct {
@@ -24,22 +31,31 @@ type topicHealth struct {
 	Health *health.View
 	// Breaker: the topic can be paused and resumed.
 	Breaker bool
+	// Paused: its breaker is paused (by an operator).
+	Paused bool
+	// Deliveries are the last hour's figures (nil: not known).
+	Deliveries *admin.TopicDeliveries
+	// LastError is the topic's latest failure, shown in full (clipped):
+	// the breaker's (a transient failure, its answer named by length and
+	// hash), else the newest open incident's; LastErrorAt when, LastIncident
+	// the incident it came from.
+	LastError    string
+	LastErrorAt  time.Time
+	LastIncident string
 }
 
-// hourBar is one hour of the incidents chart.
-type hourBar struct {
-	X, H   int
-	Y      int
-	Tip    string
-	Marker bool
-}
-
-// overview is the front page: per-topic health (unhealthy first), the
-// incidents opened per hour over 48 hours, today's purges and the jobs.
+// overview is the front page: per-topic health and the last hour's
+// deliveries (unhealthy first), the incidents opened per hour over 48
+// hours, today's purges and the jobs. It reloads itself every
+// RefreshEvery.
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 	ctx := r.Context()
-	p.Title, p.Nav = "Overview", "overview"
-	data := map[string]any{}
+	p.Title, p.Nav, p.Refresh = "Overview", "overview", int(RefreshEvery/time.Second)
+	if p.Flash == "" {
+		p.Flash = c.noticeOf(r.URL.Query())
+	}
+	now := c.d.Now().UTC()
+	data := map[string]any{"Rendered": now, "RefreshEvery": RefreshEvery, "Window": deliveryWindow}
 	var topics []topicHealth
 	states := map[string]health.View{}
 	if c.d.Breakers != nil {
@@ -51,24 +67,48 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 			}
 		}
 	}
-	if depths, err := c.d.Queues.Depths(ctx); err != nil {
+	depths, err := c.d.Queues.Depths(ctx)
+	if err != nil {
 		p.Error = "queue depths: " + err.Error()
-	} else {
-		for _, d := range depths {
-			th := topicHealth{QueueDepth: d}
-			if tp, ok := c.d.Topology.Topic(d.Topic); ok {
-				th.Consumer, th.Breaker = string(tp.Consumer), !tp.Breaker.Off && c.d.Breakers != nil
-			}
-			if v, ok := states[d.Topic]; ok {
-				th.Health = &v
-			}
-			pg, err := c.d.Incidents.List(ctx, incident.Filter{Status: incident.StatusOpen, Topic: d.Topic, Limit: 100})
-			if err == nil {
-				th.Open, th.OpenMore = len(pg.Incidents), pg.Cursor != ""
-			}
-			th.Unhealthy = th.Open > 0 || th.DeadLetters > 0 || (th.Health != nil && th.Health.State != health.Closed)
-			topics = append(topics, th)
+	}
+	var delivered map[string]admin.TopicDeliveries
+	if c.d.Deliveries != nil && len(depths) > 0 {
+		names := make([]string, len(depths))
+		for i, d := range depths {
+			names[i] = d.Topic
 		}
+		if delivered, err = c.d.Deliveries.Deliveries(ctx, names, now.Add(-deliveryWindow), now); err != nil {
+			c.d.Log.WarnContext(ctx, "console: delivery figures", "error", err.Error())
+			data["DeliveriesError"] = err.Error()
+		}
+		data["Deliveries"] = true
+	}
+	for _, d := range depths {
+		th := topicHealth{QueueDepth: d}
+		if tp, ok := c.d.Topology.Topic(d.Topic); ok {
+			th.Consumer, th.Breaker = string(tp.Consumer), !tp.Breaker.Off && c.d.Breakers != nil
+		}
+		if v, ok := states[d.Topic]; ok {
+			th.Health, th.Paused = &v, v.State == health.Paused
+			if v.LastError != "" {
+				th.LastError, th.LastErrorAt = v.LastError, v.FailedAt
+			}
+		}
+		if f, ok := delivered[d.Topic]; ok {
+			th.Deliveries = &f
+		}
+		pg, err := c.d.Incidents.List(ctx, incident.Filter{Status: incident.StatusOpen, Topic: d.Topic, Limit: 100})
+		if err == nil {
+			th.Open, th.OpenMore = len(pg.Incidents), pg.Cursor != ""
+			// Newest failure first: the first is the latest.
+			if len(pg.Incidents) > 0 && pg.Incidents[0].LastFailedAt.After(th.LastErrorAt) {
+				inc := pg.Incidents[0]
+				th.LastError, th.LastErrorAt, th.LastIncident = inc.ErrorCode+": "+inc.ErrorMessage, inc.LastFailedAt, inc.ID
+			}
+		}
+		th.LastError = truncate.String(th.LastError, 140)
+		th.Unhealthy = th.Open > 0 || th.DeadLetters > 0 || (th.Health != nil && th.Health.State != health.Closed)
+		topics = append(topics, th)
 	}
 	sort.SliceStable(topics, func(i, j int) bool {
 		if topics[i].Unhealthy != topics[j].Unhealthy {
@@ -77,10 +117,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 		return topics[i].Open+topics[i].DeadLetters > topics[j].Open+topics[j].DeadLetters
 	})
 	data["Topics"] = topics
+	data["Pausable"] = c.d.Breakers != nil
 
 	// Incidents opened per hour, last 48 hours.
-	now := c.d.Now().UTC().Truncate(time.Hour)
-	since := now.Add(-47 * time.Hour)
+	hour := now.Truncate(time.Hour)
+	since := hour.Add(-47 * time.Hour)
 	counts := map[time.Time]int{}
 	cursor := ""
 	for range 10 {
@@ -95,20 +136,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 			break
 		}
 	}
-	peak := 1
-	for _, n := range counts {
-		peak = max(peak, n)
-	}
-	var bars []hourBar
-	total := 0
-	for i := range 48 {
-		h := since.Add(time.Duration(i) * time.Hour)
-		n := counts[h]
-		total += n
-		height := n * 80 / peak
-		bars = append(bars, hourBar{X: i * 10, H: height, Y: 90 - height, Tip: fmt.Sprintf("%s: %d", h.Format("Jan 2 15:00"), n), Marker: h.Hour() == 0})
-	}
-	data["Bars"], data["IncidentsTotal"], data["Peak"] = bars, total, peak
+	data["Chart"] = incidentChart(since, counts)
 
 	if c.d.Purge != nil {
 		if days, err := c.d.Purge.Daily(ctx, c.d.Purge.Today()); err == nil {

@@ -8,7 +8,11 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
 //go:embed *.html *.css
@@ -47,7 +51,36 @@ var templates = template.Must(template.New("console").Funcs(template.FuncMap{
 		return buf.String()
 	},
 	"large": func(raw []byte) bool { return len(raw) > 4<<10 },
-	"q":     url.QueryEscape,
+	// ms is a duration in milliseconds as a person reads it.
+	"ms": func(ms int64) string {
+		if ms < 1000 {
+			return strconv.FormatInt(ms, 10) + " ms"
+		}
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+	},
+	"add": func(a, b int) int { return a + b },
+	// bytes is a size as a person reads it.
+	"bytes": func(n int) string {
+		switch {
+		case n >= 1<<20:
+			return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+		case n >= 1<<10:
+			return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+		}
+		return strconv.Itoa(n) + " B"
+	},
+	"sub": func(a, b int) int { return a - b },
+	// lat is a latency percentile ("—" without deliveries to measure).
+	"lat": func(d time.Duration, n int) string {
+		if n == 0 {
+			return "—"
+		}
+		return humanDuration(d)
+	},
+	"plural": plural,
+	// outcome is an attempt's outcome in words.
+	"outcome": func(o outbox.AttemptOutcome) string { return strings.ReplaceAll(string(o), "_", " ") },
+	"q":       url.QueryEscape,
 }).ParseFS(files, "*.html"))
 
 func (c *Console) render(w http.ResponseWriter, name string, p page) {
@@ -55,4 +88,19 @@ func (c *Console) render(w http.ResponseWriter, name string, p page) {
 	if err := templates.ExecuteTemplate(w, name, p); err != nil {
 		c.d.Log.Error("admin: console template", "template", name, "error", err)
 	}
+}
+
+// humanDuration is a duration in the unit a person reads it in.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case d < 2*time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	case d < 2*time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + " d"
 }

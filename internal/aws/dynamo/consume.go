@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,9 +54,9 @@ const claimAttempts = 3
 // handed to a consumer, whatever SQS's receive count says.
 func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (consume.Claim, error) {
 	for range claimAttempts {
-		attempt, err := e.beginProcessing(ctx, p)
+		attempt, log, err := e.beginProcessing(ctx, p)
 		if err == nil {
-			return consume.Claim{State: consume.Claimed, Attempt: attempt}, nil
+			return consume.Claim{State: consume.Claimed, Attempt: attempt, Log: log}, nil
 		}
 		if !errors.Is(err, errCondition) {
 			return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
@@ -66,14 +67,14 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 		}
 		switch {
 		case !found:
-			state, err := e.createProcessing(ctx, p)
+			state, log, err := e.createProcessing(ctx, p)
 			if errors.Is(err, errCondition) {
 				continue // created meanwhile by another delivery
 			}
 			if err != nil {
 				return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: %w", p.Row, err)
 			}
-			return consume.Claim{State: state, Attempt: 1}, nil
+			return consume.Claim{State: state, Attempt: 1, Log: log}, nil
 		case !row.ErasedAt.IsZero():
 			return consume.Claim{State: consume.Erased}, nil
 		case row.Status == outbox.StatusCompleted:
@@ -86,7 +87,7 @@ func (e *Events) BeginProcessing(ctx context.Context, p consume.Processing) (con
 	return consume.Claim{}, fmt.Errorf("dynamo: begin processing %s: the row kept changing", p.Row)
 }
 
-func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int, error) {
+func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int, outbox.AttemptLog, error) {
 	until := millis(p.Until)
 	out, err := e.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(e.Table),
@@ -117,19 +118,24 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int
 	})
 	var ccf *ddbtypes.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return 0, errCondition
+		return 0, outbox.AttemptLog{}, errCondition
 	}
 	if err != nil {
-		return 0, err
+		return 0, outbox.AttemptLog{}, err
 	}
 	var old struct {
-		AttemptOf string `dynamodbav:"attemptOf"`
-		Attempt   int    `dynamodbav:"attempt"`
+		AttemptOf string   `dynamodbav:"attemptOf"`
+		Attempt   int      `dynamodbav:"attempt"`
+		Status    string   `dynamodbav:"status"`
+		UpdatedAt string   `dynamodbav:"updatedAt"`
+		Tries     []string `dynamodbav:"tries"`
 	}
 	_ = attributevalue.UnmarshalMap(out.Attributes, &old)
+	log := claimLog(decodeAttempts(old.Tries), old.Status == string(outbox.StatusProcessing), parseTime(old.UpdatedAt))
+	log.Room = completionRoom(claimedItem(out.Attributes, p, old.Attempt+1), p.Now)
 	switch {
 	case old.AttemptOf == p.Owner || (old.AttemptOf == "" && old.Attempt == 0):
-		return old.Attempt + 1, nil
+		return old.Attempt + 1, log, nil
 	}
 	// The count was another message's: this is this one's first attempt.
 	// Only the lease owner writes it (a refusal means the row was taken
@@ -141,35 +147,35 @@ func (e *Events) beginProcessing(ctx context.Context, p consume.Processing) (int
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": num(1), ":o": str(p.Owner)},
 	})
 	if err != nil && !errors.As(err, new(*ddbtypes.ConditionalCheckFailedException)) {
-		return 0, err
+		return 0, outbox.AttemptLog{}, err
 	}
-	return 1, nil
+	return 1, log, nil
 }
 
 // createProcessing creates a missing row in processing, in one transaction
 // with a check that the ledger item still exists, expiring with it. It
 // returns LedgerMissing when the ledger item is gone, errCondition when the
 // row appeared meanwhile.
-func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (consume.ClaimState, error) {
+func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (consume.ClaimState, outbox.AttemptLog, error) {
 	ledgerKey := map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(p.Row.Key)), table.AttrSK: str(ledgerSK)}
 	got, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(e.Table), Key: ledgerKey, ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("expiresAt, erasedAt"),
 	})
 	if err != nil {
-		return 0, err
+		return 0, outbox.AttemptLog{}, err
 	}
 	if len(got.Item) == 0 {
-		return consume.LedgerMissing, nil
+		return consume.LedgerMissing, outbox.AttemptLog{}, nil
 	}
 	if _, erased := got.Item["erasedAt"]; erased {
-		return consume.Erased, nil
+		return consume.Erased, outbox.AttemptLog{}, nil
 	}
 	var led struct {
 		ExpiresAt int64 `dynamodbav:"expiresAt"`
 	}
 	if err := attributevalue.UnmarshalMap(got.Item, &led); err != nil {
-		return 0, fmt.Errorf("decode ledger expiry: %w", err)
+		return 0, outbox.AttemptLog{}, fmt.Errorf("decode ledger expiry: %w", err)
 	}
 	r := outbox.Row{
 		Key: p.Row.Key, EventID: p.EventID, Topic: p.Row.Topic, TenantID: p.TenantID, Type: p.Type,
@@ -180,7 +186,7 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 	ri.AttemptOf, ri.Attempt = p.Owner, 1
 	item, err := attributevalue.MarshalMap(ri)
 	if err != nil {
-		return 0, err
+		return 0, outbox.AttemptLog{}, err
 	}
 	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(e.Table), Key: ledgerKey, ConditionExpression: aws.String("attribute_exists(pk)")}},
@@ -188,14 +194,16 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 	}})
 	if class, at := classify(err); err != nil && class == txConditionFailed {
 		if at == 0 {
-			return consume.LedgerMissing, nil
+			return consume.LedgerMissing, outbox.AttemptLog{}, nil
 		}
-		return 0, errCondition
+		return 0, outbox.AttemptLog{}, errCondition
 	}
 	if err != nil {
-		return 0, err
+		return 0, outbox.AttemptLog{}, err
 	}
-	return consume.Claimed, nil
+	log := claimLog(nil, false, time.Time{})
+	log.Room = completionRoom(item, p.Now)
+	return consume.Claimed, log, nil
 }
 
 // MarkCompleted records the lease owner's success: status completed (the
@@ -204,6 +212,7 @@ func (e *Events) createProcessing(ctx context.Context, p consume.Processing) (co
 func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: c.Row, To: outbox.StatusCompleted, Owner: c.Owner, NextRetryAt: c.Now, Completed: true, Now: c.Now,
+		Attempt: c.Attempt, Log: c.Log,
 	})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
@@ -222,6 +231,7 @@ func (e *Events) MarkCompleted(ctx context.Context, c consume.Completion) error 
 func (e *Events) MarkRetry(ctx context.Context, r consume.Release) error {
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: r.Row, To: outbox.StatusEnqueued, Owner: r.Owner, NextRetryAt: r.RetryAt, LastError: r.LastError, Now: r.Now,
+		Attempt: r.Attempt, Log: r.Log,
 	})
 	if errors.Is(err, errCondition) {
 		return outbox.ErrLeaseLost
@@ -250,6 +260,10 @@ type processingRelease struct {
 	Completed bool
 	LastError string
 	Now       time.Time
+	// Attempt (with Log.Lost) is the delivery attempt the write records
+	// (attempts.go).
+	Attempt outbox.Attempt
+	Log     outbox.AttemptLog
 }
 
 // releaseProcessing is the one write that ends a processing row's lease,
@@ -280,10 +294,93 @@ func (e *Events) releaseProcessing(ctx context.Context, r processingRelease) err
 		cond += " AND leaseUntil = :lu"
 		values[":lu"] = num(millis(r.LeaseUntil))
 	}
-	if r.To.Settled() {
-		expr = leaveDue(expr)
-	} else {
-		expr = keepDue(expr)
+	added := newAttempts(r.Attempt, r.Log)
+	write := func(expr, cond string) error {
+		if r.To.Settled() {
+			expr = leaveDue(expr)
+		} else {
+			expr = keepDue(expr)
+		}
+		return e.update(ctx, r.Row, expr, cond, values)
 	}
-	return e.update(ctx, r.Row, expr, cond, values)
+	if len(added) == 0 {
+		return write(expr, cond)
+	}
+	if !r.Log.Known {
+		return write(appendAttempts(expr, values, added), cond)
+	}
+	// Replace the list the claim read: only the lease holder writes it,
+	// unless an erasure marked the row meanwhile (then append, without
+	// the answers).
+	if r.Completed {
+		added = fitAnswer(r.Log.Kept, added, r.Log.Room)
+	}
+	values[":tries"] = triesValue(attemptList(r.Log.Kept, added))
+	err := write(expr+", "+attrTries+" = :tries", cond+" AND attribute_not_exists(erasedAt)")
+	if !errors.Is(err, errCondition) {
+		return err
+	}
+	row, found, rerr := e.Row(ctx, r.Row)
+	switch {
+	case rerr != nil:
+		return rerr
+	case !found || row.ErasedAt.IsZero() || row.Status != outbox.StatusProcessing || row.LeaseOwner != r.Owner:
+		return errCondition
+	}
+	delete(values, ":tries")
+	return write(appendAttempts(expr, values, redacted(added)), cond)
+}
+
+// appendAttempts adds the attempts to the row's list (without reading it:
+// a carried completion, a row an erasure marked meanwhile): no trimming;
+// their answers must be gone already where they may not be written.
+func appendAttempts(expr string, values map[string]ddbtypes.AttributeValue, added []outbox.Attempt) string {
+	values[":tries"] = triesValue(added)
+	values[":noTries"] = &ddbtypes.AttributeValueMemberL{Value: []ddbtypes.AttributeValue{}}
+	return expr + ", " + attrTries + " = list_append(if_not_exists(" + attrTries + ", :noTries), :tries)"
+}
+
+// claimLog is the AttemptLog of a claim that found kept attempts on the
+// row; lostSince is set when the row was processing under a lease that
+// ended without an outcome (since then: its claim time).
+func claimLog(kept []outbox.Attempt, lost bool, lostSince time.Time) outbox.AttemptLog {
+	log := outbox.AttemptLog{Kept: kept, Known: true}
+	last := 0
+	if len(kept) > 0 {
+		last = kept[len(kept)-1].N
+	}
+	if lost {
+		last++
+		log.Lost = &outbox.Attempt{N: last, At: lostSince, Outcome: outbox.OutcomeLost}
+	}
+	log.Next = last + 1
+	return log
+}
+
+// claimedItem is the row as a claim leaves it (old: the row before it).
+func claimedItem(old map[string]ddbtypes.AttributeValue, p consume.Processing, attempt int) map[string]ddbtypes.AttributeValue {
+	item := maps.Clone(old)
+	item["status"] = str(string(outbox.StatusProcessing))
+	item["duePk"] = str(table.DuePartition(p.Row.Key, p.Row.Topic))
+	item["leaseOwner"], item["attemptOf"] = str(p.Owner), str(p.Owner)
+	item["leaseUntil"], item["attempt"] = num(millis(p.Until)), num(int64(attempt))
+	item["updatedAt"] = str(FormatTime(p.Now))
+	delete(item, "sweepPk")
+	return item
+}
+
+// completionRoom is how many bytes a completion of the claimed row may add
+// (its attempt record) without a write unit more than it costs without
+// them: DynamoDB bills the larger of the item before and after, per
+// started KB.
+func completionRoom(claimed map[string]ddbtypes.AttributeValue, now time.Time) int {
+	done := maps.Clone(claimed)
+	done["status"] = str(string(outbox.StatusCompleted))
+	done["leaseOwner"], done["leaseUntil"] = str(""), num(0)
+	done["nextRetryAt"] = num(millis(now))
+	done["updatedAt"], done["completedAt"] = str(FormatTime(now)), str(FormatTime(now))
+	delete(done, "duePk")
+	before, after := table.ItemSize(claimed), table.ItemSize(done)
+	units := (max(before, after) + 1023) / 1024
+	return units*1024 - after
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,8 +37,11 @@ import (
 //     statement's condition and takes the single path, which tells
 //     completed from busy and creates missing rows.
 //   - a completion is batched exactly: the same attributes set and removed
-//     as MarkCompleted, on the same condition, so a condition failure is
-//     outbox.ErrLeaseLost; any other failure takes the single path.
+//     as MarkCompleted (the row's delivery attempts with the new one), on
+//     the same condition. A condition failure takes the single path too:
+//     it tells a lost lease (outbox.ErrLeaseLost) from a row an erasure
+//     marked meanwhile (the attempt is then appended without an answer),
+//     as does any other failure.
 //
 // A call that fails as a whole (throttling, an emulator without PartiQL)
 // sends its items down the single path. A row named twice in one batch
@@ -69,6 +74,14 @@ const claimStatement = `SET "status" = ? SET "leaseOwner" = ? SET "leaseUntil" =
 const completeStatement = `SET "status" = ? SET "leaseOwner" = ? SET "leaseUntil" = ? SET "nextRetryAt" = ? SET "updatedAt" = ? SET "completedAt" = ? REMOVE "duePk" REMOVE "sweepPk"` +
 	` WHERE "pk" = ? AND "sk" = ? AND "status" = ? AND "leaseOwner" = ?`
 
+// completeWithAttemptsStatement is completeStatement recording the
+// delivery attempts too (attempts.go): the list the claim read and the
+// new attempt, so also conditional on no erasure having marked the row.
+// Parameters: completeStatement's six values, tries; its four keys and
+// conditions.
+const completeWithAttemptsStatement = `SET "status" = ? SET "leaseOwner" = ? SET "leaseUntil" = ? SET "nextRetryAt" = ? SET "updatedAt" = ? SET "completedAt" = ? SET "tries" = ? REMOVE "duePk" REMOVE "sweepPk"` +
+	` WHERE "pk" = ? AND "sk" = ? AND "status" = ? AND "leaseOwner" = ? AND "erasedAt" IS MISSING`
+
 // BeginProcessingBatch claims each row as BeginProcessing would (see
 // above): one entry per request, in order.
 func (e *Events) BeginProcessingBatch(ctx context.Context, ps []consume.Processing) []consume.ClaimResult {
@@ -85,7 +98,11 @@ func (e *Events) BeginProcessingBatch(ctx context.Context, ps []consume.Processi
 		}
 	}
 	e.batch(ctx, rowsOf(ps, func(p consume.Processing) outbox.RowRef { return p.Row }), stmts,
-		func(i int) { out[i] = consume.ClaimResult{Claim: consume.Claim{State: consume.Claimed, Attempt: 1}} },
+		func(i int) {
+			// A fresh row: no attempts yet (only a consumer's claim,
+			// which the statement requires absent, leads to one).
+			out[i] = consume.ClaimResult{Claim: consume.Claim{State: consume.Claimed, Attempt: 1, Log: claimLog(nil, false, time.Time{})}}
+		},
 		func(i int, _ *ddbtypes.BatchStatementError) bool { return false },
 		func(i int) {
 			c, err := e.BeginProcessing(ctx, ps[i])
@@ -101,18 +118,21 @@ func (e *Events) MarkCompletedBatch(ctx context.Context, cs []consume.Completion
 	stmts := make([]ddbtypes.BatchStatementRequest, len(cs))
 	for i, c := range cs {
 		key := rowKey(c.Row)
-		stmts[i] = ddbtypes.BatchStatementRequest{
-			Statement: aws.String(`UPDATE "` + e.Table + `" ` + completeStatement),
-			Parameters: []ddbtypes.AttributeValue{
-				str(string(outbox.StatusCompleted)), str(""), num(0), num(millis(c.Now)), str(FormatTime(c.Now)), str(FormatTime(c.Now)),
-				key[table.AttrPK], key[table.AttrSK], str(string(outbox.StatusProcessing)), str(c.Owner),
-			},
+		stmt, params := completeStatement, []ddbtypes.AttributeValue{
+			str(string(outbox.StatusCompleted)), str(""), num(0), num(millis(c.Now)), str(FormatTime(c.Now)), str(FormatTime(c.Now)),
+			key[table.AttrPK], key[table.AttrSK], str(string(outbox.StatusProcessing)), str(c.Owner),
 		}
+		if added := newAttempts(c.Attempt, c.Log); len(added) > 0 && c.Log.Known {
+			stmt = completeWithAttemptsStatement
+			tries := triesValue(attemptList(c.Log.Kept, fitAnswer(c.Log.Kept, added, c.Log.Room)))
+			params = append(params[:6:6], append([]ddbtypes.AttributeValue{tries}, params[6:]...)...)
+		}
+		stmts[i] = ddbtypes.BatchStatementRequest{Statement: aws.String(`UPDATE "` + e.Table + `" ` + stmt), Parameters: params}
 	}
 	e.batch(ctx, rowsOf(cs, func(c consume.Completion) outbox.RowRef { return c.Row }), stmts,
 		func(int) {},
 		func(i int, se *ddbtypes.BatchStatementError) bool {
-			if se.Code != ddbtypes.BatchStatementErrorCodeEnumConditionalCheckFailed {
+			if se.Code != ddbtypes.BatchStatementErrorCodeEnumConditionalCheckFailed || strings.Contains(aws.ToString(stmts[i].Statement), `"erasedAt" IS MISSING`) {
 				return false
 			}
 			out[i] = outbox.ErrLeaseLost

@@ -70,28 +70,57 @@ func (e *Erasure) Load(ctx context.Context, key string) (ledger.Record, []outbox
 }
 
 // RedactDispatch overwrites an outbox row's lastError with
-// incident.ErasedText, fenced; a row that expired meanwhile is left gone.
+// incident.ErasedText and removes the subscriber's answers its delivery
+// attempts keep (marked erased, their lengths kept), fenced; a row that
+// expired meanwhile is left gone. The row is read first (the attempts are
+// rewritten as read, conditional on the row being unchanged, so an
+// attempt recorded meanwhile is read again, not lost).
 func (e *Erasure) RedactDispatch(ctx context.Context, lease jobs.Lease, row outbox.RowRef) error {
-	_, err := e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		e.Fence.Check(lease),
-		{Update: &ddbtypes.Update{
-			TableName:                 aws.String(e.Events.Table),
-			Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(row.Key)), table.AttrSK: str(DispatchSK(row.Topic))},
-			UpdateExpression:          aws.String("SET lastError = :e"),
-			ConditionExpression:       aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": str(incident.ErasedText)},
-		}},
-	}})
-	if class, at := classify(err); err != nil && class == txConditionFailed {
-		if at == 0 {
-			return ErrFenced
+	const reads = 3 // an outcome recorded meanwhile: read the row again
+	for range reads {
+		cur, found, err := e.Events.Row(ctx, row)
+		if err != nil {
+			return fmt.Errorf("dynamo: redact dispatch %s: %w", row, err)
+		}
+		if !found {
+			return nil
+		}
+		expr, cond := "SET lastError = :e", "attribute_exists(pk)"
+		values := map[string]ddbtypes.AttributeValue{":e": str(incident.ErasedText)}
+		if answered(cur.DeliveryAttempts) {
+			expr, cond = redactAttempts(expr, cond, values, cur)
+		}
+		_, err = e.Events.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+			e.Fence.Check(lease),
+			{Update: &ddbtypes.Update{
+				TableName:                 aws.String(e.Events.Table),
+				Key:                       map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(row.Key)), table.AttrSK: str(DispatchSK(row.Topic))},
+				UpdateExpression:          aws.String(expr),
+				ConditionExpression:       aws.String(cond),
+				ExpressionAttributeValues: values,
+			}},
+		}})
+		if class, at := classify(err); err != nil && class == txConditionFailed {
+			if at == 0 {
+				return ErrFenced
+			}
+			continue // gone or changed meanwhile: read it again
+		}
+		if err != nil {
+			return fmt.Errorf("dynamo: redact dispatch %s: %w", row, err)
 		}
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("dynamo: redact dispatch %s: %w", row, err)
-	}
-	return nil
+	return fmt.Errorf("dynamo: redact dispatch %s: the row kept changing", row)
+}
+
+// redactAttempts adds to an erasure's row update the row's delivery
+// attempts without their answers, conditional on the row being as read
+// (updatedAt: every outcome write sets it).
+func redactAttempts(expr, cond string, values map[string]ddbtypes.AttributeValue, r outbox.Row) (string, string) {
+	values[":tries"] = triesValue(redacted(r.DeliveryAttempts))
+	values[":seenAt"] = str(FormatTime(r.UpdatedAt))
+	return expr + ", " + attrTries + " = :tries", cond + " AND updatedAt = :seenAt"
 }
 
 // Get reads an incident.
@@ -101,7 +130,8 @@ func (e *Erasure) Get(ctx context.Context, id string) (incident.Incident, error)
 
 // EraseEvent redacts a ledger item's payload and marks its outbox rows
 // erased (the erasure marker: erasedAt; a quoted subscriber answer in
-// lastError redacted; out of the sweeper's indexes), in one transaction,
+// lastError and in the delivery attempts redacted; out of the sweeper's
+// indexes), in one transaction,
 // fenced. The claim-check reference is overwritten with NULL (nothing is
 // REMOVEd from the ledger item). An event that expired meanwhile is left
 // gone; a row gone meanwhile fails the write (the caller loads again).
@@ -124,6 +154,9 @@ func (e *Erasure) EraseEvent(ctx context.Context, lease jobs.Lease, p ledger.Era
 		if r.LastError != "" {
 			expr += ", lastError = :e"
 			values[":e"] = str(incident.ErasedText)
+		}
+		if answered(r.DeliveryAttempts) {
+			expr, cond = redactAttempts(expr, cond, values, r)
 		}
 		if r.Receipted {
 			// Sent in a batch, its send on the receipt only: the consumer

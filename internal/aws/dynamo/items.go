@@ -91,6 +91,8 @@ type rowItem struct {
 	Attempt   int    `dynamodbav:"attempt,omitempty"`
 	// ErasedAt marks the row of an erased event (outbox.Row.ErasedAt).
 	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
+	// Tries are the delivery attempts (attempts.go).
+	Tries []string `dynamodbav:"tries,omitempty"`
 }
 
 // Timestamps are stored as fixed-width UTC RFC 3339 with milliseconds so they
@@ -248,6 +250,7 @@ func (it rowItem) row() outbox.Row {
 		Status: outbox.Status(it.Status), Attempts: it.Attempts, MaxAttempts: it.MaxAttempts,
 		NextRetryAt: fromMillis(it.NextRetryAt), LeaseUntil: fromMillis(it.LeaseUntil), LeaseOwner: it.LeaseOwner,
 		LastError: it.LastError, CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
-		ErasedAt: parseTime(it.ErasedAt),
+		ErasedAt:         parseTime(it.ErasedAt),
+		DeliveryAttempts: decodeAttempts(it.Tries),
 	}
 }

@@ -179,10 +179,16 @@ func (e *Events) Reschedule(ctx context.Context, r outboxsweep.Reschedule) (bool
 
 // Settle records the outcome of a processing row whose lease ended long
 // ago (see outboxsweep.Settlement), conditional on the row being as seen.
+//
+// The attempt whose lease ended is recorded as lost (no outcome was
+// written for it), in the same write.
 func (e *Events) Settle(ctx context.Context, p outboxsweep.Settlement) (bool, error) {
+	log := claimLog(p.Seen.DeliveryAttempts, true, p.Seen.UpdatedAt)
+	lost := *log.Lost
+	log.Lost, log.Next = nil, lost.N
 	err := e.releaseProcessing(ctx, processingRelease{
 		Row: p.Seen.Ref(), To: p.Status, Owner: p.Seen.LeaseOwner, SameLease: true, LeaseUntil: p.Seen.LeaseUntil,
-		NextRetryAt: p.Now, LastError: p.Note, Now: p.Now,
+		NextRetryAt: p.Now, LastError: p.Note, Now: p.Now, Attempt: lost, Log: log,
 	})
 	if errors.Is(err, errCondition) {
 		return false, nil

@@ -3,8 +3,10 @@ package s3blob_test
 import (
 	"context"
 	"io"
+	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -268,4 +270,26 @@ func TestVersionsAreOfExactlyTheKey(t *testing.T) {
 	ids, err = f.blob.Versions(ctx, f.versioned, "payloads/none")
 	require.NoError(t, err)
 	require.Empty(t, ids)
+}
+
+// A presigned URL reads the object without credentials (the local S3 takes
+// it as S3 does), names the file, and its life is bounded.
+func TestPresignGetReadsWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	f, ctx := setup(t), context.Background()
+	f.put(t, f.plain, "jobs/job_1/g1/s2/v3/manifest.json", `{"events":2}`)
+	u, err := f.blob.PresignGet(ctx, f.plain, "jobs/job_1/g1/s2/v3/manifest.json", 5*time.Minute)
+	require.NoError(t, err)
+	require.Contains(t, u, "X-Amz-Expires=300")
+	resp, err := http.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.Equal(t, `{"events":2}`, string(body))
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		_, err := f.blob.PresignGet(ctx, f.plain, "k", ttl)
+		require.Error(t, err, ttl)
+	}
 }

@@ -2,8 +2,9 @@
 // topic) idempotency record a consumer claims before its side effect: a
 // claim on a missing row creates it (only while the event's ledger item
 // exists), a live lease is busy, completed is never reclaimed, a claim
-// counts its message's attempts, and a write after a lost lease is
-// outbox.ErrLeaseLost. Every implementation runs
+// counts its message's attempts, a write after a lost lease is
+// outbox.ErrLeaseLost, and every delivery attempt is kept on the row with
+// its outcome (an attempt whose lease ended without one as lost). Every implementation runs
 // Exercise; the DynamoDB adapter runs it against the emulators.
 package consumetest
 
@@ -223,5 +224,87 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Store) {
 		wg.Wait()
 		require.EqualValues(t, 1, claimed.Load())
 		require.EqualValues(t, 7, busy.Load())
+	})
+
+	t.Run("EveryAttemptIsKeptWithItsOutcome", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_kept", outbox.StatusEnqueued)
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		require.Equal(t, 1, c.Log.Next, "the dispatch's first attempt")
+		failed := outbox.Attempt{N: c.Log.Next, At: t0, Duration: 40 * time.Millisecond, Delivery: outbox.DeliveryOriginal,
+			Outcome: outbox.OutcomeFailed, Status: 503, Answer: "upstream busy, try later"}
+		require.NoError(t, s.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "503", RetryAt: t0.Add(5 * time.Second), Now: t0.Add(time.Second), Attempt: failed, Log: c.Log}))
+
+		at := t0.Add(5 * time.Second)
+		c, err = s.BeginProcessing(ctx, processing(ref, "msg-1", at))
+		require.NoError(t, err)
+		require.Equal(t, 2, c.Log.Next)
+		done := outbox.Attempt{N: c.Log.Next, At: at, Duration: 12 * time.Millisecond, Delivery: outbox.DeliveryRetry,
+			Outcome: outbox.OutcomeDelivered, Status: 200, Answer: `{"ok":true}`}
+		require.NoError(t, s.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-1", Now: at.Add(time.Second), Attempt: done, Log: c.Log}))
+
+		got := row(t, s, ref).DeliveryAttempts
+		require.Len(t, got, 2)
+		for i, want := range []outbox.Attempt{failed, done} {
+			require.Equal(t, want.N, got[i].N)
+			require.True(t, want.At.Equal(got[i].At), "attempt %d at %s, want %s", want.N, got[i].At, want.At)
+			require.Equal(t, want.Duration, got[i].Duration)
+			require.Equal(t, want.Delivery, got[i].Delivery)
+			require.Equal(t, want.Outcome, got[i].Outcome)
+			require.Equal(t, want.Status, got[i].Status)
+			require.Equal(t, want.Answer, got[i].Answer)
+		}
+	})
+
+	t.Run("AnAttemptWhoseLeaseEndedWithoutAnOutcomeIsLost", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_lost", outbox.StatusEnqueued)
+		_, err := s.BeginProcessing(ctx, processing(ref, "msg-1", t0))
+		require.NoError(t, err)
+		later := t0.Add(31 * time.Second) // msg-1's invocation died
+		c, err := s.BeginProcessing(ctx, processing(ref, "msg-2", later))
+		require.NoError(t, err)
+		require.Equal(t, consume.Claimed, c.State)
+		require.NotNil(t, c.Log.Lost, "the claim found msg-1's attempt without an outcome")
+		require.Equal(t, 1, c.Log.Lost.N)
+		require.Equal(t, 2, c.Log.Next)
+		done := outbox.Attempt{N: c.Log.Next, At: later, Delivery: outbox.DeliveryRetry, Outcome: outbox.OutcomeDelivered, Status: 204}
+		require.NoError(t, s.MarkCompleted(ctx, consume.Completion{Row: ref, Owner: "msg-2", Now: later, Attempt: done, Log: c.Log}))
+		got := row(t, s, ref).DeliveryAttempts
+		require.Len(t, got, 2)
+		require.Equal(t, outbox.OutcomeLost, got[0].Outcome)
+		require.True(t, got[0].At.Equal(t0), "lost since its claim")
+		require.Equal(t, outbox.OutcomeDelivered, got[1].Outcome)
+	})
+
+	t.Run("ARowKeepsItsLatestAttemptsAndAnswers", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ref := commit(t, s, "evt_many", outbox.StatusEnqueued)
+		at := t0
+		total := outbox.KeptAttempts + 3
+		for range total {
+			c, err := s.BeginProcessing(ctx, processing(ref, "msg-1", at))
+			require.NoError(t, err)
+			require.Equal(t, consume.Claimed, c.State)
+			a := outbox.Attempt{N: c.Log.Next, At: at, Delivery: outbox.DeliveryRetry, Outcome: outbox.OutcomeFailed, Status: 500, Answer: fmt.Sprintf("failure %d", c.Log.Next)}
+			at = at.Add(time.Second)
+			require.NoError(t, s.MarkRetry(ctx, consume.Release{Row: ref, Owner: "msg-1", LastError: "500", RetryAt: at, Now: at, Attempt: a, Log: c.Log}))
+		}
+		got := row(t, s, ref).DeliveryAttempts
+		require.Len(t, got, outbox.KeptAttempts)
+		require.Equal(t, total-outbox.KeptAttempts+1, got[0].N, "the oldest attempts leave first")
+		require.Equal(t, total, got[len(got)-1].N)
+		for i, a := range got {
+			if i < len(got)-outbox.KeptAnswers {
+				require.Empty(t, a.Answer, "attempt %d: only the latest keep their answers", a.N)
+				continue
+			}
+			require.Equal(t, fmt.Sprintf("failure %d", a.N), a.Answer)
+		}
 	})
 }

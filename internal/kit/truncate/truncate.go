@@ -15,3 +15,20 @@ func String(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// Bytes cuts s to at most n bytes, at a rune boundary and without a
+// marker: for a value whose stored size is the limit (an excerpt in a
+// billed item).
+func Bytes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut]
+}

@@ -20,3 +20,12 @@ func TestString(t *testing.T) {
 	require.LessOrEqual(t, len(got), 1023+len("…"))
 	require.True(t, strings.HasSuffix(got, "…"))
 }
+
+func TestBytes(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "short", truncate.Bytes("short", 10))
+	require.Equal(t, "abc", truncate.Bytes("abcdef", 3))
+	require.Empty(t, truncate.Bytes("abc", 0))
+	got := truncate.Bytes(strings.Repeat("é", 10), 5)
+	require.Equal(t, "éé", got, "never cuts a rune in half, never over n bytes")
+}

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -18,6 +19,37 @@ var dictionaries embed.FS
 // dictionary id). Never change or remove an entry: stored items name it.
 var versions = map[int]string{
 	1: "stripe-1",
+}
+
+//go:generate go test -run ^TestTableSnapshotsAreCurrent$ -update-tables .
+
+// Window is the encoders' window size (a payload's matches reach this far
+// back); the table snapshots are built for it.
+const Window = 1 << 20
+
+// stripe1Tables is the snapshot of the match tables the best-level
+// encoder builds from stripe-1 at Window (third_party/compress,
+// PATCHES.md): a string, so the encoder reads the binary's copy in place
+// (read-only data, paged in from the file as it is read) instead of
+// allocating and building 2.5 MB of tables at cold start. Generated: go
+// generate ./internal/kit/zdict (TestTableSnapshotsAreCurrent fails when
+// a snapshot differs from what the encoder builds).
+//
+//go:embed dict/stripe-1.tables
+var stripe1Tables string
+
+// Snapshot is the table snapshot of dictionary version ("": none), as
+// shipped: every current version has one (TestTableSnapshotsAreCurrent),
+// so Warm builds no tables (TestWarmBuildsNoTables). A switch, not a map:
+// a binary that never compresses (the consumers only read payloads)
+// leaves the snapshots out. A new dictionary version adds its case here
+// and its snapshot with go generate.
+func Snapshot(version int) string {
+	switch version {
+	case 1:
+		return stripe1Tables
+	}
+	return ""
 }
 
 // current is the version new payloads of a source are compressed with;
@@ -64,15 +96,35 @@ var raws = sync.OnceValues(func() (map[int][]byte, error) {
 // core: Lambda gives ingest a fraction of a core, a payload takes well
 // under a millisecond, and a second encoder would build its tables a
 // second time.
-var encoders = sync.OnceValues(func() (map[int]*zstd.Encoder, error) {
+//
+// Built behind a function, not a package-level sync.OnceValues: that
+// would reference the builder (and with it the encoder and the table
+// snapshots, 2.6 MB) from the package's init, linking them into every
+// binary that only decompresses.
+func encoders() (map[int]*zstd.Encoder, error) {
+	encoderSet.once.Do(func() { encoderSet.encs, encoderSet.err = newEncoders() })
+	return encoderSet.encs, encoderSet.err
+}
+
+var encoderSet struct {
+	once sync.Once
+	encs map[int]*zstd.Encoder
+	err  error
+}
+
+func newEncoders() (map[int]*zstd.Encoder, error) {
 	dicts, err := raws()
 	if err != nil {
 		return nil, err
 	}
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1 << 20)}
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window)}
 	out := map[int]*zstd.Encoder{}
 	for v, raw := range dicts {
-		enc, err := zstd.NewWriter(nil, append(opts, zstd.WithEncoderDict(raw))...)
+		dictOpts := append(slices.Clip(opts), zstd.WithEncoderDict(raw))
+		if snap := Snapshot(v); snap != "" {
+			dictOpts = append(dictOpts, zstd.WithEncoderDictSnapshot(snap))
+		}
+		enc, err := zstd.NewWriter(nil, dictOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("zdict: dictionary %d: %w", v, err)
 		}
@@ -84,7 +136,7 @@ var encoders = sync.OnceValues(func() (map[int]*zstd.Encoder, error) {
 	}
 	out[0] = plain
 	return out, nil
-})
+}
 
 // decoder is built once per process, on first use: ingest's publishes do
 // not need it.
@@ -100,11 +152,11 @@ var decoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, zstd.WithDecoderDicts(all...), zstd.WithDecoderMaxMemory(MaxDecoded), zstd.WithDecoderConcurrency(2))
 })
 
-// Warm builds the current dictionaries' encoders and their match tables
-// now (a function that compresses every payload, ingest, calls it at cold
-// start, where Lambda gives init more CPU than the handler gets, instead
-// of in its first event's answer): about 5 MB and, on a shared 2-core
-// machine, 30 ms of CPU per dictionary, once per process
+// Warm builds the current dictionaries' encoders now (a function that
+// compresses every payload, ingest, calls it at cold start, where Lambda
+// gives init more CPU than the handler gets, instead of in its first
+// event's answer): each fills its 2.5 MB of working match tables with one
+// copy of the snapshot the binary carries, building none, once per process
 // (docs/payload-compression.md).
 func Warm() error {
 	for source, v := range current {

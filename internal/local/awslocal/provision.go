@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dynamodbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -45,6 +46,9 @@ type Clients struct {
 	// Lambda invokes the local stack's functions (set by the stack that
 	// runs them; nil elsewhere).
 	Lambda *lambda.Client
+	// CloudWatch reads the metrics the local stack's functions emit
+	// (Metrics, served by the stack; nil elsewhere).
+	CloudWatch *cloudwatch.Client
 }
 
 // Data is the data path's bundle of them (DynamoDB, SQS, S3), the clients

@@ -39,6 +39,7 @@ func (s *Stack) Banner(w io.Writer) {
 		{"Console", fmt.Sprintf("%s/console  (sign in with the admin key)", u)},
 		{"Lambda Invoke", fmt.Sprintf("POST %s/2015-03-31/functions/{name}/invocations", u)},
 		{"Step Functions", fmt.Sprintf("%s%s  (the replay state machine %s; StartExecution, DescribeExecution, GetExecutionHistory)", u, StepFunctionsPath, ReplayStateMachineARN())},
+		{"CloudWatch", fmt.Sprintf("%s%s  (GetMetricData over the functions' EMF metrics: the console's delivery figures)", u, awslocal.MetricsPath)},
 		{"Deliveries", fmt.Sprintf("%s%s  (the local HTTP subscriber)", u, SinkPath)},
 		{"Jobs", fmt.Sprintf("%s/admin/jobs  (durable jobs; `%s jobs list`)", u, evp)},
 		{"Stripe API", fmt.Sprintf("%s%s/v1/events  (local stand-in reconciliation pages; POST adds an event)", u, StripeAPIPath)},

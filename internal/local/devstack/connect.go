@@ -101,6 +101,9 @@ func (s *Stack) connect(ctx context.Context, o Options) error {
 	// Functions is served by the stack itself
 	// (StepFunctionsPath).
 	s.Clients.Lambda = awslocal.NewLambdaClient(cfg, s.URL())
+	// So are their metrics: CloudWatch's GetMetricData over what they
+	// emitted (awslocal.Metrics).
+	s.Clients.CloudWatch = awslocal.NewCloudWatchClient(cfg, s.URL()+awslocal.MetricsPath)
 	return nil
 }
 

@@ -52,7 +52,10 @@ func catalogFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 		if l.runs != nil && !l.runs(s) {
 			continue
 		}
-		res, err := s.environment(coldStart(ctx, fn.Local()), fn)
+		// The environment is the stack's (the CDK app's on a stage): what
+		// it provisions for it (the alert topic, its inbox) is no call of
+		// the function's, so it is not attributed to it.
+		res, err := s.environment(ctx, fn)
 		if err != nil {
 			return nil, err
 		}

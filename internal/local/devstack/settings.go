@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -88,13 +89,15 @@ func (s *Stack) env(resources map[string]string) *envconf.Reader {
 }
 
 // runtime is a function's runtime in the local stack: the stack's log with
-// the function's name, EMF metrics as debug log lines (nobody ingests them
-// locally, but they stay inspectable).
+// the function's name, EMF metrics into the stack's metric store (as
+// CloudWatch Logs extracts them on a stage) and as debug log lines.
 func (s *Stack) runtime(function string) wire.Runtime {
+	// The stack's metric store takes every line too (the console's
+	// delivery figures read it as CloudWatch's).
 	if s.metrics != nil {
-		return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: s.metrics, Dimensions: map[string]string{metric.DimensionStage: s.Resources.Prefix}}}.Named(function)
+		return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: io.MultiWriter(s.metrics, s.Metrics), Dimensions: map[string]string{metric.DimensionStage: s.Resources.Prefix}}}.Named(function)
 	}
-	return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: logWriter{s}}}.Named(function)
+	return wire.Runtime{Log: s.Log, Metrics: &metric.Emitter{W: io.MultiWriter(logWriter{s}, s.Metrics)}}.Named(function)
 }
 
 // logWriter sends EMF lines to the stack's log at debug level.

@@ -100,6 +100,10 @@ type Stack struct {
 	// StripeEvents is the local stand-in of Stripe's events API behind
 	// StripeAPIPath (what reconciliation pages locally).
 	StripeEvents *stripeapi.LocalEvents
+	// Metrics are the functions' EMF metrics, served as CloudWatch's
+	// GetMetricData behind awslocal.MetricsPath (the console's overview
+	// reads them as it reads CloudWatch on a stage).
+	Metrics *awslocal.Metrics
 
 	provisioning awslocal.Clients
 	mux          *http.ServeMux
@@ -149,6 +153,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		Functions: lambdalocal.NewFunctions(),
 		Sink:      NewSink(),
 		Alerts:    &Alerts{},
+		Metrics:   awslocal.NewMetrics(),
 		invoked:   o.Invoked,
 		metrics:   o.Metrics,
 		mux:       http.NewServeMux(),
@@ -300,6 +305,7 @@ func (s *Stack) routes() {
 	s.mux.HandleFunc(S3Path+"/", s.serveS3)
 	s.Sink.routes(s.mux)
 	s.mux.HandleFunc(AlertsPath, s.serveAlerts)
+	s.mux.Handle(awslocal.MetricsPath+"/", s.Metrics)
 }
 
 // URL is the stack's base URL.

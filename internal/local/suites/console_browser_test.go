@@ -94,9 +94,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("topics")),
 	))
 	require.Contains(t, text("topics"), topology.Billing)
-	if *consoleShots {
-		shot(t, ctx, "../../../docs/console-overview.png")
-	}
+	// docs/console-overview.png: TestConsoleOperatorPagesInABrowser, with
+	// deliveries to show.
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/console/incidents?topic="+url.QueryEscape(topology.Billing)),

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -373,6 +374,10 @@ func expandOther(a arns, params any) ([]Request, bool) {
 		return []Request{req("secretsmanager:DescribeSecret", a.secret(aws.ToString(p.SecretId)))}, true
 	case *secretsmanager.PutSecretValueInput:
 		return []Request{req("secretsmanager:PutSecretValue", a.secret(aws.ToString(p.SecretId)))}, true
+
+	case *cloudwatch.GetMetricDataInput:
+		// Metric reads have no resource-level permission: only "*".
+		return []Request{req("cloudwatch:GetMetricData", "*")}, true
 
 	case *sfn.StartExecutionInput:
 		return []Request{req("states:StartExecution", a.stateMachine(aws.ToString(p.StateMachineArn)))}, true

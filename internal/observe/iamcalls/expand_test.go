@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -79,6 +80,7 @@ func TestExpandIsWhatIAMAuthorizes(t *testing.T) {
 		"mapping update":            {&lambda.UpdateEventSourceMappingInput{UUID: aws.String("u-1")}, []iamcalls.Request{r("lambda:UpdateEventSourceMapping", fn+"event-source-mapping:u-1")}},
 		"mapping list":              {&lambda.ListEventSourceMappingsInput{}, []iamcalls.Request{r("lambda:ListEventSourceMappings", "*")}},
 		"parameters by path":        {&ssm.GetParametersByPathInput{Path: aws.String("/evp/dev/config/purge-zones")}, []iamcalls.Request{r("ssm:GetParametersByPath", "arn:${Partition}:ssm:${Region}:${Account}:parameter/evp/dev/config/purge-zones")}},
+		"metric data":               {&cloudwatch.GetMetricDataInput{}, []iamcalls.Request{r("cloudwatch:GetMetricData", "*")}},
 		"secret":                    {&secretsmanager.GetSecretValueInput{SecretId: aws.String("arn:aws:secretsmanager:eu-west-1:1:secret:Key-AbC")}, []iamcalls.Request{r("secretsmanager:GetSecretValue", "arn:${Partition}:secretsmanager:${Region}:${Account}:secret:Key-AbC")}},
 	} {
 		t.Run(name, func(t *testing.T) {

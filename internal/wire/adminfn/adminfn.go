@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/admin"
 	"github.com/siteswarm/eventplatform/internal/admin/console"
+	"github.com/siteswarm/eventplatform/internal/aws/cwmetrics"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
@@ -134,11 +136,15 @@ type Clients struct {
 	// Lambda notifies the subscriber-health function of a pause or resume
 	// (nil: its schedule applies them).
 	Lambda *lambda.Client
+	// CloudWatch reads the consumers' delivery metrics for the console's
+	// overview (nil: not shown).
+	CloudWatch *cloudwatch.Client
 }
 
 // NewClients builds them from one aws.Config.
 func NewClients(cfg aws.Config) Clients {
-	return Clients{Clients: replayfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), Lambda: lambda.NewFromConfig(cfg)}
+	return Clients{Clients: replayfn.NewClients(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg), Lambda: lambda.NewFromConfig(cfg),
+		CloudWatch: cloudwatch.NewFromConfig(cfg)}
 }
 
 // New builds the admin API. It reads the keys once (failing the cold start
@@ -184,10 +190,22 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	if c.HealthFunction != "" && cl.Lambda != nil {
 		breakers.Notifier = &lambdainvoke.Notifier{Client: cl.Lambda, Function: c.HealthFunction}
 	}
+	// The overview's delivery figures: the consumers' metrics as they emit
+	// them (the namespace and the stage's dimension of this stage's
+	// emitter, which every function shares).
+	var deliveries admin.DeliveryStats
+	if cl.CloudWatch != nil {
+		deliveries = &cwmetrics.Stats{Client: cl.CloudWatch, Namespace: rt.Metrics.Namespace, Dimensions: rt.Metrics.Dimensions, Now: rt.Now}
+	}
+	var exports operator.Exports
+	if svc.Exports != nil {
+		exports = svc.Exports
+	}
 	// The console's pages ask the same ports as the JSON API.
 	pages, err := console.New(c.Console, console.Deps{
 		Keys: keys, Sessions: adminStore, SignIns: adminStore, Views: svc.Views, Replayer: svc.Replay, Incidents: operator.IncidentSearch{Views: svc.Views}, Queues: stats,
-		Purge: purgeViews, Jobs: jobEngine, Retention: policies, Breakers: breakers, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
+		Purge: purgeViews, Jobs: jobEngine, Exports: exports, Retention: policies, Breakers: breakers, Deliveries: deliveries,
+		Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now,
 	})
 	if err != nil {
 		return nil, err
@@ -205,6 +223,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 			{Name: "purgeQueues", Probe: func(ctx context.Context) error { _, err := stats.Depths(ctx); return err }},
 		},
 		Jobs:      jobEngine,
+		Exports:   exports,
 		Retention: policies,
 		Breakers:  breakers,
 		Console:   pages,

@@ -29,7 +29,7 @@ var Function = wire.Function{
 	Description: "Operator API (/admin/*): health, queues, events, incidents, triage, replay",
 	MemoryMB:    256,
 	Timeout:     FunctionTimeout,
-	Services:    []string{"dynamodb", "sqs", "s3", "secretsmanager", "lambda"},
+	Services:    []string{"dynamodb", "sqs", "s3", "secretsmanager", "lambda", "cloudwatch"},
 	Routes: []wire.Route{
 		{Method: "ANY", Path: PathAdmin, Throttle: throttle,
 			Authz: "The admin function authenticates every request itself: Authorization: Bearer <key>, compared in constant time with the active keys of the admin-api-key secret (re-read every few minutes, so a rotation needs no redeploy). The route is throttled below the stage limit."},

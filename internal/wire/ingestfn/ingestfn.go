@@ -124,10 +124,11 @@ func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
 	}
 }
 
-// New builds the ingestion service. It builds the payload compressor's
-// dictionary tables now, at cold start (where Lambda gives init more CPU
-// than the handler gets), instead of in the first event's answer: ingest
-// compresses every Stripe payload (docs/payload-compression.md).
+// New builds the ingestion service. It makes the payload compressor's
+// encoders now, at cold start (where Lambda gives init more CPU than the
+// handler gets), instead of in the first event's answer: ingest
+// compresses every Stripe payload; their match tables come from the
+// snapshots the binary carries (docs/payload-compression.md).
 func New(c Config, cl Clients, rt wire.Runtime) (*ingest.Service, error) {
 	if err := zdict.Warm(); err != nil {
 		return nil, fmt.Errorf("ingest: payload dictionaries: %w", err)

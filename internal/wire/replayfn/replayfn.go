@@ -121,6 +121,9 @@ type Services struct {
 	// JOBS_TABLE: they live in the jobs table); a shortened policy starts
 	// its purge through Jobs.
 	Retention *retention.Service
+	// Exports signs finished exports' download URLs (nil without
+	// JOBS_TABLE).
+	Exports *jobkinds.ExportDownloads
 }
 
 // NewServices builds the replay engine and the views.
@@ -167,7 +170,11 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 	if err != nil {
 		return Services{}, err
 	}
-	return Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine, Retention: policies}, nil
+	s := Services{Replay: r, Views: v, Incidents: incidents, Jobs: engine, Retention: policies}
+	if engine != nil {
+		s.Exports = &jobkinds.ExportDownloads{Jobs: engine, Store: blobs, Bucket: c.Bucket, Now: rt.Now}
+	}
+	return s, nil
 }
 
 // New builds the replay function's handler.
@@ -188,6 +195,9 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	f := operator.NewFunction(s.Replay, s.Views, j).WithTopics(topics)
 	if s.Retention != nil {
 		f.WithRetention(s.Retention)
+	}
+	if s.Exports != nil {
+		f.WithExports(s.Exports)
 	}
 	return f, nil
 }

@@ -80,6 +80,13 @@ type bestFastEncoder struct {
 	// tables whole.
 	dictDirty bool
 	dictLen   int
+
+	// evp patch (PATCHES.md): snapshot holds a dictionary's tables built
+	// ahead of time (WithEncoderDictSnapshot); dictShared is set while
+	// dictTable and dictLongTable are its slices (read-only, shared by
+	// every encoder given the snapshot), never written.
+	snapshot   *bestDictSnapshot
+	dictShared bool
 }
 
 // Encode improves compression...
@@ -504,6 +511,15 @@ func (e *bestFastEncoder) Reset(d *dict, singleBlock bool) {
 		return
 	}
 	dictChanged := d != e.lastDict
+	if dictChanged && e.dictShared {
+		// evp patch: the snapshot's tables are read-only; another
+		// dictionary's are built in fresh ones.
+		e.dictTable, e.dictLongTable, e.dictShared = nil, nil, false
+	}
+	if dictChanged && e.useSnapshot(d) {
+		// evp patch: the tables below are the snapshot's, not built.
+		dictChanged = false
+	}
 	// Init or copy dict table
 	if len(e.dictTable) != len(e.table) || dictChanged {
 		if len(e.dictTable) != len(e.table) {

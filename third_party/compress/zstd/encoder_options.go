@@ -30,6 +30,7 @@ type encoderOptions struct {
 	customBlockSize bool
 	lowMem          bool
 	dict            *dict
+	bestSnapshot    *bestDictSnapshot // evp patch: WithEncoderDictSnapshot
 }
 
 func (o *encoderOptions) setDefault() {
@@ -66,7 +67,7 @@ func (o encoderOptions) encoder() encoder {
 		}
 		return &betterFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}}
 	case SpeedBestCompression:
-		return &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}}
+		return &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}, snapshot: o.bestSnapshot}
 	}
 	panic("unknown compression level")
 }
