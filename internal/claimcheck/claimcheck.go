@@ -19,6 +19,13 @@ type Store interface {
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 }
 
+// Eraser deletes every stored version of an object (delete markers
+// included) and returns their ids: on the versioned bucket a plain delete
+// would keep the data as a noncurrent version.
+type Eraser interface {
+	Erase(ctx context.Context, bucket, key string) ([]string, error)
+}
+
 // Checker applies the claim-check policy.
 type Checker struct {
 	Store     Store

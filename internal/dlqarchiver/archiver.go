@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -25,6 +26,16 @@ type Rows interface {
 	// MarkDLQ moves a dispatch row to dlq; false when the row is missing,
 	// completed, or held by a live consumer lease.
 	MarkDLQ(ctx context.Context, r outbox.RowRef, now time.Time) (bool, error)
+}
+
+// Erasures are the subject erasures, as the archiver asks about them.
+type Erasures interface {
+	// ErasedSince reports whether an erasure of one of a tenant's subject
+	// identifiers (empty ones aside) ran at or after since: one started
+	// then, still running, or finished since. An erasure is known as long
+	// as its job is kept (jobs.DefaultRetention, 30 days, beyond the
+	// DLQs' 14-day retention).
+	ErasedSince(ctx context.Context, tenant string, names []string, since time.Time) (bool, error)
 }
 
 // Archiver handles batches from the topic DLQs.
@@ -200,6 +211,22 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	if found && !row.ErasedAt.IsZero() {
 		return dl, errErased
 	}
+	if !found {
+		// The event is past its ledger retention (a dead letter can
+		// outlive it: a DLQ keeps a message 14 days from its first
+		// send): no marker to check. An erasure of its subject that ran
+		// since the message was first sent covered the event, so the
+		// dead letter is dropped before anything of it is stored; one
+		// that starts after this check finds the incident through the
+		// subject index on its pass after the writers' window.
+		erased, err := a.d.Erasures.ErasedSince(ctx, ev.TenantID, []string{dl.Subject, dl.Owner}, firstSent(msg, ev))
+		if err != nil {
+			return dl, fmt.Errorf("archiver: look up the subject's erasures: %w", err)
+		}
+		if erased {
+			return dl, errErased
+		}
+	}
 	if dl.ErrorCode == "" {
 		dl.ErrorCode = incident.CodeMaxReceives
 		dl.ErrorMessage = "message exceeded the queue's maxReceiveCount"
@@ -222,6 +249,16 @@ func (a *Archiver) deadLetter(ctx context.Context, msg events.SQSMessage, now ti
 	dl.Body = body
 	dl.ErrorDetail = joinDetails(details)
 	return dl, nil
+}
+
+// firstSent is when the dead letter's message was first sent (its
+// SentTimestamp, which the redrive to the DLQ keeps); without it, the
+// event's own timestamp.
+func firstSent(msg events.SQSMessage, ev envelope.Event) time.Time {
+	if ms, err := strconv.ParseInt(msg.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
+		return time.UnixMilli(ms)
+	}
+	return ev.Timestamp
 }
 
 // names are the subject identifiers of a dead letter's event, so an

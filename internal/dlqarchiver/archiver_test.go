@@ -19,6 +19,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/ingest"
+	"github.com/siteswarm/eventplatform/internal/jobkinds"
+	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
@@ -26,6 +28,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 )
 
 const topic = topology.Billing
@@ -80,12 +83,18 @@ func setup(t testing.TB, mods ...func(*dlqarchiver.Config)) *bundle {
 	var err error
 	b.arch, err = dlqarchiver.New(cfg, dlqarchiver.Deps{
 		Incidents: &dynamo.Recovery{Events: b.events, Incidents: b.incidents}, Rows: b.events,
-		Bodies: b.bodies,
+		Erasures: b.erasures(), Bodies: b.bodies,
 		Alerts: b.alerts, Metrics: &metric.Emitter{W: b.metrics},
 		Now: func() time.Time { return t0 },
 	})
 	require.NoError(t, err)
 	return b
+}
+
+// erasures are the subject erasures as dlq-archiver finds them (the jobs
+// table).
+func (b *bundle) erasures() dlqarchiverfn.Erasures {
+	return dlqarchiverfn.Erasures{Jobs: &dynamo.Jobs{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}}
 }
 
 func attrs(kv ...string) map[string]events.SQSMessageAttribute {
@@ -102,15 +111,19 @@ func dead(id, body string, a map[string]events.SQSMessageAttribute, b *bundle) e
 
 // commit stores an event with its billing row enqueued and lastError set,
 // as a consumer leaves a row it retried until SQS redrove the message.
-func (b *bundle) commit(t testing.TB, id string, lastError string) []byte {
+func (b *bundle) commit(t testing.TB, id string, lastError string, also ...string) []byte {
 	t.Helper()
 	ctx := context.Background()
 	ev := envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe",
 		Timestamp: t0, Payload: json.RawMessage(`{"invoice":"in_1"}`)}
-	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: []string{topic}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-	row := outbox.Row{Key: id, EventID: id, Topic: topic, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
-		NextRetryAt: t0, LeaseUntil: t0, LeaseOwner: "x", CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: []outbox.Row{row}}))
+	topics := append([]string{topic}, also...)
+	rec := ledger.Record{Key: ev.ID, Event: ev, Topics: topics, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	var rows []outbox.Row
+	for _, tp := range topics {
+		rows = append(rows, outbox.Row{Key: id, EventID: id, Topic: tp, TenantID: "acme", Type: ev.Type, Status: outbox.StatusPending, MaxAttempts: 5,
+			NextRetryAt: t0, LeaseUntil: t0, LeaseOwner: "x", CreatedAt: t0, UpdatedAt: t0})
+	}
+	require.NoError(t, b.events.Commit(ctx, ingest.CommitParams{Record: rec, Rows: rows}))
 	if lastError != "" {
 		ok, err := b.events.Claim(ctx, outbox.ClaimParams{Row: outbox.RowRef{Key: id, Topic: topic}, Owner: "o", Now: t0.Add(time.Second), Lease: time.Minute})
 		require.NoError(t, err)
@@ -255,13 +268,8 @@ func TestTheSourceQueueDecidesTheTopic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	body := b.commit(t, "evt_misrouted", "")
 	// A crm.sync row for the same event, still pending.
-	rec, rows, err := b.events.Load(ctx, "evt_misrouted")
-	require.NoError(t, err)
-	crm := rows[0]
-	crm.Topic = topology.CRM
-	require.NoError(t, b.events.Restore(ctx, rec, crm, true))
+	body := b.commit(t, "evt_misrouted", "", topology.CRM)
 
 	msg := events.SQSMessage{
 		MessageId: "m-misrouted", Body: string(body),
@@ -319,7 +327,7 @@ func TestADeadLetterErasedWhileItIsArchivedOpensNoIncident(t *testing.T) {
 		topics[q.DLQARN] = name
 	}
 	arch, err := dlqarchiver.New(dlqarchiver.Config{DLQTopics: topics}, dlqarchiver.Deps{
-		Incidents: b.env.Recovery(), Rows: rows, Bodies: b.bodies, Alerts: b.alerts, Now: func() time.Time { return t0 },
+		Incidents: b.env.Recovery(), Rows: rows, Erasures: b.erasures(), Bodies: b.bodies, Alerts: b.alerts, Now: func() time.Time { return t0 },
 	})
 	require.NoError(t, err)
 	resp, err := arch.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{
@@ -334,4 +342,41 @@ func TestADeadLetterErasedWhileItIsArchivedOpensNoIncident(t *testing.T) {
 			"no table item; only the body kept under the incident's prefix")
 	}
 	require.Empty(t, b.alerts.got, "no alert about it")
+}
+
+// A dead letter whose dispatch row is gone (its event past the ledger's
+// retention) is dropped when an erasure of its subject ran since the
+// message was first sent (here, without SentTimestamp, since the event's
+// timestamp), and archived when the last erasure of its subject ran
+// before: an event about the subject after its erasure is new data, and
+// its dead letter is not lost.
+func TestADeadLetterWithoutItsRowAsksTheSubjectsErasure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	erasure := func(subject string, at time.Time) {
+		args, err := json.Marshal(jobkinds.ErasureArgs{Subject: subject})
+		require.NoError(t, err)
+		require.NoError(t, (&dynamo.Jobs{Client: b.env.DynamoDB, Table: b.env.Resources.JobsTable}).Create(ctx, jobs.Job{
+			ID: "job_" + subject, Kind: jobkinds.KindErasure, TenantID: "acme", IdempotencyKey: jobkinds.ErasureKind.KeyOf(args), Args: args,
+			Status: jobs.StatusCompleted, CreatedAt: at.Add(-time.Minute), UpdatedAt: at, FinishedAt: at,
+		}))
+	}
+	erasure("user-erased-after", t0.Add(time.Hour))
+	erasure("user-erased-before", t0.Add(-time.Hour))
+	for subject, want := range map[string]bool{"user-erased-after": false, "user-erased-before": true, "user-never-erased": true} {
+		ev := envelope.Event{SchemaVersion: 1, ID: "evt_" + subject, TenantID: "acme", Type: "contact.created", Source: "storefront", Subject: subject,
+			Timestamp: t0, Payload: json.RawMessage(`{"email":"someone@example.test"}`)}
+		body, err := ev.Marshal()
+		require.NoError(t, err)
+		resp, err := b.arch.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{dead("m-"+subject, string(body), attrs(outbox.AttrTopic, topic), b)}})
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures, subject)
+		_, err = b.incidents.Get(ctx, incident.ID(ev.ID, topic))
+		if want {
+			require.NoError(t, err, "%s: archived", subject)
+		} else {
+			require.ErrorIs(t, err, incident.ErrNotFound, "%s: dropped, nothing of it kept", subject)
+		}
+	}
 }

@@ -59,6 +59,10 @@ type Deps struct {
 	// erasure marker.
 	Incidents incident.Recorder
 	Rows      Rows
+	// Erasures tells whether a subject's erasure covers a dead letter
+	// whose dispatch row is gone (its event past the ledger's retention):
+	// there is no marker to check then.
+	Erasures Erasures
 	// Bodies keeps dead letters' messages (inline, or in the archive
 	// bucket) and copies claim-checked payloads under the incident.
 	Bodies *incident.Bodies
@@ -75,8 +79,8 @@ type Deps struct {
 func New(cfg Config, d Deps) (*Archiver, error) {
 	cfg = cfg.WithDefaults()
 	errs := []error{cfg.Validate()}
-	if d.Incidents == nil || d.Rows == nil || d.Bodies == nil || d.Alerts == nil {
-		errs = append(errs, errors.New("archiver: Incidents, Rows, Bodies and Alerts are required"))
+	if d.Incidents == nil || d.Rows == nil || d.Erasures == nil || d.Bodies == nil || d.Alerts == nil {
+		errs = append(errs, errors.New("archiver: Incidents, Rows, Erasures, Bodies and Alerts are required"))
 	} else {
 		errs = append(errs, d.Bodies.Validate())
 	}

@@ -8,13 +8,18 @@ import "slices"
 // as the payload.
 const ErasedText = "(erased)"
 
+// ErasedSHA256 stands for the body digest of an erased incident (its body
+// is the erasure's marker): a write that must not follow the erasure
+// checks for it (a replay restoring an expired event from the incident).
+const ErasedSHA256 = "erased"
+
 // Erased is inc with everything that may hold a subject's data replaced:
 // the body by marker (inline; its stored objects are the caller's to
 // delete first), the error message and detail and every history note by
 // ErasedText. Codes, statuses, actors, times and counts stay: they say
 // what happened, not about whom.
 func (inc Incident) Erased(marker []byte) Incident {
-	inc.Body = Body{Inline: slices.Clone(marker), Size: len(marker), SHA256: "erased"}
+	inc.Body = Body{Inline: slices.Clone(marker), Size: len(marker), SHA256: ErasedSHA256}
 	inc.ErrorMessage = ErasedText
 	if inc.ErrorSummary != "" {
 		inc.ErrorSummary = ErasedText

@@ -191,7 +191,7 @@ func (s *Service) PublishBatch(ctx context.Context, raws []json.RawMessage) []en
 	s.each(len(dupGroups), func(k int) {
 		for _, i := range dupGroups[k] {
 			p := plans[i]
-			res, err := s.duplicate(ctx, p.log, p.producer, p.commit.Record.Key, p.ev)
+			res, err := s.duplicate(ctx, p, p.commit.Record.Key)
 			if err != nil {
 				out[i] = retry(p.ev.ID, err)
 				continue

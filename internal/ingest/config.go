@@ -112,7 +112,10 @@ type Deps struct {
 	Outbox     outbox.Store
 	Sender     outbox.Sender
 	ClaimCheck claimcheck.Checker
-	Log        *slog.Logger
+	// Payloads deletes the claim-checked payload a retry of an erased
+	// event stored (every version of the object).
+	Payloads claimcheck.Eraser
+	Log      *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// TraceHeader returns the trace header to carry into SQS for the
@@ -131,8 +134,8 @@ type Deps struct {
 func New(cfg Config, d Deps) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	errs := []error{cfg.Validate(), d.Topology.Validate(), d.ClaimCheck.Validate()}
-	if d.Ledger == nil || d.Outbox == nil || d.Sender == nil {
-		errs = append(errs, errors.New("ingest: Ledger, Outbox and Sender are required"))
+	if d.Ledger == nil || d.Outbox == nil || d.Sender == nil || d.Payloads == nil {
+		errs = append(errs, errors.New("ingest: Ledger, Outbox, Sender and Payloads are required"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

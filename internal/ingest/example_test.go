@@ -43,12 +43,14 @@ func ExampleService_Publish() {
 	}
 
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: res.EventsTable}
+	blobs := &s3blob.S3{Client: cl.S3}
 	svc, err := ingest.New(ingest.Config{}, ingest.Deps{
 		Topology:   top,
 		Ledger:     events,
 		Outbox:     events,
 		Sender:     &sqsqueue.Sender{Client: cl.SQS, URLs: queues, FIFO: top.FIFOTopics()},
-		ClaimCheck: claimcheck.Checker{Store: &s3blob.S3{Client: cl.S3}, Bucket: res.Bucket, Threshold: claimcheck.DefaultThreshold},
+		ClaimCheck: claimcheck.Checker{Store: blobs, Bucket: res.Bucket, Threshold: claimcheck.DefaultThreshold},
+		Payloads:   blobs,
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -35,7 +35,7 @@ func (s *Service) Publish(ctx context.Context, raw []byte) (envelope.Result, err
 	err = s.d.Ledger.Commit(ctx, p.commit)
 	var exists *ledger.ExistsError
 	if errors.As(err, &exists) {
-		return s.duplicate(ctx, p.log, p.producer, exists.Key, p.ev)
+		return s.duplicate(ctx, p, exists.Key)
 	}
 	if err != nil {
 		return envelope.Result{}, err
@@ -149,12 +149,18 @@ func (s *Service) settled(ctx context.Context, p *plan, outcomes []outbox.Outcom
 
 // duplicate handles a publish of an id already in the ledger (docs/architecture.md §5, guarantee 3):
 // the same content is acknowledged and any pending or failed row nobody holds
-// is claimed and sent now; different content is a conflict.
-func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topology.Producer, key string, incoming envelope.Event) (envelope.Result, error) {
+// is claimed and sent now; different content is a conflict. The event
+// stored under key may have been erased: the claim-checked payload p
+// stored before its commit found the event is then deleted (see discard).
+func (s *Service) duplicate(ctx context.Context, p *plan, key string) (envelope.Result, error) {
+	log, producer, incoming := p.log, p.producer, p.ev
 	id := incoming.ID
 	stored, rows, err := s.d.Ledger.Load(ctx, key)
 	if err != nil {
 		return envelope.Result{}, fmt.Errorf("ingest: load duplicate %s: %w", key, err)
+	}
+	if err := s.discard(ctx, p, stored); err != nil {
+		return envelope.Result{}, err
 	}
 	if !identity.Same(stored.PayloadHash, producer, incoming) {
 		log.WarnContext(ctx, "ingest: idempotency conflict")
@@ -215,6 +221,30 @@ func (s *Service) duplicate(ctx context.Context, log *slog.Logger, producer topo
 	slices.Sort(redriven)
 	log.InfoContext(ctx, "ingest: duplicate acknowledged", "redriven", redriven, "pendingTopics", pending)
 	return envelope.Result{Status: envelope.StatusDuplicate, EventID: id, Topics: stored.Topics, PendingTopics: pending}, nil
+}
+
+// discard deletes the claim-checked payload a publish stored (before its
+// commit, which then found the event stored) when the stored event was
+// erased: a late retry (Stripe retries for days, any producer may retry)
+// must not leave a copy of the subject's data behind (docs/architecture.md
+// §5, guarantee 13). Every version of the object goes (the bucket is
+// versioned). It costs nothing on the path of a new event, which cannot
+// know before its commit whether the id is stored, nor on a duplicate of
+// an event that was not erased; a publish that read the event before the
+// erasure marked it stored its object before that, and the erasure's
+// second pass deletes it. An error fails the publish: the producer
+// retries, and the retry deletes it.
+func (s *Service) discard(ctx context.Context, p *plan, stored ledger.Record) error {
+	ref := p.commit.Record.Event.PayloadRef
+	if ref == nil || !stored.Erased() {
+		return nil
+	}
+	ids, err := s.d.Payloads.Erase(ctx, ref.Bucket, ref.Key)
+	if err != nil {
+		return fmt.Errorf("ingest: delete the payload of erased event %s: %w", stored.Key, err)
+	}
+	p.log.InfoContext(ctx, "ingest: a retry of an erased event; its claim-checked payload deleted", "versions", len(ids))
+	return nil
 }
 
 func (s *Service) job(ctx context.Context, rec ledger.Record, topic, owner string, attempts int) (outbox.Job, error) {

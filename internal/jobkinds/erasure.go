@@ -415,59 +415,88 @@ func (e *eraseStep) events(ctx context.Context) (string, error) {
 		if !e.recheck() {
 			e.cp.Found++
 		}
-		// Objects first, then the fenced redaction that drops their
-		// references: a crash in between leaves the references, so
-		// the retry deletes (and confirms) again instead of leaking.
-		if ref := r.Event.PayloadRef; ref != nil {
-			if err := store.Holds(ctx, e.s.Lease); err != nil {
-				return "", err
-			}
-			d, err := deleteConfirmed(ctx, e.d.Objects, ref.Bucket, ref.Key)
-			if err != nil {
-				return "", err
-			}
-			e.cp.Deletions = append(e.cp.Deletions, d)
-		}
-		payload := string(r.Event.Payload) != string(ErasedMarker) || r.Event.PayloadRef != nil
-		unmarked, redact := 0, 0
-		for _, row := range rows {
-			if row.ErasedAt.IsZero() {
-				unmarked++
-			}
-			if quotes(row) {
-				redact++
-			}
-			if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) && !e.recheck() {
-				// A consumer is delivering it right now: wait its lease
-				// out, then redact what it wrote.
-				e.cp.InFlight = append(e.cp.InFlight, r.Key)
-				if row.LeaseUntil.After(e.cp.WaitUntil) {
-					e.cp.WaitUntil = row.LeaseUntil
-				}
-			}
-		}
-		if payload || unmarked > 0 || redact > 0 {
-			if err := store.EraseEvent(ctx, e.s.Lease, ledger.EraseParams{Key: r.Key, Rows: rows, At: e.now().UTC()}); err != nil {
-				return "", err
-			}
-			if payload {
-				e.cp.Erased++
-				e.cp.EventKeys = append(e.cp.EventKeys, r.Key)
-			}
-			e.cp.Dispatches += redact
-			for _, row := range rows {
-				if quotes(row) {
-					e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
-				}
-			}
-		}
-		for _, topic := range r.Topics {
-			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
-				return "", err
-			}
+		if err := e.event(ctx, r, rows); err != nil {
+			return "", err
 		}
 	}
 	return next, nil
+}
+
+// event erases one loaded event: its payload objects, its ledger item and
+// rows (the marker), and its incidents.
+func (e *eraseStep) event(ctx context.Context, r ledger.Record, rows []outbox.Row) error {
+	store := e.d.Store
+	// Objects first, then the fenced redaction that drops their
+	// references: a crash in between leaves the references, so
+	// the retry deletes (and confirms) again instead of leaking.
+	// Every payload object stored for the event goes, not only the
+	// one the ledger item references: each delivery of a provider's
+	// retry (re-serialized: its own claim-check key) stored one, and
+	// on the second pass the reference is gone while a publish that
+	// read the event before its marker may have stored one since.
+	if err := e.payloads(ctx, r.Event); err != nil {
+		return err
+	}
+	payload := string(r.Event.Payload) != string(ErasedMarker) || r.Event.PayloadRef != nil
+	unmarked, redact := 0, 0
+	for _, row := range rows {
+		if row.ErasedAt.IsZero() {
+			unmarked++
+		}
+		if quotes(row) {
+			redact++
+		}
+		if row.Status == outbox.StatusProcessing && row.LeaseUntil.After(e.now()) && !e.recheck() {
+			// A consumer is delivering it right now: wait its lease
+			// out, then redact what it wrote.
+			e.cp.InFlight = append(e.cp.InFlight, r.Key)
+			if row.LeaseUntil.After(e.cp.WaitUntil) {
+				e.cp.WaitUntil = row.LeaseUntil
+			}
+		}
+	}
+	if payload || unmarked > 0 || redact > 0 {
+		if err := store.EraseEvent(ctx, e.s.Lease, ledger.EraseParams{Key: r.Key, Rows: rows, At: e.now().UTC()}); err != nil {
+			return err
+		}
+		if payload {
+			e.cp.Erased++
+			e.cp.EventKeys = append(e.cp.EventKeys, r.Key)
+		}
+		e.cp.Dispatches += redact
+		for _, row := range rows {
+			if quotes(row) {
+				e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
+			}
+		}
+	}
+	for _, topic := range r.Topics {
+		if _, err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// payloads deletes every version of every claim-checked payload object
+// stored for ev (its claim-check prefix, and the object its reference
+// names when that lies elsewhere), while the lease holds.
+func (e *eraseStep) payloads(ctx context.Context, ev envelope.Event) error {
+	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
+		return err
+	}
+	prefix := claimcheck.Prefix(ev.TenantID, ev.ID)
+	if err := e.eraseUnder(ctx, prefix); err != nil {
+		return err
+	}
+	if ref := ev.PayloadRef; ref != nil && (ref.Bucket != e.d.Bucket || !strings.HasPrefix(ref.Key, prefix)) {
+		d, err := deleteConfirmed(ctx, e.d.Objects, ref.Bucket, ref.Key)
+		if err != nil {
+			return err
+		}
+		e.cp.Deletions = append(e.cp.Deletions, d)
+	}
+	return nil
 }
 
 // incidents erases a page of the subject's incidents (those of events
@@ -481,11 +510,45 @@ func (e *eraseStep) incidents(ctx context.Context) (string, error) {
 		if !e.recheck() {
 			e.cp.Found++
 		}
-		if err := e.incident(ctx, id, true); err != nil {
+		key, err := e.incident(ctx, id, true)
+		if err != nil {
 			return "", err
+		}
+		if key != "" {
+			if err := e.restored(ctx, key); err != nil {
+				return "", err
+			}
 		}
 	}
 	return next, nil
+}
+
+// restored erases an event a replay restored from one of the subject's
+// incidents: a replay that read the incident before the erasure redacted
+// it may have written the expired event's ledger item back from the
+// incident's body (replay.Restorer: the write commits only while the
+// incident is not erased, so once it is redacted above, whatever was
+// restored is here to be found). An event erased already (the events
+// pass found it) costs its read.
+func (e *eraseStep) restored(ctx context.Context, key string) error {
+	r, rows, err := e.d.Store.Load(ctx, key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.Event.TenantID != e.s.Job.TenantID {
+		return nil
+	}
+	done := r.Erased()
+	for _, row := range rows {
+		done = done && !row.ErasedAt.IsZero() && !quotes(row)
+	}
+	if done {
+		return nil
+	}
+	return e.event(ctx, r, rows)
 }
 
 // inFlight redacts, once their leases ended, what the deliveries that
@@ -512,7 +575,7 @@ func (e *eraseStep) inFlight(ctx context.Context) error {
 			e.cp.RowKeys = append(e.cp.RowKeys, row.Ref().String())
 		}
 		for _, topic := range r.Topics {
-			if err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
+			if _, err := e.incident(ctx, incident.ID(r.Key, topic), false); err != nil {
 				return err
 			}
 		}
@@ -535,10 +598,12 @@ func quotes(row outbox.Row) bool {
 	return false
 }
 
-func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) error {
-	n, err := e.eraseIncident(ctx, id, payloads)
+// incident erases one incident (eraseIncident) and returns the key of
+// the event it is about ("" for none: no incident, or a raw dead letter).
+func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) (string, error) {
+	n, key, err := e.eraseIncident(ctx, id, payloads)
 	e.cp.Incidents += n
-	return err
+	return key, err
 }
 
 // eraseIncident deletes every object stored for an incident — each body
@@ -548,22 +613,26 @@ func (e *eraseStep) incident(ctx context.Context, id string, payloads bool) erro
 // may be gone, the event's claim-checked payloads (they outlive the ledger
 // item until the bucket's lifecycle expires them); all confirmed absent,
 // while the lease holds. Then it redacts the incident (body, error text,
-// history notes: incident.Incident.Erased), fenced; 0 when there is none or it was
-// redacted already.
-func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (int, error) {
+// history notes: incident.Incident.Erased), fenced; n is 0 when there is none or
+// it was redacted already. eventKey is the key of the incident's event
+// ("" for none: no incident, or a raw dead letter).
+func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool) (n int, eventKey string, err error) {
 	inc, err := e.d.Store.Get(ctx, id)
 	found := err == nil
 	if err != nil && !isNotFound(err) {
-		return 0, err
+		return 0, "", err
 	}
 	if found && inc.TenantID != e.s.Job.TenantID {
-		return 0, nil
+		return 0, "", nil
 	}
 	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if !found {
-		return 0, e.eraseUnder(ctx, incident.ObjectPrefix(e.s.Job.TenantID, id))
+		return 0, "", e.eraseUnder(ctx, incident.ObjectPrefix(e.s.Job.TenantID, id))
+	}
+	if !inc.Raw && inc.EventID != "" {
+		eventKey = inc.Key()
 	}
 	prefixes := []string{incident.ObjectPrefix(inc.TenantID, inc.ID)}
 	if payloads && inc.EventID != "" {
@@ -571,7 +640,7 @@ func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool)
 	}
 	for _, p := range prefixes {
 		if err := e.eraseUnder(ctx, p); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
 	// An object outside the prefixes (a body stored under another
@@ -582,20 +651,20 @@ func (e *eraseStep) eraseIncident(ctx context.Context, id string, payloads bool)
 		}
 		d, err := deleteConfirmed(ctx, e.d.Objects, inc.Body.Bucket, key)
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if len(d.VersionIDs) > 0 {
 			e.cp.Deletions = append(e.cp.Deletions, d)
 		}
 	}
 	if inc.IsErased(ErasedMarker) {
-		return 0, nil
+		return 0, eventKey, nil
 	}
 	if err := e.d.Store.SaveFenced(ctx, e.s.Lease, inc.Erased(ErasedMarker)); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	e.cp.IncidentIDs = append(e.cp.IncidentIDs, inc.ID)
-	return 1, nil
+	return 1, eventKey, nil
 }
 
 // eraseUnder deletes every version under prefix until a listing finds

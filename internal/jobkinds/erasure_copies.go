@@ -33,6 +33,8 @@ type StoredVersion struct {
 	DeleteMarker bool      `json:"deleteMarker,omitempty"`
 	Size         int64     `json:"size,omitempty"`
 	LastModified time.Time `json:"lastModified,omitzero"`
+	// ETag is the version's entity tag (none for a delete marker).
+	ETag string `json:"etag,omitempty"`
 }
 
 // Rewrites are what an erasure needs to rewrite shared objects.
@@ -45,8 +47,11 @@ type Rewrites interface {
 	// hold is scanned, not read whole).
 	OpenVersion(ctx context.Context, bucket, key, versionID string) (io.ReadCloser, error)
 	// PutVersion writes an object with user metadata (nil: none) and
-	// returns its new version id.
-	PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string) (string, error)
+	// returns its new version id. With ifMatch (an ETag) it writes only
+	// while the object's current version has that ETag, and fails with
+	// ErrObjectChanged otherwise: a newer version someone else wrote
+	// stays current.
+	PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string, ifMatch string) (string, error)
 	DeleteVersion(ctx context.Context, bucket, key, versionID string) error
 	// Subprefixes lists the prefixes right under prefix (at the next "/").
 	Subprefixes(ctx context.Context, bucket, prefix string) ([]string, error)
@@ -168,12 +173,19 @@ func (e *eraseStep) rewriteObject(ctx context.Context, store, key string, versio
 // many records are left): when any version holds one, the latest version's
 // other records become a new version (none when nothing is left), which
 // names the erasure in its metadata (MetaRewrittenBy), and every earlier
-// version is deleted by id. Nil when no version named the subject.
+// version is deleted by id; a latest version without the subject's
+// records stays as it is (so does its version id: an import that pinned
+// it still reads it). Nil when no version named the subject. The new
+// version is written only while the latest version is the one read (a
+// conditional write on its ETag): a version someone wrote since (a
+// tenant's upload of the same import file) is never made noncurrent by
+// the rewrite, nor deleted (only the versions read are); the write fails
+// with ErrObjectChanged and the caller reads the object again.
 func (e *eraseStep) rewriteWith(ctx context.Context, store, key string, versions []StoredVersion, filter func([]byte) ([]byte, int, int, error)) (*Rewrite, []byte, error) {
 	rw := e.d.Rewrites
 	removed := 0
 	var latest []byte
-	haveLatest := false
+	haveLatest, keepLatest, etag, latestID := false, false, "", ""
 	for _, v := range versions {
 		if v.DeleteMarker {
 			continue
@@ -188,7 +200,7 @@ func (e *eraseStep) rewriteWith(ctx context.Context, store, key string, versions
 		}
 		removed += n
 		if v.Latest {
-			haveLatest = true
+			haveLatest, keepLatest, etag, latestID = true, n == 0, v.ETag, v.VersionID
 			if kept > 0 {
 				latest = out
 			}
@@ -201,15 +213,15 @@ func (e *eraseStep) rewriteWith(ctx context.Context, store, key string, versions
 		return nil, nil, err
 	}
 	r := &Rewrite{Store: store, Bucket: e.d.Bucket, Key: key, Removed: removed, VersionIDs: []string{}}
-	if haveLatest && latest != nil {
-		id, err := rw.PutVersion(ctx, e.d.Bucket, key, latest, map[string]string{MetaRewrittenBy: e.s.Job.ID})
+	if haveLatest && latest != nil && !keepLatest {
+		id, err := rw.PutVersion(ctx, e.d.Bucket, key, latest, map[string]string{MetaRewrittenBy: e.s.Job.ID}, etag)
 		if err != nil {
 			return nil, nil, err
 		}
 		r.NewVersion = id
 	}
 	for _, v := range versions {
-		if v.VersionID == r.NewVersion {
+		if v.VersionID == r.NewVersion || keepLatest && v.VersionID == latestID {
 			continue
 		}
 		if err := rw.DeleteVersion(ctx, e.d.Bucket, key, v.VersionID); err != nil {
@@ -466,6 +478,6 @@ func (e *eraseStep) export(ctx context.Context, j jobs.Job) error {
 	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
 		return err
 	}
-	_, err = e.d.Rewrites.PutVersion(ctx, e.d.Bucket, res.ManifestKey, body, map[string]string{MetaRewrittenBy: e.s.Job.ID})
+	_, err = e.d.Rewrites.PutVersion(ctx, e.d.Bucket, res.ManifestKey, body, map[string]string{MetaRewrittenBy: e.s.Job.ID}, "")
 	return err
 }

@@ -380,6 +380,17 @@ func (e *eraseStep) imports(ctx context.Context) (bool, error) {
 	budget := erasureRewritesPerStep
 	for len(e.cp.Files) > 0 && budget > 0 {
 		n, err := e.importFile(ctx, e.cp.Files[0])
+		if errors.Is(err, errNewerUpload) {
+			// The tenant uploaded the file again while it was rewritten:
+			// its upload stays current (the rewrite is conditional). Its
+			// S3 notification starts an import of it: after a poll the
+			// phase lists the tenant's imports again, waits out the
+			// running ones, and goes over the files again, the new upload
+			// among them.
+			e.cp.Listed, e.cp.Cursor, e.cp.Waiting, e.cp.Done, e.cp.Files, e.cp.ImportJobs = false, "", nil, nil, nil, nil
+			e.snooze = e.poll()
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -387,6 +398,28 @@ func (e *eraseStep) imports(ctx context.Context) (bool, error) {
 		e.cp.Files = e.cp.Files[1:]
 	}
 	return len(e.cp.Files) == 0, nil
+}
+
+// errNewerUpload: a version of an import file (or its report) was written
+// while the erasure rewrote it.
+var errNewerUpload = errors.New("a newer version was uploaded while the file was rewritten")
+
+// newer reports whether key has a version the erasure neither read
+// (versions) nor wrote (r's new version): one uploaded since the listing.
+func (e *eraseStep) newer(ctx context.Context, key string, versions []StoredVersion, r *Rewrite) (bool, error) {
+	vs, err := e.d.Rewrites.ListVersions(ctx, e.d.Bucket, key)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range vs {
+		if v.Key != key || r != nil && v.VersionID == r.NewVersion {
+			continue
+		}
+		if !slices.ContainsFunc(versions, func(seen StoredVersion) bool { return seen.VersionID == v.VersionID }) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // importFile rewrites one import file (every version), its report and its
@@ -412,6 +445,9 @@ func (e *eraseStep) importFile(ctx context.Context, key string) (n int, err erro
 			return withoutImportRecords(body, e.subject, found)
 		})
 		big = errors.Is(err, errTooLarge)
+		if errors.Is(err, ErrObjectChanged) {
+			return n, errNewerUpload
+		}
 		if err != nil && !big {
 			return n, err
 		}
@@ -420,6 +456,18 @@ func (e *eraseStep) importFile(ctx context.Context, key string) (n int, err erro
 		if r, err = e.eraseLargeImport(ctx, key, file); err != nil {
 			return n, err
 		}
+	}
+	// A version uploaded after the listing (the same bytes as the one
+	// read, so the conditional write did not see it; or after the new
+	// version was written) may hold the subject: go over the file again.
+	if again, err := e.newer(ctx, key, file, r); err != nil || again {
+		if r != nil {
+			e.cp.Rewrites = append(e.cp.Rewrites, *r)
+		}
+		if err == nil {
+			err = errNewerUpload
+		}
+		return n, err
 	}
 	if r != nil {
 		e.cp.Rewrites = append(e.cp.Rewrites, *r)
@@ -447,6 +495,9 @@ func (e *eraseStep) importFile(ctx context.Context, key string) (n int, err erro
 		_, rversions := byKey(rvs)
 		n += len(rversions[k])
 		r, _, err := e.rewriteWith(ctx, StoreImports, k, rversions[k], report)
+		if errors.Is(err, ErrObjectChanged) {
+			return n, errNewerUpload // an import of a newer upload wrote it
+		}
 		if err != nil {
 			return n, err
 		}
@@ -482,10 +533,15 @@ func (e *eraseStep) eraseLargeImport(ctx context.Context, key string, versions [
 	if err := e.d.Store.Holds(ctx, e.s.Lease); err != nil {
 		return nil, err
 	}
-	d, err := deleteConfirmed(ctx, e.d.Objects, e.d.Bucket, key)
-	if err != nil {
-		return nil, err
+	// The versions read, by id: a version uploaded since is not deleted
+	// unread (the caller looks at it).
+	r := &Rewrite{Store: StoreImports, Bucket: e.d.Bucket, Key: key, VersionIDs: []string{},
+		Reason: fmt.Sprintf("a version is over %d bytes, too large to rewrite in a step: the file (imported already) is deleted whole", maxImportRewriteBytes)}
+	for _, v := range versions {
+		if err := e.d.Rewrites.DeleteVersion(ctx, e.d.Bucket, key, v.VersionID); err != nil {
+			return nil, err
+		}
+		r.VersionIDs = append(r.VersionIDs, v.VersionID)
 	}
-	return &Rewrite{Store: StoreImports, Bucket: e.d.Bucket, Key: key, VersionIDs: d.VersionIDs,
-		Reason: fmt.Sprintf("a version is over %d bytes, too large to rewrite in a step: the file (imported already) is deleted whole", maxImportRewriteBytes)}, nil
+	return r, nil
 }

@@ -311,6 +311,21 @@ func TestErasureOfAStripeCustomerFindsItsInvoices(t *testing.T) {
 func (b *bundle) archiveDeadLetter(t *testing.T, ev envelope.Event) incident.Incident {
 	t.Helper()
 	ctx := context.Background()
+	dead := b.deadLetter(t)
+	resp, err := wiretest.Archiver(t, b.env, wiretest.Opts{}).Handle(ctx, lambdalocal.SQSEvent(b.env.Queue(topology.Notifications).DLQARN, dead))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	inc, err := b.env.Incidents().Get(ctx, incident.ID(eventKey(ev), topology.Notifications))
+	require.NoError(t, err)
+	return inc
+}
+
+// deadLetter has a real consumer fail the notifications queue's one
+// message (its subscriber answers 422) and returns it as the DLQ holds
+// it, for the archiver.
+func (b *bundle) deadLetter(t *testing.T) []sqstypes.Message {
+	t.Helper()
+	ctx := context.Background()
 	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusUnprocessableEntity)
@@ -327,12 +342,7 @@ func (b *bundle) archiveDeadLetter(t *testing.T, ev envelope.Event) incident.Inc
 	require.Empty(t, resp.BatchItemFailures)
 	dead := b.env.ReceiveAndDelete(ctx, q.DLQURL, 1, 10*time.Second)
 	require.Len(t, dead, 1)
-	resp, err = wiretest.Archiver(t, b.env, wiretest.Opts{}).Handle(ctx, lambdalocal.SQSEvent(q.DLQARN, dead))
-	require.NoError(t, err)
-	require.Empty(t, resp.BatchItemFailures)
-	inc, err := b.env.Incidents().Get(ctx, incident.ID(eventKey(ev), topology.Notifications))
-	require.NoError(t, err)
-	return inc
+	return dead
 }
 
 // expire deletes an event's item collection, as DynamoDB's TTL does once

@@ -43,6 +43,12 @@ const (
 	maxCheckpointInline   = 300 << 10
 	maxArgsBytes          = 32 << 10
 	maxKeepFor            = 3 * 365 * 24 * time.Hour
+	// MinRetention keeps a job at least as long as a dead letter can wait
+	// in its DLQ (14 days): the DLQ archiver reads a subject's erasure job
+	// to decide whether a dead letter that outlived its ledger item may
+	// still open an incident (docs/architecture.md §5 item 13), so a
+	// shorter retention would let it forget an erasure it must honour.
+	MinRetention = 14 * 24 * time.Hour
 )
 
 // WithDefaults fills unset fields.
@@ -74,8 +80,8 @@ func (c Config) WithDefaults() Config {
 // Validate checks the config.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Retention < time.Hour || c.Retention > 365*24*time.Hour {
-		errs = append(errs, fmt.Errorf("jobs: retention %s must be 1h..365d", c.Retention))
+	if c.Retention < MinRetention || c.Retention > 365*24*time.Hour {
+		errs = append(errs, fmt.Errorf("jobs: retention %s must be 14d..365d (a job outlives the dead letters that consult it)", c.Retention))
 	}
 	if c.LeaseMargin < time.Second || c.LeaseMargin > 5*time.Minute {
 		errs = append(errs, fmt.Errorf("jobs: lease margin %s must be 1s..5m", c.LeaseMargin))

@@ -34,6 +34,12 @@ type Record struct {
 	ExpiresAt   time.Time
 }
 
+// Erased reports whether the record's subject was erased: its payload is
+// ErasedPayload and no claim-checked payload is referenced.
+func (r Record) Erased() bool {
+	return r.Event.PayloadRef == nil && string(r.Event.Payload) == string(ErasedPayload)
+}
+
 // Message builds the queue message for one of the record's topics.
 func (r Record) Message(topic string) (outbox.Message, error) {
 	body, err := r.Event.Marshal()

@@ -55,6 +55,10 @@ func (c Config) Validate() error {
 type Deps struct {
 	Incidents incident.Store
 	Events    Events
+	// Restorer recreates an expired event's ledger item and row (the
+	// Events and Incidents tables together: the write checks the
+	// incident).
+	Restorer Restorer
 	// Bodies loads incident bodies (inline or from S3).
 	Bodies *incident.Bodies
 	// ClaimCheck re-applies the claim-check threshold to replayed payloads,
@@ -75,8 +79,8 @@ type Deps struct {
 func New(cfg Config, d Deps) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	errs := []error{cfg.Validate()}
-	if d.Incidents == nil || d.Events == nil || d.Sender == nil || d.Bodies == nil || d.ClaimCheck.Store == nil {
-		errs = append(errs, errors.New("replay: Incidents, Events, Sender, Bodies and ClaimCheck.Store are required"))
+	if d.Incidents == nil || d.Events == nil || d.Restorer == nil || d.Sender == nil || d.Bodies == nil || d.ClaimCheck.Store == nil {
+		errs = append(errs, errors.New("replay: Incidents, Events, Restorer, Sender, Bodies and ClaimCheck.Store are required"))
 	} else {
 		errs = append(errs, d.Bodies.Validate(), d.ClaimCheck.Validate())
 	}

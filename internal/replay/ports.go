@@ -18,9 +18,18 @@ type Events interface {
 	// ResetForReplay puts the row back to enqueued, conditional on it still
 	// being as seen.
 	ResetForReplay(ctx context.Context, seen outbox.Row, now time.Time) error
+}
+
+// Restorer recreates what a replay needs of an event past its retention,
+// from the incident's body: a copy of the event's data, so the write is
+// guarded by the subject erasure (docs/architecture.md §5, guarantee 13).
+type Restorer interface {
 	// Restore recreates an event's missing row (enqueued) and, unless
-	// ledgerExists, its ledger record, together.
-	Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error
+	// ledgerExists, its ledger record, together, only while the incident
+	// incidentID is not erased and the ledger item carries no erasure
+	// marker (outbox.ErrErased, and nothing is written);
+	// outbox.ErrRowChanged when the row exists already.
+	Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool, incidentID string) error
 }
 
 // JobRestarter restarts a failed durable job from its last checkpoint

@@ -228,8 +228,14 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 		// 1. → retrying, conditional on the incident being unchanged since
 		// read (optimistic version).
 		moved, err = incident.UpdateFrom(ctx, s.d.Incidents, inc, func(cur *incident.Incident) error {
+			if cur.IsErased(ledger.ErasedPayload) {
+				return errErasedIncident // redacted since it was read
+			}
 			return cur.StartReplay(actor, r.Note, r.Token, now, r.Force)
 		})
+		if errors.Is(err, errErasedIncident) {
+			return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
+		}
 		if errors.Is(err, incident.ErrTransition) {
 			return skip(SkipStatus, err.Error())
 		}
@@ -244,7 +250,15 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 	resetAfter := false
 	switch {
 	case !exists:
-		if err := s.restore(ctx, ev, inc, now); err != nil {
+		err := s.restore(ctx, ev, inc, now)
+		if errors.Is(err, outbox.ErrErased) {
+			// The erasure redacted the incident (or marked the event)
+			// after it was read: the guarded restore wrote nothing, and
+			// nothing is sent.
+			s.revertErased(ctx, log, id, actor)
+			return skip(SkipErased, "the event's subject was erased; it cannot be replayed")
+		}
+		if err != nil {
 			return fail(s.revert(ctx, log, id, actor, fmt.Errorf("restore the event past its retention: %w", err)))
 		}
 	case row.Status == outbox.StatusCompleted:
@@ -274,8 +288,17 @@ func (s *Service) replayOne(ctx context.Context, r Request, id string) Outcome {
 	return out
 }
 
+// errErasedIncident: the incident was redacted by a subject erasure after
+// the replay read it.
+var errErasedIncident = errors.New("replay: the incident was erased")
+
 // restore writes back an event's missing dispatch row, and its ledger
-// record when that expired too, from the incident's canonical envelope.
+// record when that expired too, from the incident's canonical envelope;
+// outbox.ErrErased (nothing written) once the incident is erased. A large
+// payload's claim-check object is stored before the guarded write; when
+// that is refused the erasure deletes the object (the event's claim-check
+// prefix, on its pass over the incidents after its writers' window, which
+// outlasts a replay's invocation).
 func (s *Service) restore(ctx context.Context, ev envelope.Event, inc incident.Incident, now time.Time) error {
 	key := inc.Key()
 	rec, _, err := s.d.Events.Load(ctx, key)
@@ -300,7 +323,7 @@ func (s *Service) restore(ctx context.Context, ev envelope.Event, inc incident.I
 		Key: key, EventID: inc.EventID, Topic: inc.Topic, TenantID: inc.TenantID, Type: ev.Type,
 		Status: outbox.StatusEnqueued, MaxAttempts: tp.MaxOutboxAttempts, NextRetryAt: now, CreatedAt: now, UpdatedAt: now,
 	}
-	return s.d.Events.Restore(ctx, rec, row, ledgerExists)
+	return s.d.Restorer.Restore(ctx, rec, row, ledgerExists, inc.ID)
 }
 
 // replayable checks the incident's status against the request's force.
@@ -331,6 +354,23 @@ func (s *Service) revert(ctx context.Context, log *slog.Logger, id, actor string
 	}
 	log.WarnContext(ctx, "replay: failed; incident reopened", "error", cause)
 	return cause
+}
+
+// revertErased puts an incident the erasure redacted during its replay
+// back to open. Its note is the erasure's text: an erased incident keeps
+// no text that may be about the subject, and stays erased (IsErased).
+func (s *Service) revertErased(ctx context.Context, log *slog.Logger, id, actor string) {
+	_, err := incident.Update(ctx, s.d.Incidents, id, func(cur *incident.Incident) error {
+		if cur.Status != incident.StatusRetrying {
+			return incident.ErrUnchanged
+		}
+		return cur.Move(incident.StatusOpen, actor, incident.ErasedText, s.d.Now())
+	})
+	if err != nil {
+		log.ErrorContext(ctx, "replay: stopped by the subject's erasure, and the incident could not be reopened (it stays retrying)", "error", err)
+		return
+	}
+	log.InfoContext(ctx, "replay: stopped by the subject's erasure; nothing restored or sent")
 }
 
 // canonical loads and checks the incident's envelope.

@@ -38,9 +38,13 @@ func (p *Platform) newIngest() *Function {
 	// still pending under a batch's lease. Nothing is ever deleted. SQS
 	// checks a SendMessageBatch as SendMessage.
 	allow(f.Role, []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:PartiQLUpdate"}, events.TableArn())
-	allow(f.Role, []string{"s3:PutObject"}, p.objectsArn(PrefixPayloads))
+	// A retry of an erased event deletes the claim-checked payload it
+	// stored before its commit found the event (every version of that
+	// key: listed, then deleted by version id).
+	allow(f.Role, []string{"s3:PutObject", "s3:DeleteObjectVersion"}, p.objectsArn(PrefixPayloads))
+	p.allowListVersions(f.Role, PrefixPayloads)
 	suppressWildcard(f.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/payloads/\*$`,
-		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json; the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")
+		"Claim-checked payloads are written under payloads/<tenant>/<event>/<sha256>.json (and deleted again when the event turns out erased); the key is per event, so the grant is the payloads/ prefix and nothing else in the bucket.")
 	allow(f.Role, []string{"sqs:SendMessage"}, p.topicQueueArns()...)
 	for i, principal := range p.Stage.ProducerPrincipals {
 		p.allowInvokeIngest(f, fmt.Sprintf("Producer%d", i), producerPrincipal(principal))

@@ -6,6 +6,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -77,6 +78,7 @@ func (p *Platform) newArchiver() {
 	f := p.newFunction(p.spec(dlqarchiverfn.Function, map[string]*string{
 		wire.EnvEventsTable:            events.TableName(),
 		wire.EnvIncidentsTable:         incidents.TableName(),
+		jobsfn.EnvJobsTable:            p.Tables[table.Jobs.Name].TableName(),
 		wire.EnvBucket:                 p.Bucket.BucketName(),
 		wire.EnvDLQARNs:                jsonObject(dlqARNs),
 		dlqarchiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),
@@ -88,6 +90,10 @@ func (p *Platform) newArchiver() {
 	// The incident's put is a transaction with a condition check on the
 	// dispatch row: no incident of an erased event (its erasure marker).
 	allow(f.Role, []string{"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"}, events.TableArn())
+	// A dead letter whose dispatch row is gone (its event past the
+	// ledger's retention) is dropped when an erasure of its subject ran
+	// since it was sent: the erasure's job, read by its idempotency key.
+	allow(f.Role, []string{"dynamodb:GetItem"}, p.Tables[table.Jobs.Name].TableArn())
 	p.allowBodies(f, true)
 	p.grantPublishAlerts(f)
 	// One per topic's DLQ (each grants receive/delete/visibility on it).
@@ -121,7 +127,9 @@ func (p *Platform) replayEnv() map[string]*string {
 // the claim-check threshold are re-stored), topic queues (send).
 func (p *Platform) allowReplay(f *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
-	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}, incidents.TableArn())
+	// The restore of an expired event checks its incident in the same
+	// transaction (not erased: the subject erasure's guard).
+	allow(f.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}, incidents.TableArn())
 	allow(f.Role, []string{"dynamodb:Query"},
 		indexArn(incidents, table.IndexIncidentStatus), indexArn(incidents, table.IndexIncidentTenant),
 		indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant),

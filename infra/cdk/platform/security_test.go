@@ -86,7 +86,9 @@ func TestWebhookRoleLeastPrivilege(t *testing.T) {
 }
 
 // The ingest role writes the events table (no delete, no other table),
-// claim-checked payloads and the topic queues only.
+// claim-checked payloads and the topic queues only; it deletes a payload
+// it stored for a retry of an erased event (every version, by id: listed
+// under payloads/ only).
 func TestIngestRoleLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	stages(t, func(t *testing.T, s *synth) {
@@ -94,12 +96,13 @@ func TestIngestRoleLeastPrivilege(t *testing.T) {
 		got := actionsOn(s.statements(roleOf(t, ingest)))
 		events := s.idOf(s.p.Tables[table.Events.Name])
 		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PartiQLUpdate", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, got[events])
-		require.Equal(t, []string{"s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
+		require.Equal(t, []string{"s3:DeleteObjectVersion", "s3:PutObject"}, got[s.idOf(s.p.Bucket)+"/payloads/*"])
+		require.Equal(t, []string{"s3:ListBucketVersions"}, got[s.idOf(s.p.Bucket)])
 		for _, tp := range s.p.Topology.Topics {
 			require.Equal(t, []string{"sqs:SendMessage"}, got[s.idOf(s.p.Queues[tp.Name].Queue)], tp.Name)
 			require.NotContains(t, got, s.idOf(s.p.Queues[tp.Name].DLQ), "ingest never writes a DLQ")
 		}
-		require.Len(t, got, 3+len(s.p.Topology.Topics)+1, "events table, payloads, queues, log group, X-Ray: %v", keys(got))
+		require.Len(t, got, 4+len(s.p.Topology.Topics)+1, "events table, payloads, the bucket's version listing, queues, log group, X-Ray: %v", keys(got))
 	})
 }
 
@@ -299,7 +302,9 @@ func toAny(ss []string) []any {
 // may delete objects: claim-checked payloads and incident bodies, each
 // version by id (the bucket is versioned; nobody deletes without a
 // version id, which would leave the data as a noncurrent version), and
-// list their versions under those prefixes only.
+// list their versions under those prefixes only — and ingest, under
+// payloads/ alone: a retry of an erased event deletes the payload it
+// stored.
 var erasable = regexp.MustCompile(`/(payloads|incidents|archive|jobs|imports)/\*$`)
 
 var erasablePrefixes = []any{"payloads/*", "incidents/*", "archive/*", "jobs/*", "imports/*"}
@@ -324,7 +329,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 						// payloads and incident bodies and rewrites the audit
 						// archive, exports and import files (the retention
 						// purge deletes those too), and nothing else may.
-						if name != RoleJobsWorker || !erasable.MatchString(res) {
+						if (name != RoleJobsWorker || !erasable.MatchString(res)) && (name != RoleIngest || !strings.HasSuffix(res, "/payloads/*")) {
 							t.Errorf("%s may %s on %s", name, a, res)
 						}
 						deleters = append(deleters, name+" "+res)
@@ -348,13 +353,17 @@ func TestWhoMayDoWhat(t *testing.T) {
 				if st.Effect != "Allow" || !slices.Contains(st.Actions, "s3:ListBucketVersions") {
 					continue
 				}
-				require.Equal(t, RoleJobsWorker, name, "%s may list object versions", name)
+				require.Contains(t, []string{RoleJobsWorker, RoleIngest}, name, "%s may list object versions", name)
 				require.Equal(t, []string{"s3:ListBucketVersions"}, st.Actions, "its own statement: the condition is for it alone")
-				require.Equal(t, map[string]any{"StringLike": map[string]any{"s3:prefix": erasablePrefixes}}, st.Condition)
+				prefixes := erasablePrefixes
+				if name == RoleIngest {
+					prefixes = []any{"payloads/*"}
+				}
+				require.Equal(t, map[string]any{"StringLike": map[string]any{"s3:prefix": prefixes}}, st.Condition)
 				listers = append(listers, name)
 			}
 		}
-		require.Equal(t, []string{RoleJobsWorker}, listers, "jobs-worker lists versions (erasure's proof)")
+		require.ElementsMatch(t, []string{RoleJobsWorker, RoleIngest}, listers, "jobs-worker lists versions (erasure's proof), ingest those of a payload it deletes")
 		for _, tp := range s.p.Topology.Topics {
 			queueSenders := []string{"ingest", "sweeper", "replay", "admin-api"}
 			var dlqSenders []string
@@ -371,7 +380,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"webhook-stripe"}, readers[s.idOf(s.p.Secrets.StripeWebhook)])
 		require.Equal(t, []string{"admin-api"}, readers[s.idOf(s.p.Secrets.AdminAPIKey)])
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
-		require.Len(t, deleters, 5, "jobs-worker deletes under payloads/, incidents/, archive/, jobs/ and imports/ only: %v", deleters)
+		require.Len(t, deleters, 6, "jobs-worker deletes under payloads/, incidents/, archive/, jobs/ and imports/ only, ingest under payloads/: %v", deleters)
 		require.ElementsMatch(t, []string{s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])}, itemDeleters,
 			"the retention purge deletes items of the events and incidents tables only")
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")

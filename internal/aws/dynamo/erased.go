@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 
@@ -50,4 +52,20 @@ func (e *Events) erased(ctx context.Context, r outbox.RowRef) (bool, error) {
 		return false, fmt.Errorf("dynamo: read %s after a refused write: %w", r, err)
 	}
 	return ok && !row.ErasedAt.IsZero(), nil
+}
+
+// ledgerErased reports whether an event's ledger item carries the erasure
+// marker (a strongly consistent read, off the happy path).
+func (e *Events) ledgerErased(ctx context.Context, key string) (bool, error) {
+	out, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:            aws.String(e.Table),
+		Key:                  map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(key)), table.AttrSK: str(ledgerSK)},
+		ConsistentRead:       aws.Bool(true),
+		ProjectionExpression: aws.String("erasedAt"),
+	})
+	if err != nil {
+		return false, fmt.Errorf("dynamo: read ledger %s after a refused write: %w", key, err)
+	}
+	_, ok := out.Item["erasedAt"]
+	return ok, nil
 }

@@ -135,41 +135,6 @@ func (e *Events) ResetForReplay(ctx context.Context, seen outbox.Row, now time.T
 	return nil
 }
 
-// Restore recreates what a replay needs of an event past its retention
-// (incidents never expire; ledger items do): the ledger record, unless it
-// still exists, and the dispatch row, in one transaction, both expiring at
-// rec.ExpiresAt, so a row never exists without its ledger item and a
-// later publish of the id is a duplicate again, not a new event. The row
-// is written enqueued. A row already present is left alone (ErrRowChanged:
-// read it again).
-func (e *Events) Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool) error {
-	rowAV, err := attributevalue.MarshalMap(toRowItem(row, rec.ExpiresAt))
-	if err != nil {
-		return fmt.Errorf("dynamo: marshal row %s: %w", row.Ref(), err)
-	}
-	items := []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{TableName: aws.String(e.Table), Item: rowAV, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
-	if ledgerExists {
-		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-			TableName: aws.String(e.Table), ConditionExpression: aws.String("attribute_exists(pk)"),
-			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(rec.Key)), table.AttrSK: str(ledgerSK)},
-		}})
-	} else {
-		led, err := attributevalue.MarshalMap(toLedgerItem(rec))
-		if err != nil {
-			return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
-		}
-		items = append(items, putNew(e.Table, led))
-	}
-	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if class, _ := classify(err); err != nil && class == txConditionFailed {
-		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrRowChanged)
-	}
-	if err != nil {
-		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), err)
-	}
-	return nil
-}
-
 // Reschedule moves a due row the sweeper sends nothing for (see
 // outboxsweep.Rows): out of the due index, or its nextRetryAt to r.At,
 // conditional on status, lease owner and updatedAt as seen. updatedAt is
@@ -271,6 +236,66 @@ func (r *Recovery) SaveDeadLetter(ctx context.Context, inc incident.Incident) (i
 		return incident.Incident{}, fmt.Errorf("dynamo: save incident %s: %w", inc.ID, incident.ErrConflict)
 	default:
 		return incident.Incident{}, fmt.Errorf("dynamo: save incident %s: %w", inc.ID, err)
+	}
+}
+
+// Restore recreates what a replay needs of an event past its retention
+// (incidents never expire; ledger items do): the ledger record, unless it
+// still exists, and the dispatch row, in one transaction, both expiring at
+// rec.ExpiresAt, so a row never exists without its ledger item and a
+// later publish of the id is a duplicate again, not a new event. The row
+// is written enqueued. A row already present is left alone (ErrRowChanged:
+// read it again).
+//
+// The ledger record is restored from the incident's body, a copy of the
+// event's data, so the transaction is guarded by the erasure (§5,
+// guarantee 13): it checks that the incident it restores from is not
+// erased (its body digest incident.ErasedSHA256) and that an existing
+// ledger item carries no erasure marker; outbox.ErrErased and nothing is
+// written otherwise. A restore that commits before the erasure redacted
+// the incident is found by the erasure, which erases the incident's event
+// after redacting it. The checks cost 2 write units each, on a replay of
+// an expired event only.
+func (r *Recovery) Restore(ctx context.Context, rec ledger.Record, row outbox.Row, ledgerExists bool, incidentID string) error {
+	e := r.Events
+	rowAV, err := attributevalue.MarshalMap(toRowItem(row, rec.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("dynamo: marshal row %s: %w", row.Ref(), err)
+	}
+	items := []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{TableName: aws.String(e.Table), Item: rowAV, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	if ledgerExists {
+		items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+			TableName: aws.String(e.Table), ConditionExpression: aws.String("attribute_exists(pk) AND " + notErased),
+			Key: map[string]ddbtypes.AttributeValue{table.AttrPK: str(EventPK(rec.Key)), table.AttrSK: str(ledgerSK)},
+		}})
+	} else {
+		led, err := attributevalue.MarshalMap(toLedgerItem(rec))
+		if err != nil {
+			return fmt.Errorf("dynamo: marshal ledger %s: %w", rec.Key, err)
+		}
+		items = append(items, putNew(e.Table, led))
+	}
+	items = append(items, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName:                 aws.String(r.Incidents.Table),
+		Key:                       map[string]ddbtypes.AttributeValue{table.AttrIncidentID: str(incidentID)},
+		ConditionExpression:       aws.String("attribute_exists(incidentId) AND bodySha256 <> :erased"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":erased": str(incident.ErasedSHA256)},
+	}})
+	_, err = e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	switch class, at := classify(err); {
+	case err == nil:
+		return nil
+	case class == txConditionFailed && at == 2:
+		return fmt.Errorf("dynamo: restore %s: incident %s is erased or gone: %w", row.Ref(), incidentID, outbox.ErrErased)
+	case class == txConditionFailed && at == 1 && ledgerExists:
+		if erased, rerr := e.ledgerErased(ctx, rec.Key); rerr == nil && erased {
+			return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrErased)
+		}
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrRowChanged)
+	case class == txConditionFailed:
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), outbox.ErrRowChanged)
+	default:
+		return fmt.Errorf("dynamo: restore %s: %w", row.Ref(), err)
 	}
 }
 

@@ -154,33 +154,73 @@ func TestMarkDLQAndResetForReplay(t *testing.T) {
 
 // Rule: a row never exists without its ledger item. Restoring an event
 // past its retention writes both, expiring together; a second restore
-// finds the row and changes nothing.
+// finds the row and changes nothing. The restore copies the incident's
+// body into a ledger item, so it is guarded by the erasure (§5, guarantee
+// 13): once the incident is erased, or the ledger item carries the
+// marker, nothing is written (outbox.ErrErased).
 func TestRestoreWritesTheLedgerWithTheRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tb := setupTables(t)
+	rv := &dynamo.Recovery{Events: tb.events, Incidents: tb.incidents}
 	ev := envelope.Event{SchemaVersion: 1, ID: "evt_gone", TenantID: "acme", Type: "stripe.invoice.paid", Source: "stripe", Timestamp: t0, Payload: json.RawMessage(`{"a":1}`)}
 	rec := ledger.Record{Key: "evt_gone", Event: ev, Topics: []string{"billing.events"}, PayloadHash: "h", Status: ledger.StatusReceived, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	gone := outbox.Row{Key: "evt_gone", EventID: "evt_gone", Topic: "billing.events", TenantID: "acme", Type: ev.Type, Status: outbox.StatusEnqueued, MaxAttempts: 5, CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, tb.events.Restore(ctx, rec, gone, false))
+	inc := restorable(t, tb, gone)
+	require.NoError(t, rv.Restore(ctx, rec, gone, false, inc.ID))
 	got, rows, err := tb.events.Load(ctx, "evt_gone")
 	require.NoError(t, err)
 	require.Equal(t, "evt_gone", got.Event.ID)
 	require.Len(t, rows, 1)
 	require.Equal(t, outbox.StatusEnqueued, rows[0].Status)
-	require.ErrorIs(t, tb.events.Restore(ctx, rec, gone, true), outbox.ErrRowChanged)
+	require.ErrorIs(t, rv.Restore(ctx, rec, gone, true, inc.ID), outbox.ErrRowChanged)
 
 	// A row restored beside an existing ledger item only needs the item.
 	other := gone
 	other.Topic = "audit.events"
-	require.NoError(t, tb.events.Restore(ctx, rec, other, true))
+	require.NoError(t, rv.Restore(ctx, rec, other, true, restorable(t, tb, other).ID))
 	missing := gone
 	missing.Key, missing.EventID = "evt_nothing", "evt_nothing"
 	missingRec := rec
 	missingRec.Key = "evt_nothing"
-	require.ErrorIs(t, tb.events.Restore(ctx, missingRec, missing, true), outbox.ErrRowChanged, "no ledger item: no row")
+	require.ErrorIs(t, rv.Restore(ctx, missingRec, missing, true, restorable(t, tb, missing).ID), outbox.ErrRowChanged, "no ledger item: no row")
 	_, _, err = tb.events.Load(ctx, "evt_nothing")
 	require.ErrorIs(t, err, ledger.ErrNotFound)
+
+	// The incident erased after the replay read it: no ledger item, no row.
+	erased := gone
+	erased.Key, erased.EventID = "evt_erased_incident", "evt_erased_incident"
+	erasedRec := rec
+	erasedRec.Key, erasedRec.Event.ID = erased.Key, erased.EventID
+	ei := restorable(t, tb, erased)
+	_, err = tb.incidents.Save(ctx, ei.Erased(ledger.ErasedPayload))
+	require.NoError(t, err)
+	require.ErrorIs(t, rv.Restore(ctx, erasedRec, erased, false, ei.ID), outbox.ErrErased)
+	_, _, err = tb.events.Load(ctx, erased.Key)
+	require.ErrorIs(t, err, ledger.ErrNotFound, "nothing restored from an erased incident")
+
+	// The ledger item carries the marker: no row beside it.
+	marked := commit(t, tb.events, "evt_marked", "acme", t0, "billing.events")
+	tb.env.EraseEvent(t, "evt_marked")
+	audit := outbox.Row{Key: "evt_marked", EventID: "evt_marked", Topic: "audit.events", TenantID: "acme", Type: marked.Event.Type, Status: outbox.StatusEnqueued, MaxAttempts: 5, CreatedAt: t0, UpdatedAt: t0}
+	require.ErrorIs(t, rv.Restore(ctx, marked, audit, true, restorable(t, tb, audit).ID), outbox.ErrErased)
+	_, ok, err := tb.events.Row(ctx, audit.Ref())
+	require.NoError(t, err)
+	require.False(t, ok, "no row beside an erased ledger item")
+}
+
+// restorable opens the incident a replay of row restores from.
+func restorable(t *testing.T, tb tables, row outbox.Row) incident.Incident {
+	t.Helper()
+	body := []byte(`{"a":1}`)
+	inc, err := tb.incidents.Save(context.Background(), incident.Incident{
+		ID: incident.ID(row.Key, row.Topic), EventID: row.EventID, EventKey: row.Key, TenantID: row.TenantID, Topic: row.Topic,
+		SourceQueue: "dlq", ErrorCode: "subscriber_rejected", ErrorMessage: "422",
+		Body:   incident.Body{Inline: body, Size: len(body), SHA256: envelope.SHA256Hex(body)},
+		Status: incident.StatusRetrying, CreatedAt: t0, UpdatedAt: t0, LastFailedAt: t0,
+	})
+	require.NoError(t, err)
+	return inc
 }
 
 func TestAbandonIsOneTransaction(t *testing.T) {

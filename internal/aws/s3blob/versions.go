@@ -3,6 +3,7 @@ package s3blob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 )
 
 // StoredVersion is one version of an object on the versioned bucket.
@@ -20,6 +22,9 @@ type StoredVersion struct {
 	DeleteMarker bool      `json:"deleteMarker,omitempty"`
 	Size         int64     `json:"size,omitempty"`
 	LastModified time.Time `json:"lastModified,omitzero"`
+	// ETag is the version's entity tag (none for a delete marker): a
+	// conditional write names it (PutVersion's ifMatch).
+	ETag string `json:"etag,omitempty"`
 }
 
 // ListVersions lists every version stored under prefix, delete markers
@@ -35,7 +40,7 @@ func (b *S3) ListVersions(ctx context.Context, bucket, prefix string) ([]StoredV
 		}
 		for _, v := range page.Versions {
 			out = append(out, StoredVersion{Key: aws.ToString(v.Key), VersionID: versionID(v.VersionId), Latest: aws.ToBool(v.IsLatest),
-				Size: aws.ToInt64(v.Size), LastModified: aws.ToTime(v.LastModified).UTC()})
+				Size: aws.ToInt64(v.Size), LastModified: aws.ToTime(v.LastModified).UTC(), ETag: aws.ToString(v.ETag)})
 		}
 		for _, m := range page.DeleteMarkers {
 			out = append(out, StoredVersion{Key: aws.ToString(m.Key), VersionID: versionID(m.VersionId), Latest: aws.ToBool(m.IsLatest), DeleteMarker: true,
@@ -70,16 +75,30 @@ func (b *S3) OpenVersion(ctx context.Context, bucket, key, versionID string) (io
 }
 
 // PutVersion writes an object with user metadata (may be nil) and returns
-// the version id S3 gave it.
-func (b *S3) PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string) (string, error) {
-	out, err := b.Client.PutObject(ctx, &s3.PutObjectInput{
+// the version id S3 gave it. With ifMatch (an ETag) the write is
+// conditional (S3's conditional writes, If-Match): it happens only while
+// the object's current version has that ETag, and fails with ErrChanged
+// otherwise (another writer's version is current: it is not clobbered).
+func (b *S3) PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string, ifMatch string) (string, error) {
+	in := &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))), ServerSideEncryption: s3types.ServerSideEncryptionAes256, Metadata: metadata,
-	})
-	if err != nil {
+	}
+	if ifMatch != "" {
+		in.IfMatch = aws.String(ifMatch)
+	}
+	out, err := b.Client.PutObject(ctx, in)
+	var ae smithy.APIError
+	switch {
+	case err == nil:
+		return versionID(out.VersionId), nil
+	case ifMatch != "" && (errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") || isNotFound(err)):
+		// 412: another version is current; 409: a concurrent write to
+		// the key (S3 asks to retry); 404: the object is gone.
+		return "", fmt.Errorf("s3 put %s/%s if-match %s: %w", bucket, key, ifMatch, ErrChanged)
+	default:
 		return "", fmt.Errorf("s3 put %s/%s: %w", bucket, key, err)
 	}
-	return versionID(out.VersionId), nil
 }
 
 // DeleteVersion deletes one version of an object by its id

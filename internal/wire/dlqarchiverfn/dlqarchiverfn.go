@@ -20,14 +20,16 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
 // Name is the function's name.
 const Name = "dlq-archiver"
 
 // EnvAlertTopicARN is the SNS alert topic; unset, alerts are log lines.
-// The archiver also reads EVENTS_TABLE, INCIDENTS_TABLE, ARCHIVE_BUCKET,
-// TOPIC_DLQ_ARNS, STAGE_NAME and INCIDENT_INLINE_BYTES.
+// The archiver also reads EVENTS_TABLE, INCIDENTS_TABLE, JOBS_TABLE (the
+// subject erasures), ARCHIVE_BUCKET, TOPIC_DLQ_ARNS, STAGE_NAME and
+// INCIDENT_INLINE_BYTES.
 const EnvAlertTopicARN = "ALERT_TOPIC_ARN"
 
 // FunctionTimeout covers a batch of ten with S3 copies; the DLQs'
@@ -39,8 +41,11 @@ type Config struct {
 	Archiver       dlqarchiver.Config
 	EventsTable    string
 	IncidentsTable string
-	Bucket         string
-	AlertTopicARN  string
+	// JobsTable holds the subject erasures (their jobs), asked about a
+	// dead letter whose event is past its ledger retention.
+	JobsTable     string
+	Bucket        string
+	AlertTopicARN string
 	// Stage names the stage in alert subjects.
 	Stage       string
 	InlineBytes int
@@ -51,6 +56,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
 		EventsTable:    wire.Required(r, wire.EnvEventsTable, ""),
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, ""),
+		JobsTable:      wire.Required(r, jobsfn.EnvJobsTable, "the subject erasures"),
 		Bucket:         wire.Required(r, wire.EnvBucket, "incident bodies over the inline limit"),
 		AlertTopicARN:  r.String(EnvAlertTopicARN, ""),
 		Stage:          r.String(wire.EnvStage, ""),
@@ -101,6 +107,7 @@ func New(c Config, cl Clients, rt wire.Runtime) (*dlqarchiver.Archiver, error) {
 	return dlqarchiver.New(c.Archiver, dlqarchiver.Deps{
 		Incidents: &dynamo.Recovery{Events: events, Incidents: &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}},
 		Rows:      events,
+		Erasures:  Erasures{Jobs: &dynamo.Jobs{Client: cl.DynamoDB, Table: c.JobsTable}},
 		Bodies:    &incident.Bodies{Store: &s3blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.InlineBytes},
 		Alerts:    alerts,
 		Metrics:   rt.Metrics,

@@ -103,12 +103,14 @@ func NewClients(cfg aws.Config) Clients { return dataclients.New(cfg) }
 func Deps(c Config, cl Clients, rt wire.Runtime) ingest.Deps {
 	rt = rt.WithDefaults()
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
+	blobs := &s3blob.S3{Client: cl.S3}
 	return ingest.Deps{
 		Topology:   c.Topology,
 		Ledger:     events,
 		Outbox:     events,
 		Sender:     &sqsqueue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: c.Topology.FIFOTopics()},
-		ClaimCheck: claimcheck.Checker{Store: &s3blob.S3{Client: cl.S3}, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
+		ClaimCheck: claimcheck.Checker{Store: blobs, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
+		Payloads:   blobs,
 		Log:        rt.Log,
 		Now:        rt.Now,
 		// The caller's trace continues into SQS (AWSTraceHeader); a no-op

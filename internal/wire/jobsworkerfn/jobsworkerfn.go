@@ -248,6 +248,14 @@ func (o purgeObjects) EraseUnder(ctx context.Context, bucket, prefix string, lim
 	return out, more, err
 }
 
+func (o purgeObjects) PutVersion(ctx context.Context, bucket, key string, body []byte, metadata map[string]string, ifMatch string) (string, error) {
+	id, err := o.S3.PutVersion(ctx, bucket, key, body, metadata, ifMatch)
+	if errors.Is(err, s3blob.ErrChanged) {
+		err = fmt.Errorf("%w: %w", jobkinds.ErrObjectChanged, err)
+	}
+	return id, err
+}
+
 func (o purgeObjects) ListVersions(ctx context.Context, bucket, prefix string) ([]jobkinds.StoredVersion, error) {
 	vs, err := o.S3.ListVersions(ctx, bucket, prefix)
 	out := make([]jobkinds.StoredVersion, len(vs))

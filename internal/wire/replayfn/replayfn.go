@@ -152,6 +152,7 @@ func NewServices(c Config, cl Clients, rt wire.Runtime) (Services, error) {
 		Jobs:       restarter,
 		Incidents:  incidents,
 		Events:     events,
+		Restorer:   &dynamo.Recovery{Events: events, Incidents: incidents},
 		Bodies:     bodies,
 		ClaimCheck: claimcheck.Checker{Store: blobs, Bucket: c.Bucket, Threshold: c.ClaimCheckBytes},
 		Sender:     &sqsqueue.Sender{Client: cl.SQS, URLs: c.QueueURLs, FIFO: c.Topology.FIFOTopics()},
