@@ -26,7 +26,7 @@ func (f *operatorFixture) stripeEvent(t *testing.T, id, typ, customer string, cr
 	t.Helper()
 	ev := envelope.Event{SchemaVersion: 1, ID: id, TenantID: "acme", Type: typ, Source: "stripe",
 		Timestamp: created, Payload: json.RawMessage(`{"customer":"` + customer + `"}`)}
-	p := topology.Producer{Source: "stripe", Provider: topology.ProviderStripe}
+	p := topology.Producer{Source: "stripe", Provider: "stripe"}
 	rec := ledger.Record{Key: id, Event: ev, Topics: []string{topology.Billing}, PayloadHash: identity.Of(p, ev), Status: ledger.StatusReceived,
 		OrderingKey: customer, CreatedAt: created, ExpiresAt: created.Add(14 * 24 * time.Hour)}
 	row := outbox.Row{Key: id, EventID: id, Topic: topology.Billing, TenantID: "acme", Type: typ, Status: outbox.StatusEnqueued, MaxAttempts: 5,

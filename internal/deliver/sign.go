@@ -2,74 +2,56 @@ package deliver
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/siteswarm/eventplatform/internal/kit/stdwebhook"
 )
 
-// Standard Webhooks headers.
+// Standard Webhooks headers (internal/kit/stdwebhook).
 const (
-	HeaderID        = "webhook-id"
-	HeaderTimestamp = "webhook-timestamp"
-	HeaderSignature = "webhook-signature"
+	HeaderID        = stdwebhook.HeaderID
+	HeaderTimestamp = stdwebhook.HeaderTimestamp
+	HeaderSignature = stdwebhook.HeaderSignature
 )
 
 // SecretPrefix starts a Standard Webhooks signing secret; the rest is the
 // base64-encoded key.
-const SecretPrefix = "whsec_"
+const SecretPrefix = stdwebhook.SecretPrefix
 
 // Key decodes a signing secret ("whsec_<base64>", the prefix optional) to
 // its HMAC key. Errors never quote the secret.
 func Key(secret string) ([]byte, error) {
-	b64 := strings.TrimPrefix(strings.TrimSpace(secret), SecretPrefix)
-	key, err := base64.StdEncoding.DecodeString(b64)
+	key, err := stdwebhook.Key(secret)
 	if err != nil {
-		return nil, errors.New("deliver: signing secret is not whsec_ followed by base64")
-	}
-	if len(key) < 16 {
-		return nil, errors.New("deliver: signing secret is shorter than 16 bytes")
+		return nil, fmt.Errorf("deliver: %w", err)
 	}
 	return key, nil
 }
 
-// Signature is the v1 signature of one delivery: base64 of
-// HMAC-SHA256(key, "<id>.<timestamp>.<body>").
+// Signature is the v1 signature of one delivery (stdwebhook.Signature).
 func Signature(key []byte, id string, ts time.Time, body []byte) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id))
-	mac.Write([]byte{'.'})
-	mac.Write([]byte(strconv.FormatInt(ts.Unix(), 10)))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return stdwebhook.Signature(key, id, ts, body)
 }
 
 // Sign returns the webhook-signature header value: one "v1,<sig>" per
 // active secret, space-separated, so a subscriber that knows either the
 // old or the new secret verifies during a rotation.
 func Sign(secrets []string, id string, ts time.Time, body []byte) (string, error) {
-	if len(secrets) == 0 {
-		return "", errors.New("deliver: no signing secret")
+	h, err := stdwebhook.Header(secrets, id, ts, body)
+	if err != nil {
+		return "", fmt.Errorf("deliver: %w", err)
 	}
-	sigs := make([]string, 0, len(secrets))
-	for i, s := range secrets {
-		key, err := Key(s)
-		if err != nil {
-			return "", fmt.Errorf("active secret #%d: %w", i+1, err)
-		}
-		sigs = append(sigs, "v1,"+Signature(key, id, ts, body))
-	}
-	return strings.Join(sigs, " "), nil
+	return h, nil
 }
 
 // DefaultTolerance is how far a delivery's timestamp may be from the
 // subscriber's clock (either way) before Verify rejects it as a replay.
-const DefaultTolerance = 5 * time.Minute
+const DefaultTolerance = stdwebhook.DefaultTolerance
 
 // Verification errors.
 var (

@@ -17,7 +17,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/subject"
-	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // Rows is the Events table as the archiver uses it.
@@ -263,11 +262,12 @@ func firstSent(msg events.SQSMessage, ev envelope.Event) time.Time {
 }
 
 // names are the subject identifiers of a dead letter's event, so an
-// erasure finds its incident after the ledger item expired. A Stripe
-// event's customer is in its payload: a claim-checked one is read (dead
-// letters only; without it the envelope subject alone is recorded).
+// erasure finds its incident after the ledger item expired. A provider's
+// event names its owner in its payload (subject.ReadsPayload): a
+// claim-checked one is read (dead letters only; without it the envelope
+// subject alone is recorded).
 func (a *Archiver) names(ctx context.Context, ev envelope.Event) subject.Names {
-	if ev.PayloadRef == nil || ev.Source != topology.ProviderStripe || a.d.Bodies.Store == nil {
+	if ev.PayloadRef == nil || !subject.ReadsPayload(ev) || a.d.Bodies.Store == nil {
 		return subject.Of(ev)
 	}
 	data, err := claimcheck.Load(ctx, a.d.Bodies.Store, *ev.PayloadRef)

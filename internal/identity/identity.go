@@ -5,31 +5,24 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/kit/canonjson"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 )
 
-// Hash schemes, the prefix of every hash this package writes.
-const (
-	// schemeContent: tenant, source, type, subject and canonical payload.
-	schemeContent = "c2"
-	// schemeStripe: the Stripe event's immutable members in canonical JSON.
-	schemeStripe = "stripe1"
-)
+// schemeContent prefixes content hashes: tenant, source, type, subject
+// and canonical payload. A provider whose events are re-serialized on
+// every delivery names its own scheme (webhook.Rules.IdentityScheme).
+const schemeContent = "c2"
 
-// stripeImmutable are the members of a Stripe event that never change
-// between deliveries of it (pending_webhooks, request and livemode
-// metadata may; key order is not promised either).
-var stripeImmutable = []string{"id", "type", "created", "api_version", "data", "account"}
-
-// Of is the identity hash of an event published by producer p.
+// Of is the identity hash of an event published by producer p: its
+// provider's (webhook.Rules.Identity) when it has one, else its content.
 func Of(p topology.Producer, ev envelope.Event) string {
-	if p.Provider == topology.ProviderStripe {
-		if h, ok := stripe(ev.Payload); ok {
+	if r := providers.Rules(p.Provider); r != nil {
+		if h, ok := r.Identity(ev.Payload); ok {
 			return h
 		}
 	}
@@ -44,11 +37,12 @@ func Same(stored string, p topology.Producer, ev envelope.Event) bool {
 	switch {
 	case !ok:
 		return stored == legacy(ev)
-	case scheme == schemeStripe:
-		h, ok := stripe(ev.Payload)
-		return ok && h == stored
 	case scheme == schemeContent:
 		return content(ev) == stored
+	}
+	if r := providers.Rules(p.Provider); r != nil && r.IdentityScheme() == scheme {
+		h, ok := r.Identity(ev.Payload)
+		return ok && h == stored
 	}
 	return stored == Of(p, ev)
 }
@@ -66,37 +60,6 @@ func content(ev envelope.Event) string {
 	}
 	h.Write(canon)
 	return schemeContent + ":" + hex.EncodeToString(h.Sum(nil))
-}
-
-// stripe hashes a Stripe event body's immutable members; false when the
-// body is not an object.
-func stripe(payload []byte) (string, bool) {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(payload, &members) != nil {
-		return "", false
-	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	for _, name := range stripeImmutable {
-		v, ok := members[name]
-		if !ok {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		fmt.Fprintf(&b, "%q:", name)
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	canon, err := canonjson.Canonical(b.Bytes())
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(canon)
-	return schemeStripe + ":" + hex.EncodeToString(sum[:]), true
 }
 
 // legacy is the hash written before schemes existed: the compacted

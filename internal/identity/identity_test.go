@@ -2,6 +2,9 @@ package identity_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,11 +13,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/identity"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 )
 
 var (
 	internal = topology.Producer{Source: "cms"}
-	stripe   = topology.Producer{Source: "stripe", Provider: topology.ProviderStripe}
 	now      = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 )
 
@@ -64,27 +67,37 @@ func TestContentIdentity(t *testing.T) {
 	require.False(t, identity.Same(a, internal, raw(t, `{"a":"é","b":[2,1],"n":1.5}`)), "array order is content")
 }
 
-// Stripe re-serializes an event on every delivery attempt: pending_webhooks
-// and request change, key order is not promised. The identity is its
-// immutable part.
-func TestStripeIdentityIgnoresWhatStripeChangesOnRetry(t *testing.T) {
+// A provider's event is identified as its rules say: by the members that
+// never change between its deliveries when it names a scheme (stored hash
+// "<scheme>:…", compared the same way), by content otherwise.
+func TestProvidersIdentifyTheirEvents(t *testing.T) {
 	t.Parallel()
-	first := stripeEvent(t, `{"id":"evt_1","object":"event","api_version":"2024-06-20","created":1733130000,"type":"invoice.paid","livemode":false,"pending_webhooks":2,"request":{"id":null,"idempotency_key":null},"data":{"object":{"id":"in_1","amount_paid":4200,"metadata":{"tenant_id":"acme"}}}}`)
-	retry := stripeEvent(t, `{"pending_webhooks":1,"data":{"object":{"metadata":{"tenant_id":"acme"},"amount_paid":4200,"id":"in_1"}},"type":"invoice.paid","created":1733130000,"api_version":"2024-06-20","id":"evt_1","object":"event","livemode":false,"request":{"id":"req_9","idempotency_key":"k"}}`)
-	stored := identity.Of(stripe, first)
-	require.Contains(t, stored, "stripe1:")
-	require.True(t, identity.Same(stored, stripe, retry), "a Stripe retry is the same event")
-	tampered := stripeEvent(t, `{"id":"evt_1","object":"event","api_version":"2024-06-20","created":1733130000,"type":"invoice.paid","pending_webhooks":1,"data":{"object":{"id":"in_1","amount_paid":1,"metadata":{"tenant_id":"acme"}}}}`)
-	require.False(t, identity.Same(stored, stripe, tampered), "a different body under the same id is a conflict")
-	other := stripeEvent(t, `{"id":"evt_1","object":"event","api_version":"2024-06-20","created":1733130000,"type":"invoice.paid","account":"acct_1","pending_webhooks":1,"data":{"object":{"id":"in_1","amount_paid":4200,"metadata":{"tenant_id":"acme"}}}}`)
-	require.False(t, identity.Same(stored, stripe, other), "the account is part of the identity")
-}
-
-func stripeEvent(t *testing.T, body string) envelope.Event {
-	t.Helper()
-	ev, rerr := envelope.Parse([]byte(`{"id":"evt_1","tenantId":"acme","type":"stripe.invoice.paid","source":"stripe","timestamp":"2026-12-02T11:00:00Z","payload":`+body+`}`), now, envelope.DefaultLimits())
-	require.Nil(t, rerr)
-	return ev
+	schemes := 0
+	for _, d := range providers.All() {
+		p := topology.Producer{Source: d.Name, Provider: d.Name}
+		files, err := filepath.Glob(filepath.Join("..", "..", "events", d.Name, "*.json"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files, d.Name)
+		for _, f := range files {
+			payload, err := os.ReadFile(f)
+			require.NoError(t, err)
+			ev := envelope.Event{ID: "e1", TenantID: "acme", Source: d.Name, Type: d.Name + ".x", Payload: payload}
+			stored := identity.Of(p, ev)
+			require.True(t, identity.Same(stored, p, ev), f)
+			if d.Rules.IdentityScheme() == "" {
+				require.True(t, strings.HasPrefix(stored, "c2:"), "%s: identified by content", f)
+				continue
+			}
+			schemes++
+			want, ok := d.Rules.Identity(payload)
+			require.True(t, ok, f)
+			require.Equal(t, want, stored, f)
+			require.True(t, strings.HasPrefix(stored, d.Rules.IdentityScheme()+":"), f)
+			require.NotEqual(t, stored, identity.Of(internal, ev), "%s: an internal producer's event with the same body is identified by content", f)
+			require.False(t, identity.Same(stored, p, envelope.Event{Source: d.Name, Payload: []byte(`{"id":"other"}`)}), "%s: another body under the id is a conflict", f)
+		}
+	}
+	require.Positive(t, schemes, "some provider identifies its events by a scheme of its own")
 }
 
 // Hashes stored before schemes existed still compare the way they were

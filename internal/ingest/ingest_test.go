@@ -322,7 +322,7 @@ func TestRejectionsAndUnrouted(t *testing.T) {
 		{"invalid subject", with("subject", strings.Repeat("s", 300)), envelope.CodeInvalidSubject},
 		{"invalid traceparent", with("traceparent", "01-xyz"), envelope.CodeInvalidTraceparent},
 		{"payload too large", with("payload", map[string]string{"x": strings.Repeat("x", 1<<20)}), envelope.CodePayloadTooLarge},
-		{"unknown source", with("source", "github"), envelope.CodeUnknownSource},
+		{"unknown source", with("source", "gitlab"), envelope.CodeUnknownSource},
 		{"type not allowed", with("type", "stripe.invoice.paid"), envelope.CodeTypeNotAllowed},
 	}
 	for _, tc := range cases {

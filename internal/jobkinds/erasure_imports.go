@@ -100,11 +100,11 @@ func holdsID(raw, quoted []byte) bool {
 	return bytes.Contains(raw, append(append([]byte(`\"`), inner...), `\"`...))
 }
 
-// recordNames reports whether one import record (an envelope, a Stripe
-// event) is the subject's: it names id as its subject identifier (the
-// envelope subject, a Stripe event's object or customer), or holds id as a
-// JSON string anywhere (a record no import accepted is judged by its
-// bytes).
+// recordNames reports whether one import record (an envelope, a
+// provider's event) is the subject's: it names id as its subject
+// identifier (the envelope subject, a provider event's object or the
+// owner its provider's rules read), or holds id as a JSON string anywhere
+// (a record no import accepted is judged by its bytes).
 func recordNames(raw []byte, id string, quoted []byte) bool {
 	if holdsID(raw, quoted) {
 		return true
@@ -121,7 +121,7 @@ func recordNames(raw []byte, id string, quoted []byte) bool {
 		return false
 	}
 	if string(head.Object) == `"event"` {
-		return head.Data.Object.ID == id || subject.StripeCustomer(raw) == id
+		return head.Data.Object.ID == id || subject.OwnedBy(raw, id)
 	}
 	var ev envelope.Event
 	if json.Unmarshal(raw, &ev) != nil {

@@ -138,8 +138,8 @@ func (p recordParser) envelope(lineNo int64, raw []byte, h recordHead) importRec
 		id = DerivedIDPrefix + hex.EncodeToString(sum[:])[:40]
 		raw = spliceMember(raw, "id", id)
 	}
-	// The lane is the envelope's ordering key (subject.OrderingKey of an
-	// internal producer): its subject, else none — the tenant's whole
+	// The lane is the envelope's ordering key (an internal producer's is
+	// its subject, subject.OrderingKey): its subject, else none — the tenant's whole
 	// sequence, one lane.
 	var lane string
 	if len(h.Subject) > 0 && json.Unmarshal(h.Subject, &lane) != nil {
@@ -175,10 +175,11 @@ func (p recordParser) stripeEvent(ctx context.Context, lineNo int64, index int, 
 	if err != nil {
 		return p.reject(lineNo, index, ev.ID, string(envelope.CodeInvalidPayload), "", "%v", err)
 	}
-	// The lane is the event's ordering key, its FIFO group: the Stripe
-	// customer (subject.OrderingKey), not the object the event is about,
-	// so a customer's invoices and subscriptions keep the file's order.
-	return importRecord{line: lineNo, index: index, id: ev.ID, lane: subject.StripeCustomer(ev.Payload), raw: body}
+	// The lane is the event's ordering key, its FIFO group, as the
+	// provider's rules say (subject.OrderingKeyOf: the customer, not the
+	// object the event is about), so a customer's invoices and
+	// subscriptions keep the file's order.
+	return importRecord{line: lineNo, index: index, id: ev.ID, lane: subject.OrderingKeyOf(ev), raw: body}
 }
 
 // spliceMember adds "name":"value" as the object's first member, leaving

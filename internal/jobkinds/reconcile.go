@@ -262,17 +262,16 @@ func (a ReconcileArgs) from() (time.Time, error) {
 	return day.AddDate(0, 0, -lb), nil
 }
 
-// StripeTypes are the Stripe event types the topology routes, in Stripe's
-// spelling: exact names ("invoice.paid") and wildcard groups
-// ("invoice.*"), sorted; nil (every type) when a route takes all of
-// Stripe's events or there is no Stripe producer. Reconciliation lists
-// them as the events API documents (stripeListings).
-func StripeTypes(top topology.Topology) []string {
-	// The Stripe producer's source prefixes its event types
-	// ("stripe.invoice.paid").
+// RoutedTypes are the event types of a provider (its producer's source
+// prefixes them: "stripe.invoice.paid") the topology routes, in the
+// provider's spelling: exact names ("invoice.paid") and wildcard groups
+// ("invoice.*"), sorted; nil (every type) when a route takes all of the
+// provider's events or no producer is the provider's. Reconciliation
+// lists them as the provider's events API documents (stripeListings).
+func RoutedTypes(top topology.Topology, provider string) []string {
 	source := ""
 	for _, p := range top.Producers {
-		if p.Provider == topology.ProviderStripe {
+		if p.Provider != "" && p.Provider == provider {
 			source = p.Source
 		}
 	}

@@ -18,10 +18,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
-func TestStripeTypes(t *testing.T) {
+func TestRoutedTypes(t *testing.T) {
 	t.Parallel()
 	withRoutes := func(patterns ...string) topology.Topology {
 		top := topology.Default().Clone()
@@ -43,7 +44,7 @@ func TestStripeTypes(t *testing.T) {
 		{"every Stripe event routed: no filter", withRoutes("stripe.invoice.paid", "stripe.*"), nil},
 		{"no Stripe producer", noStripe, nil},
 	} {
-		require.Equal(t, c.want, jobkinds.StripeTypes(c.top), c.name)
+		require.Equal(t, c.want, jobkinds.RoutedTypes(c.top, stripe.Source), c.name)
 	}
 }
 

@@ -7,17 +7,20 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 )
 
 // Key is the storage identity of an event's item collection (its ledger
 // record and outbox rows). An internal producer's ids are its own choice,
 // so they are scoped by tenant ("<tenant>/<id>"): tenant B reusing tenant
-// A's id is a new event, and learns nothing about A's. A provider's ids
-// are unique by construction (a Stripe evt_…) and stay global, so a
-// provider retry lands on the same record whatever tenant it resolves to.
-// Neither tenant ids nor event ids contain "/", so keys never collide.
+// A's id is a new event, and learns nothing about A's. A provider whose
+// ids are unique by construction (webhook.Rules.GlobalIDs) keeps them
+// global, so its retry lands on the same record whatever tenant it
+// resolves to; a provider relaying its senders' ids has them scoped like
+// an internal producer's. Neither tenant ids nor event ids contain "/",
+// so keys never collide.
 func Key(p topology.Producer, tenantID, eventID string) string {
-	if p.Provider != "" {
+	if r := providers.Rules(p.Provider); r != nil && r.GlobalIDs() {
 		return eventID
 	}
 	return ScopedKey(tenantID, eventID)
@@ -46,7 +49,7 @@ func LegacyKey(eventID string) string { return eventID }
 func Scoped(key string) bool { return strings.Contains(key, "/") }
 
 // MinRetention is the shortest ledger retention (the dedupe window) any
-// component accepts: Stripe retries for three days, with margin.
+// component accepts: providers retry for up to three days, with margin.
 const MinRetention = 7 * 24 * time.Hour
 
 // DefaultRetention keeps ledger items for 14 days.

@@ -7,13 +7,20 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 )
 
 func TestKeys(t *testing.T) {
 	t.Parallel()
-	stripe := topology.Producer{Source: "stripe", Provider: topology.ProviderStripe}
 	cms := topology.Producer{Source: "cms"}
-	require.Equal(t, "evt_1", ledger.Key(stripe, "acme", "evt_1"), "a provider's ids are global")
+	for _, d := range providers.All() {
+		p := topology.Producer{Source: d.Name, Provider: d.Name}
+		if d.Rules.GlobalIDs() {
+			require.Equal(t, "evt_1", ledger.Key(p, "acme", "evt_1"), "%s: a provider's unique ids are global", d.Name)
+		} else {
+			require.Equal(t, "acme/evt_1", ledger.Key(p, "acme", "evt_1"), "%s: a provider's senders' ids are the tenant's", d.Name)
+		}
+	}
 	require.Equal(t, "acme/evt_1", ledger.Key(cms, "acme", "evt_1"), "an internal producer's are the tenant's")
 	require.Equal(t, ledger.ScopedKey("acme", "evt_1"), ledger.Key(cms, "acme", "evt_1"))
 	for _, c := range []struct {

@@ -24,8 +24,8 @@ type Record struct {
 	Topics      []string
 	PayloadHash string
 	// OrderingKey is the entity whose events a FIFO topic keeps in order
-	// (subject.OrderingKey: the Stripe customer, an internal producer's
-	// subject), fixed at ingest while the payload is inline so resends of
+	// (subject.OrderingKey: what a provider's rules say, an internal
+	// producer's subject), fixed at ingest while the payload is inline so resends of
 	// a claim-checked event keep their group. Records stored before it
 	// existed have none: their tenant's events are one sequence.
 	OrderingKey string

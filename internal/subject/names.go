@@ -2,15 +2,15 @@ package subject
 
 import (
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 )
 
 // Names are the subject identifiers an event names: its envelope subject
-// (for a Stripe event the object's id) and the entity a provider's payload
-// says the event belongs to when that is another (the Stripe customer of
-// an invoice). An erasure of either finds the event: erasing a Stripe
-// customer finds that customer's invoices, subscriptions and checkouts as
-// well as the customer's own events.
+// (for a provider's event, the object it is about) and the entity the
+// provider's payload says the event belongs to when that is another
+// (webhook.Rules.Owner: the customer of an invoice). An erasure of either
+// finds the event: erasing a customer finds that customer's invoices and
+// subscriptions as well as the customer's own events.
 type Names struct {
 	Subject string
 	Owner   string
@@ -30,16 +30,21 @@ func (n Names) Has(id string) bool {
 	return id != "" && (n.Subject == id || n.Owner == id)
 }
 
-// Of names the subjects of an event whose payload is inline: for a Stripe
-// event its object's id and its customer, for every other producer its
-// envelope subject (an internal producer's ordering key is its subject).
+// Of names the subjects of an event whose payload is inline: its envelope
+// subject and, for a provider's event, the owner its rules read from the
+// payload (an internal producer's event names its subject only).
 func Of(ev envelope.Event) Names {
 	n := Names{Subject: ev.Subject}
-	if ev.Source == topology.ProviderStripe && len(ev.Payload) > 0 {
-		n.Owner = StripeCustomer(ev.Payload)
+	if r := providers.Rules(ev.Source); r != nil && len(ev.Payload) > 0 {
+		n.Owner = r.Owner(ev.Payload)
 	}
 	return n.Normal()
 }
+
+// ReadsPayload reports whether an event's subject identifiers come partly
+// from its payload (a provider's owner): a reader holding it claim-checked
+// loads it before asking Of.
+func ReadsPayload(ev envelope.Event) bool { return providers.Rules(ev.Source) != nil }
 
 // Query asks a store for a tenant's items naming a subject identifier
 // (either of its Names), a page at a time.
@@ -49,4 +54,19 @@ type Query struct {
 	// Cursor continues a listing ("" the first page).
 	Cursor string
 	Limit  int
+}
+
+// OwnedBy reports whether some provider's rules read id as the owner of a
+// provider's event as the provider sent it (an import file's record,
+// before it became an envelope and its source is known).
+func OwnedBy(payload []byte, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, d := range providers.All() {
+		if d.Rules.Owner(payload) == id {
+			return true
+		}
+	}
+	return false
 }

@@ -9,12 +9,14 @@ const (
 	CRM           = "crm.sync"
 	CachePurge    = "cache.purge"
 	Audit         = "audit.events"
+	Integrations  = "integrations.events"
 )
 
 // Default is the reference mapping (docs/architecture.md §1): Stripe billing
 // events, storefront inquiries fanned out to notifications and CRM, CMS
-// content changes to the cache purge service, and audit events archived in
-// bulk.
+// content changes to the cache purge service, audit events archived in
+// bulk, and the other webhook providers' events (GitHub, Shopify, Standard
+// Webhooks senders) to one subscriber.
 func Default() Topology {
 	return Topology{
 		Topics: []Topic{
@@ -56,6 +58,15 @@ func Default() Topology {
 				MaxReceiveCount:   3, MaxOutboxAttempts: 5,
 			},
 			{
+				// The SaaS a tenant connects (webhook providers but Stripe):
+				// one subscriber, as notifications.
+				Name: Integrations, Consumer: ConsumerHTTP,
+				BatchSize: 10, BatchWindow: time.Second, MaxConcurrency: 10,
+				ConsumerTimeout:   30 * time.Second,
+				VisibilityTimeout: EventSourceVisibility(30*time.Second, time.Second),
+				MaxReceiveCount:   5, MaxOutboxAttempts: 5,
+			},
+			{
 				// Bulk background archive: large batches, long window.
 				Name: Audit, Consumer: ConsumerArchive,
 				BatchSize: 100, BatchWindow: 30 * time.Second, MaxConcurrency: 2,
@@ -65,7 +76,10 @@ func Default() Topology {
 			},
 		},
 		Producers: []Producer{
-			{Source: "stripe", Types: []string{"stripe.*"}, Provider: ProviderStripe},
+			{Source: "stripe", Types: []string{"stripe.*"}, Provider: "stripe"},
+			{Source: "github", Types: []string{"github.*"}, Provider: "github"},
+			{Source: "shopify", Types: []string{"shopify.*"}, Provider: "shopify"},
+			{Source: "standard", Types: []string{"standard.*"}, Provider: "standard"},
 			{Source: "cms", Types: []string{"content.*"}},
 			{Source: "storefront", Types: []string{"inquiry.*"}},
 			{Source: "purge-api", Types: []string{"cache.purge.requested"}},
@@ -80,6 +94,9 @@ func Default() Topology {
 			{Pattern: "content.deleted", Topics: []string{CachePurge}},
 			{Pattern: "cache.purge.requested", Topics: []string{CachePurge}},
 			{Pattern: "audit.*", Topics: []string{Audit}},
+			{Pattern: "github.*", Topics: []string{Integrations}},
+			{Pattern: "shopify.*", Topics: []string{Integrations}},
+			{Pattern: "standard.*", Topics: []string{Integrations}},
 		},
 	}
 }

@@ -56,8 +56,9 @@ type Topic struct {
 	// dispatch is abandoned to an incident.
 	MaxOutboxAttempts int
 	// FIFO topics keep order per message group: the tenant's sequence of
-	// the entity an event is about (subject.OrderingKey: the Stripe
-	// customer, an internal producer's subject), else the tenant's.
+	// the entity an event is about (subject.OrderingKey: what a provider's
+	// rules say, such as a customer; an internal producer's subject), else
+	// the tenant's.
 	FIFO bool
 	// Breaker is the topic's subscriber-health policy (zero: the
 	// defaults).
@@ -87,19 +88,13 @@ const maxRedriveReceives = 1000
 type Producer struct {
 	Source string
 	Types  []string
-	// Provider names the external provider whose verified events this
-	// source forwards ("" for internal services). A provider's event ids
-	// are unique by construction, so they are global rather than scoped
-	// by tenant, and its events are identified by the provider's immutable
-	// fields rather than by the re-serialized body (see internal/identity).
+	// Provider names the webhook provider whose verified events this
+	// source forwards ("" for internal services); it is the source's own
+	// name. The provider's rules (webhook/providers, which checks the
+	// name is registered) decide how its events are keyed, identified,
+	// ordered and found by an erasure.
 	Provider string
 }
-
-// Providers known to the platform.
-const (
-	// ProviderStripe: Stripe webhook events (webhook-stripe).
-	ProviderStripe = "stripe"
-)
 
 // Route sends every event type that matches Pattern to Topics.
 type Route struct {
@@ -263,10 +258,8 @@ func (t Topology) Validate() error {
 		if len(p.Types) == 0 {
 			errs = append(errs, fmt.Errorf("producer %q: no event types", p.Source))
 		}
-		switch p.Provider {
-		case "", ProviderStripe:
-		default:
-			errs = append(errs, fmt.Errorf("producer %q: unknown provider %q", p.Source, p.Provider))
+		if p.Provider != "" && p.Provider != p.Source {
+			errs = append(errs, fmt.Errorf("producer %q: a provider's producer is named after it (provider %q)", p.Source, p.Provider))
 		}
 		for _, pat := range p.Types {
 			if !typePattern.MatchString(pat) {

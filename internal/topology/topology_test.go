@@ -48,6 +48,10 @@ func TestDefaultRouting(t *testing.T) {
 		"content.drafted":                      nil,
 		"cache.purge.requested":                {topology.CachePurge},
 		"audit.user.login":                     {topology.Audit},
+		"github.push":                          {topology.Integrations},
+		"github.issues.opened":                 {topology.Integrations},
+		"shopify.orders.create":                {topology.Integrations},
+		"standard.local.contact.created":       {topology.Integrations},
 	}
 	for typ, want := range cases {
 		require.Equal(t, want, top.Route(typ), typ)
@@ -68,7 +72,11 @@ func TestDefaultProducers(t *testing.T) {
 		{"purge-api", "cache.purge.requested", true, true},
 		{"purge-api", "content.published", true, false},
 		{"platform", "audit.user.login", true, true},
-		{"github", "github.push", false, false},
+		{"github", "github.push", true, true},
+		{"github", "stripe.invoice.paid", true, false},
+		{"shopify", "shopify.orders.create", true, true},
+		{"standard", "standard.crm.contact.created", true, true},
+		{"gitlab", "gitlab.push", false, false},
 	}
 	for _, tc := range cases {
 		p, known := top.Producer(tc.source)
@@ -90,18 +98,19 @@ func TestQueueNames(t *testing.T) {
 func TestValidateRejects(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(top *topology.Topology){
-		"unknown route topic":    func(top *topology.Topology) { top.Routes[0].Topics = []string{"nope"} },
-		"duplicate topic":        func(top *topology.Topology) { top.Topics = append(top.Topics, top.Topics[0]) },
-		"bad consumer":           func(top *topology.Topology) { top.Topics[0].Consumer = "FTP!" },
-		"no consumer":            func(top *topology.Topology) { top.Topics[0].Consumer = "" },
-		"visibility too short":   func(top *topology.Topology) { top.Topics[0].VisibilityTimeout = time.Second },
-		"fifo batch too big":     func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchSize = 11 },
-		"fifo batch window":      func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchWindow = time.Second },
-		"big batch no window":    func(top *topology.Topology) { top.Topics[0].BatchSize = 50; top.Topics[0].BatchWindow = 0 },
-		"bad producer pattern":   func(top *topology.Topology) { top.Producers[0].Types = []string{"Stripe.*"} },
-		"producer without types": func(top *topology.Topology) { top.Producers[0].Types = nil },
-		"zero receive count":     func(top *topology.Topology) { top.Topics[0].MaxReceiveCount = 0 },
-		"concurrency of one":     func(top *topology.Topology) { top.Topics[0].MaxConcurrency = 1 },
+		"unknown route topic":         func(top *topology.Topology) { top.Routes[0].Topics = []string{"nope"} },
+		"duplicate topic":             func(top *topology.Topology) { top.Topics = append(top.Topics, top.Topics[0]) },
+		"bad consumer":                func(top *topology.Topology) { top.Topics[0].Consumer = "FTP!" },
+		"no consumer":                 func(top *topology.Topology) { top.Topics[0].Consumer = "" },
+		"visibility too short":        func(top *topology.Topology) { top.Topics[0].VisibilityTimeout = time.Second },
+		"fifo batch too big":          func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchSize = 11 },
+		"fifo batch window":           func(top *topology.Topology) { top.Topics[0].FIFO = true; top.Topics[0].BatchWindow = time.Second },
+		"big batch no window":         func(top *topology.Topology) { top.Topics[0].BatchSize = 50; top.Topics[0].BatchWindow = 0 },
+		"bad producer pattern":        func(top *topology.Topology) { top.Producers[0].Types = []string{"Stripe.*"} },
+		"producer without types":      func(top *topology.Topology) { top.Producers[0].Types = nil },
+		"zero receive count":          func(top *topology.Topology) { top.Topics[0].MaxReceiveCount = 0 },
+		"provider under another name": func(top *topology.Topology) { top.Producers[0].Provider = "github" },
+		"concurrency of one":          func(top *topology.Topology) { top.Topics[0].MaxConcurrency = 1 },
 	}
 	for name, mut := range cases {
 		top := topology.Default().Clone()

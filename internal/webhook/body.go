@@ -1,10 +1,13 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxBodyBytes is the largest delivery accepted (1 MiB): ingest's payload
@@ -36,4 +39,24 @@ func decodeBody(body string, isBase64 bool, limit int) ([]byte, *Error) {
 func tooLarge(n, limit int) *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 		Message: fmt.Sprintf("body is %d bytes; the limit is %d bytes", n, limit)}
+}
+
+// ReadJSON decodes a verified body into v, which reads the members the
+// provider needs: the body must be UTF-8 and one JSON object. A failure is
+// a 400 invalid_event saying what the body should have been (what: "a
+// GitHub event").
+func ReadJSON(body []byte, v any, what string) *Error {
+	if !utf8.Valid(body) {
+		return Invalid(CodeInvalidEvent, "the body is not valid UTF-8")
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return Invalid(CodeInvalidEvent, "the body is not %s: a JSON object is expected", what)
+	}
+	if err := json.Unmarshal(trimmed, v); err != nil {
+		e := Invalid(CodeInvalidEvent, "the body is not %s JSON object", what)
+		e.Cause = err
+		return e
+	}
+	return nil
 }

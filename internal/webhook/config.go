@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/siteswarm/eventplatform/internal/kit/clock"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 )
@@ -39,6 +40,8 @@ type Deps struct {
 	Log      *slog.Logger
 	// Metrics counts refusals (WebhookRefused by Provider and Code).
 	Metrics *metric.Emitter
+	// Now stamps each delivery's receipt (default time.Now).
+	Now func() time.Time
 }
 
 // New builds a handler; it refuses a config or dependencies that cannot
@@ -56,5 +59,6 @@ func New(cfg Config, d Deps) (*Handler, error) {
 	if d.Metrics == nil {
 		d.Metrics = metric.Discard()
 	}
+	d.Now = clock.Or(d.Now)
 	return &Handler{cfg: cfg, d: d}, nil
 }

@@ -6,7 +6,9 @@
 // configuration. Signing secrets come through the provider's Secrets port
 // (a secret.Keyring on Lambda, see internal/secret).
 //
-// Provider specifics (Stripe's signature scheme, its event shape) live in
-// sub-packages such as webhook/stripe; the ingestion core never learns about
-// providers.
+// A provider is declared once (Declaration, in its sub-package:
+// webhook/stripe, webhook/github, webhook/shopify, webhook/standard) and
+// listed in webhook/providers; its function is a view of the declaration
+// (webhookfn.For, in internal/wire/webhookfn). The ingestion core asks a provider's Rules and never
+// names one.
 package webhook

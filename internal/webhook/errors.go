@@ -42,7 +42,27 @@ const (
 	CodeIngestFailed envelope.Code = "ingest_failed"
 	// CodeIngestUnavailable: ingest timed out or was throttled (503).
 	CodeIngestUnavailable envelope.Code = "ingest_unavailable"
+	// CodeUnsupportedMediaType: the delivery is not JSON (a GitHub hook
+	// configured for application/x-www-form-urlencoded), 415.
+	CodeUnsupportedMediaType envelope.Code = "unsupported_media_type"
+	// CodeUnknownSource: a delivery to a source the stage does not
+	// configure (no signing secret, no tenant), 404.
+	CodeUnknownSource envelope.Code = "unknown_source"
 )
+
+// StatusAcknowledged is the status of a verified delivery that carries no
+// event (Ack): answered 200, nothing published.
+const StatusAcknowledged envelope.Status = "acknowledged"
+
+// Ack is a verified delivery that carries no event, such as GitHub's ping
+// when a hook is created: answered 200 {"status":"acknowledged"} and
+// nothing is published.
+type Ack struct {
+	// Reason says what the delivery was ("ping").
+	Reason string
+}
+
+func (a *Ack) Error() string { return "webhook: acknowledged without an event: " + a.Reason }
 
 // Error is a delivery the adapter refuses before (or instead of) ingest:
 // the HTTP status, a machine-readable code and a message safe to return to

@@ -65,7 +65,10 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.WarnContext(ctx, "webhook: body refused", "code", berr.Code, "error", berr)
 		return h.refuse(berr, reqID)
 	}
-	d := Delivery{Body: body, Headers: req.Headers, RequestID: reqID}
+	d := Delivery{Body: body, Headers: req.Headers, Source: req.PathParameters["source"], RequestID: reqID, ReceivedAt: h.d.Now()}
+	if d.Source != "" {
+		ctx = logging.With(ctx, "providerSource", d.Source)
+	}
 
 	if err := h.d.Provider.Verify(ctx, d); err != nil {
 		// Fail closed: whatever went wrong, an unverified delivery is a 401.
@@ -73,7 +76,47 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.WarnContext(ctx, "webhook: signature rejected", "code", e.Code, "reason", e.Message, "bytes", len(body), "sourceIp", req.RequestContext.HTTP.SourceIP)
 		return h.refuse(e, reqID)
 	}
-	ev, err := h.d.Provider.Canonicalize(ctx, d)
+	o := publish(ctx, h.d, d, start)
+	switch {
+	case o.ack != nil:
+		return h.reply(http.StatusOK, acknowledged{Status: StatusAcknowledged, Message: o.ack.Reason}, reqID, ""), ""
+	case o.refusal != nil:
+		return h.refuse(o.refusal, reqID)
+	}
+	return h.reply(o.status, o.result, reqID, o.result.EventID), o.code()
+}
+
+// outcome is what became of a verified delivery (publish): acknowledged
+// without an event, refused (before ingest, or ingest's failure), or
+// ingest's result and the HTTP status it maps to.
+type outcome struct {
+	ack     *Ack
+	refusal *Error
+	result  envelope.Result
+	status  int
+}
+
+// code is the error code of an outcome that is not a success ("" for one
+// that is).
+func (o outcome) code() envelope.Code {
+	switch {
+	case o.refusal != nil:
+		return o.refusal.Code
+	case o.status >= 400 && o.result.Error != nil:
+		return o.result.Error.Code
+	}
+	return ""
+}
+
+// publish canonicalizes a verified delivery and publishes it to ingest.
+func publish(ctx context.Context, deps Deps, d Delivery, start time.Time) outcome {
+	log := deps.Log
+	ev, err := deps.Provider.Canonicalize(ctx, d)
+	var ack *Ack
+	if errors.As(err, &ack) {
+		log.InfoContext(ctx, "webhook: delivery acknowledged without an event", "reason", ack.Reason)
+		return outcome{ack: ack, status: http.StatusOK}
+	}
 	if err != nil {
 		e := asError(err, Invalid(CodeInvalidEvent, "the event could not be read"))
 		if e.Status == http.StatusUnprocessableEntity {
@@ -83,16 +126,16 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		} else {
 			log.WarnContext(ctx, "webhook: event refused", "eventId", e.EventID, "code", e.Code, "reason", e.Message, "error", e.Cause)
 		}
-		return h.refuse(e, reqID)
+		return outcome{refusal: e}
 	}
 	ctx = logging.With(ctx, "eventId", ev.ID, "tenantId", ev.TenantID, "type", ev.Type)
 
 	raw, err := Encode(ev)
 	if err != nil {
 		log.ErrorContext(ctx, "webhook: canonical envelope could not be encoded", "error", err)
-		return h.refuse(&Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}, reqID)
+		return outcome{refusal: &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "the event could not be forwarded", EventID: ev.ID}}
 	}
-	res, err := h.d.Ingest.Publish(ctx, raw)
+	res, err := deps.Ingest.Publish(ctx, raw)
 	if err != nil {
 		status := IngestErrorStatus(err)
 		code, msg := CodeIngestFailed, "ingest failed; retry later"
@@ -100,7 +143,7 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			code, msg = CodeIngestUnavailable, "ingest is busy or timed out; retry later"
 		}
 		log.ErrorContext(ctx, "webhook: ingest call failed", "status", status, "error", err, "durationMs", time.Since(start).Milliseconds())
-		return h.refuse(&Error{Status: status, Code: code, Message: msg, EventID: ev.ID}, reqID)
+		return outcome{refusal: &Error{Status: status, Code: code, Message: msg, EventID: ev.ID, Cause: err}}
 	}
 	if res.EventID == "" {
 		res.EventID = ev.ID
@@ -121,16 +164,19 @@ func (h *Handler) handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.InfoContext(ctx, "webhook: event delivered", attrs...)
 	}
 	if status == http.StatusBadGateway {
-		return h.refuse(&Error{Status: status, Code: CodeIngestFailed, Message: "ingest answered with an unknown status", EventID: ev.ID}, reqID)
+		return outcome{refusal: &Error{Status: status, Code: CodeIngestFailed, Message: "ingest answered with an unknown status", EventID: ev.ID}}
 	}
 	if res.Status == envelope.StatusAccepted && res.Error == nil {
 		// Every non-2xx answer carries an error code, this one too.
 		res.Error = &envelope.Error{Code: CodeDispatchPending, Message: "the event is stored but not yet on every topic; retry to re-drive the pending topics"}
 	}
-	if status >= 400 && res.Error != nil {
-		refused = res.Error.Code
-	}
-	return h.reply(status, res, reqID, res.EventID), refused
+	return outcome{result: res, status: status}
+}
+
+// acknowledged is the body of an Ack's 200.
+type acknowledged struct {
+	Status  envelope.Status `json:"status"`
+	Message string          `json:"message"`
 }
 
 // asError returns err's *Error, or fallback carrying err as its cause.

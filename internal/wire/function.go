@@ -39,7 +39,12 @@ type Function struct {
 	Binary string
 	// ID is its construct id in the CDK app ("Ingest"); its resources'
 	// logical ids derive from it, so it never changes.
-	ID          string
+	ID string
+	// Provider is the webhook provider whose deliveries it verifies
+	// (webhook/providers; webhookfn.For), "" for the platform's other
+	// functions: the CDK app gives it the provider's tenant settings and
+	// the right to invoke ingest.
+	Provider    string
 	Description string
 	MemoryMB    int
 	Timeout     time.Duration

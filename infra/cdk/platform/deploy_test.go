@@ -10,6 +10,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
@@ -158,10 +160,24 @@ func tokenLength(v any) int {
 func TestStageMapsLiveInSSM(t *testing.T) {
 	t.Parallel()
 	for _, s := range []*synth{prod, dev, big} {
-		for name, want := range map[string]map[string]string{
+		stageMaps := map[string]map[string]string{
 			ConfigStripeAccountTenants: s.p.Stage.StripeAccountTenants,
 			ConfigPurgeZones:           s.p.Stage.PurgeZones,
-		} {
+		}
+		readers := map[string][2]string{
+			ConfigStripeAccountTenants: {webhookfn.EnvAccountTenantsPath, webhookfn.EnvAccountTenantsVersion},
+			ConfigPurgeZones:           {purgeconsumerfn.EnvZonesPath, purgeconsumerfn.EnvZonesVersion},
+		}
+		// Every other provider's accounts (webhookTenants), read by its
+		// function only.
+		for _, d := range providers.All() {
+			if d.Name != stripe.Source {
+				v := webhookfn.VarsOf(d)
+				stageMaps[webhookfn.AccountTenants(d)] = s.p.Stage.Tenants(d.Name).Accounts
+				readers[webhookfn.AccountTenants(d)] = [2]string{v.AccountTenantsPath, v.AccountTenantsVersion}
+			}
+		}
+		for name, want := range stageMaps {
 			path := s.p.Stage.ParamPrefix() + "/config/" + name
 			got := map[string]string{}
 			parts := 0
@@ -183,10 +199,7 @@ func TestStageMapsLiveInSSM(t *testing.T) {
 				continue
 			}
 			require.Equal(t, want, got, "%s %s", s.p.Stage.Name, name)
-			readers := map[string][2]string{
-				ConfigStripeAccountTenants: {webhookfn.EnvAccountTenantsPath, webhookfn.EnvAccountTenantsVersion},
-				ConfigPurgeZones:           {purgeconsumerfn.EnvZonesPath, purgeconsumerfn.EnvZonesVersion},
-			}[name]
+			readers := readers[name]
 			found := 0
 			for _, fn := range s.tpl.ofType("AWS::Lambda::Function") {
 				vars, _ := dig(fn.Properties, "Environment", "Variables").(map[string]any)
@@ -198,8 +211,12 @@ func TestStageMapsLiveInSSM(t *testing.T) {
 				require.Equal(t, ssmparam.Version(want), vars[readers[1]])
 			}
 			require.Positive(t, found, "%s %s has readers", s.p.Stage.Name, name)
-			if name == ConfigStripeAccountTenants {
+			switch name {
+			case ConfigStripeAccountTenants:
 				require.Equal(t, 2, found, "the webhook and the jobs worker read the account map")
+			case ConfigPurgeZones:
+			default:
+				require.Equal(t, 1, found, "%s: its webhook function reads it", name)
 			}
 		}
 	}

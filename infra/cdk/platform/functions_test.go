@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 	"strings"
 	"testing"
 
@@ -107,6 +108,13 @@ func TestAPI(t *testing.T) {
 		var keys []string
 		integrations := s.tpl.ofType("AWS::ApiGatewayV2::Integration")
 		webhookID, _ := s.function(t, "webhook-stripe")
+		// Every provider's route (catalog.Webhooks) and the function
+		// serving it.
+		webhookRoutes := map[string]string{}
+		for _, wh := range catalog.Webhooks() {
+			id, _ := s.function(t, wh.Name)
+			webhookRoutes[wh.Routes[0].Key()] = id
+		}
 		adminID, _ := s.function(t, "admin-api")
 		for _, r := range s.tpl.ofType("AWS::ApiGatewayV2::Route") {
 			key := str(r.Properties["RouteKey"])
@@ -123,6 +131,9 @@ func TestAPI(t *testing.T) {
 			}
 			require.NotEmpty(t, integ, "route %s has no integration", key)
 			fn := refID(integrations[integ].Properties["IntegrationUri"])
+			if wh, ok := webhookRoutes[key]; ok {
+				require.Equal(t, wh, fn, "%s is served by its provider's function", key)
+			}
 			switch key {
 			case "POST " + PathWebhookStripe:
 				require.Equal(t, webhookID, fn)
@@ -133,7 +144,11 @@ func TestAPI(t *testing.T) {
 			at := str(r.Properties["AuthorizationType"])
 			require.True(t, at == "" || at == "NONE", "%s: the functions authenticate (signature, bearer key), got %q", key, at)
 		}
-		require.ElementsMatch(t, []string{"POST " + PathWebhookStripe, "ANY " + PathAdmin, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"}, keys)
+		want := []string{"ANY " + PathAdmin, "ANY " + PathConsole, "ANY " + PathConsole + "/{proxy+}"}
+		for key := range webhookRoutes {
+			want = append(want, key)
+		}
+		require.ElementsMatch(t, want, keys, "the admin routes and every provider's webhook route")
 
 		stagesOf := s.tpl.ofType("AWS::ApiGatewayV2::Stage")
 		require.Len(t, stagesOf, 1)

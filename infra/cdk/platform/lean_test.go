@@ -20,7 +20,7 @@ func TestProductionStageWithoutPurgeOrAnHTTPTopic(t *testing.T) {
 	require.NoError(t, leanErr, "the lean production stage loads and fits the topology")
 	require.NotNil(t, lean)
 	require.True(t, lean.p.Stage.Production)
-	require.ElementsMatch(t, []string{topology.CachePurge, topology.CRM}, lean.p.Unconsumed)
+	require.ElementsMatch(t, []string{topology.CachePurge, topology.CRM, topology.Integrations}, lean.p.Unconsumed)
 
 	names := map[string]bool{}
 	for _, r := range lean.tpl.ofType("AWS::Lambda::Function") {

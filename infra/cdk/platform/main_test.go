@@ -40,7 +40,8 @@ const (
 	testAlarmEndpoint   = "https://events.pagerduty.com/integration/0123456789abcdef/enqueue"
 	testAlarmTopic      = "arn:aws:sns:eu-west-1:123456789012:paging"
 	testSubscribers     = `{"billing.events":"https://billing.example.com/hook",` +
-		`"notifications.events":"https://notify.example.com/hook","crm.sync":"https://crm.example.com/hook"}`
+		`"notifications.events":"https://notify.example.com/hook","crm.sync":"https://crm.example.com/hook",` +
+		`"integrations.events":"https://integrations.example.com/hook"}`
 )
 
 type synth struct {
@@ -134,7 +135,7 @@ func run(m *testing.M) (int, error) {
 		CtxStageFile:       "../stages/prod.example.json",
 		"purgeDefaultZone": "",
 		"subscribers":      `{"billing.events":"https://billing.example.com/hook","notifications.events":"https://notify.example.com/hook"}`,
-		"unconsumedTopics": "cache.purge,crm.sync",
+		"unconsumedTopics": "cache.purge,crm.sync,integrations.events",
 	}))
 	if leanErr == nil {
 		leanErr = leanStage.CheckTopology(topology.Default())

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,7 +31,6 @@ func TestIngestIsPrivate(t *testing.T) {
 		for id, integ := range s.tpl.ofType("AWS::ApiGatewayV2::Integration") {
 			require.NotEqual(t, ingestID, refID(integ.Properties["IntegrationUri"]), "API integration %s targets ingest", id)
 		}
-		_, webhook := s.function(t, "webhook-stripe")
 		var principals []string
 		for id, perm := range s.tpl.ofType("AWS::Lambda::Permission") {
 			if refID(perm.Properties["FunctionName"]) != ingestID {
@@ -46,7 +46,11 @@ func TestIngestIsPrivate(t *testing.T) {
 		}
 		_, purgeAPI := s.function(t, "purge-api")
 		_, jobsWorker := s.function(t, "jobs-worker") // reconciliation
-		want := []string{roleOf(t, webhook), roleOf(t, purgeAPI), roleOf(t, jobsWorker)}
+		want := []string{roleOf(t, purgeAPI), roleOf(t, jobsWorker)}
+		for _, fn := range catalog.Webhooks() { // every provider's webhook function
+			_, webhook := s.function(t, fn.Name)
+			want = append(want, roleOf(t, webhook))
+		}
 		if s.p.Stage.Name == "prod" {
 			want = append(want, testProducerRole, testProducerAccount)
 		}

@@ -133,7 +133,7 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	p.newSecrets()
 	ingest := p.newIngest()
 	p.newAPI()
-	p.newWebhookStripe(ingest)
+	p.newWebhooks(ingest)
 	p.newPurgeAPI(ingest)
 	p.newJobs(ingest)
 	p.newImports(p.JobsWorker)

@@ -13,6 +13,9 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 )
 
@@ -113,6 +116,13 @@ type Stage struct {
 	StripeDefaultTenant string `json:"stripeDefaultTenant"`
 	// StripeAccountTenants maps Stripe Connect account ids to tenants.
 	StripeAccountTenants map[string]string `json:"stripeAccountTenants"`
+	// WebhookTenants are the other webhook providers' tenant maps, by
+	// provider (webhook/providers): {"github": {"accounts":
+	// {"installation:123": "acme"}}, "shopify": {"accounts":
+	// {"acme.myshopify.com": "acme"}}, "standard": {"accounts": {"crm":
+	// "acme"}}}. A provider without one refuses every delivery it cannot
+	// attribute (422 tenant_unresolved) until its accounts are mapped.
+	WebhookTenants map[string]WebhookTenants `json:"webhookTenants"`
 	// UnconsumedTopics are topics the stage deploys no consumer for on
 	// purpose: cache.purge on a stage without Cloudflare, an HTTP topic
 	// nobody subscribes to (yet). A production stage then synthesizes
@@ -408,6 +418,10 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("purgeProducerPrincipals", listVal(&s.PurgeProducerPrincipals))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
+	set("webhookTenants", func(v string) error {
+		s.WebhookTenants = nil
+		return json.Unmarshal([]byte(v), &s.WebhookTenants)
+	})
 	set("unconsumedTopics", listVal(&s.UnconsumedTopics))
 	set("legacyLedgerKeysUntil", strVal(&s.LegacyLedgerKeysUntil))
 	set("incidentIndexStep", intVal(&s.IncidentIndexStep))
@@ -440,9 +454,36 @@ func (s *Stage) applyDefaults() {
 	}
 }
 
+// WebhookTenants is one provider's tenant map: its default tenant and its
+// accounts' (kept in SSM, like Stripe's Connect accounts).
+type WebhookTenants struct {
+	Default  string            `json:"default"`
+	Accounts map[string]string `json:"accounts"`
+}
+
+// Tenants is a provider's tenant map on the stage: Stripe's from
+// stripeDefaultTenant and stripeAccountTenants, the others' from
+// webhookTenants.
+func (s Stage) Tenants(provider string) WebhookTenants {
+	if provider == stripe.Source {
+		return WebhookTenants{Default: s.StripeDefaultTenant, Accounts: s.StripeAccountTenants}
+	}
+	return s.WebhookTenants[provider]
+}
+
 // Validate checks the stage settings.
 func (s Stage) Validate() error {
 	var errs []error
+	for _, name := range sortedKeys(s.WebhookTenants) {
+		if _, ok := providers.Of(name); !ok || name == stripe.Source {
+			errs = append(errs, fmt.Errorf("stage %s: webhookTenants names %q, which is not a webhook provider other than stripe (stripeDefaultTenant and stripeAccountTenants are Stripe's)", s.Name, name))
+			continue
+		}
+		t := s.WebhookTenants[name]
+		if err := (webhook.TenantMap{Default: t.Default, Accounts: t.Accounts}).Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("stage %s: webhookTenants.%s: %w", s.Name, name, err))
+		}
+	}
 	if !stageName.MatchString(s.Name) {
 		errs = append(errs, fmt.Errorf("stage %q: must be lowercase letters, digits and hyphens, at most 16 characters, starting with a letter", s.Name))
 	}

@@ -70,7 +70,7 @@ func TestLoadStage(t *testing.T) {
 				require.Equal(t, "eu-west-1", s.Region)
 				require.Equal(t, []string{"ops@example.com", "oncall@example.com"}, s.Emails(), "cdk.json's alarmEmail stays, the file adds alarmEmails")
 				require.Equal(t, 30, s.LogRetentionDays)
-				require.Len(t, s.Subscribers, 3)
+				require.Len(t, s.Subscribers, 4)
 				require.Equal(t, 415, s.RequiredConcurrencyQuota(), "the recommended reservations (315) and the 100 AWS keeps unreserved")
 				require.Contains(t, s.ConcurrencyNote(), "at least 415")
 			},
@@ -149,6 +149,9 @@ func TestLoadStageRejects(t *testing.T) {
 		{"production without its region", map[string]any{"production": "true", "alarmEmail": "a@example.com", "account": "123456789012"}, "pin it to its AWS account and region"},
 		{"region that is not one", map[string]any{"region": "europe"}, "region"},
 		{"missing stage file", map[string]any{CtxStageFile: "no-such-stage.json"}, "no-such-stage.json"},
+		{"tenants of no provider", map[string]any{"webhookTenants": `{"gitlab":{"accounts":{"1":"acme"}}}`}, `webhookTenants names "gitlab"`},
+		{"stripe's tenants under webhookTenants", map[string]any{"webhookTenants": `{"stripe":{"default":"acme"}}`}, `webhookTenants names "stripe"`},
+		{"provider tenant that is not one", map[string]any{"webhookTenants": `{"github":{"accounts":{"installation:1":"ACME"}}}`}, "webhookTenants.github"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,9 @@ type Manager struct {
 	Client *secretsmanager.Client
 	// SecretID is the secret's ARN (or name).
 	SecretID string
+	// Parse reads the value (default secret.ParseList; secret.ParseSources
+	// for a secret of several sources' lists).
+	Parse func(string) ([]string, error)
 }
 
 // Load returns the active secrets (the AWSCURRENT version).
@@ -31,7 +34,11 @@ func (m *Manager) Load(ctx context.Context) ([]string, error) {
 	if out.SecretString == nil {
 		return nil, fmt.Errorf("smsecret: %s has no string value (binary secrets are not supported)", m.SecretID)
 	}
-	secrets, err := secret.ParseList(*out.SecretString)
+	parse := m.Parse
+	if parse == nil {
+		parse = secret.ParseList
+	}
+	secrets, err := parse(*out.SecretString)
 	if err != nil {
 		return nil, fmt.Errorf("smsecret: %s: %w", m.SecretID, err)
 	}
@@ -46,4 +53,15 @@ func FromARN(client *secretsmanager.Client) func(arn string) secret.Store {
 		return nil
 	}
 	return func(arn string) secret.Store { return &Manager{Client: client, SecretID: arn} }
+}
+
+// FromARNBySource is FromARN for a secret holding several sources' lists
+// (secret.ParseSources).
+func FromARNBySource(client *secretsmanager.Client) func(arn string) secret.Store {
+	if client == nil {
+		return nil
+	}
+	return func(arn string) secret.Store {
+		return &Manager{Client: client, SecretID: arn, Parse: secret.ParseSources}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/secret"
 )
 
 func setup(t *testing.T) *secretsmanager.Client {
@@ -57,4 +58,22 @@ func TestManagerLoad(t *testing.T) {
 	_, err = (&smsecret.Manager{Client: c, SecretID: "evp-dev/missing"}).Load(ctx)
 	require.ErrorContains(t, err, "evp-dev/missing")
 	require.Nil(t, smsecret.FromARN(nil), "no client: secrets from the environment only")
+}
+
+// A secret of several sources' lists reads as tagged entries; a list (or
+// the placeholder) is refused.
+func TestManagerLoadBySource(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := setup(t)
+	out, err := c.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("evp-dev/standard"), SecretString: aws.String(`{"crm":["whsec_a"]}`)})
+	require.NoError(t, err)
+	got, err := smsecret.FromARNBySource(c)(aws.ToString(out.ARN)).Load(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{secret.Tag("crm", "whsec_a")}, got)
+	_, err = c.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: out.ARN, SecretString: aws.String(`["whsec_a"]`)})
+	require.NoError(t, err)
+	_, err = smsecret.FromARNBySource(c)(aws.ToString(out.ARN)).Load(ctx)
+	require.ErrorContains(t, err, "evp-dev/standard")
+	require.Nil(t, smsecret.FromARNBySource(nil))
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 )
 
@@ -448,6 +449,36 @@ func TestBadInputOnEveryPublicSurface(t *testing.T) {
 			return httpAnswer(t, req)
 		}, "unauthorized"},
 	}
+	// Every other provider's route (webhook/providers), signed its way
+	// with its local secret where the case is about the body.
+	for _, d := range providers.All() {
+		if d.Name == stripe.Source {
+			continue
+		}
+		post := func(body string, signed bool) answer {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.URL()+devstack.WebhookPath(d), strings.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if signed {
+				for k, v := range signedLocally(d, []byte(body)) {
+					req.Header.Set(k, v)
+				}
+			}
+			return httpAnswer(t, req)
+		}
+		cases = append(cases, []struct {
+			name string
+			send func() answer
+			code string
+		}{
+			{d.Name + " unsigned", func() answer { return post(`{"id":1}`, false) }, "signature_missing"},
+			{d.Name + " not json", func() answer { return post(`{"id": `, true) }, ""},
+			{d.Name + " array", func() answer { return post(`[{"id":1}]`, true) }, ""},
+			{d.Name + " oversize body", func() answer { return post(`{"pad":"`+huge+`"}`, true) }, "payload_too_large"},
+			{d.Name + " invalid utf-8", func() answer { return post("{\"x\":\"\xff\xfe\"}", true) }, ""},
+		}...)
+	}
+
 	for _, tc := range cases {
 		calls.Reset()
 		got := tc.send()

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // Banner writes what a developer needs to start: the URLs, the local
@@ -22,10 +24,6 @@ func (s *Stack) Banner(w io.Writer) {
 	if s.Target == TargetAWS {
 		where = fmt.Sprintf("real endpoints, resources prefixed %q (left in place on exit)", s.Resources.Prefix)
 	}
-	secret := DefaultStripeSecret
-	if secrets := s.StripeSecrets(); len(secrets) > 0 {
-		secret = secrets[0]
-	}
 	evp := "go run ./cmd/evp"
 	urlFlag := ""
 	if u != "http://"+DefaultAddr {
@@ -33,8 +31,18 @@ func (s *Stack) Banner(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "\nEvent platform running at %s on %s\n\n", u, where)
-	rows := [][2]string{
-		{"Stripe webhook", fmt.Sprintf("POST %s%s  (signing secret %s)", u, "/webhook/stripe", s.shown(SettingStripeSecret, secret))},
+	// One row per provider (webhook/providers): its route and the secret
+	// a delivery is signed with (`evp <provider> send` signs with it).
+	var rows [][2]string
+	for _, d := range providers.All() {
+		v := webhookfn.VarsOf(d)
+		secret := d.Local.Secret
+		if secrets := s.Settings.List(v.Secret); len(secrets) > 0 {
+			secret = secrets[0]
+		}
+		rows = append(rows, [2]string{d.Title + " webhook", fmt.Sprintf("POST %s%s  (%s %s)", u, WebhookPath(d), v.Secret, s.shown(v.Secret, secret))})
+	}
+	rows = append(rows, [][2]string{
 		{"Admin API", fmt.Sprintf("%s/admin/…  (Authorization: Bearer %s)", u, s.shown(SettingAdminKey, s.AdminKey()))},
 		{"Console", fmt.Sprintf("%s/console  (sign in with the admin key)", u)},
 		{"Lambda Invoke", fmt.Sprintf("POST %s/2015-03-31/functions/{name}/invocations", u)},
@@ -44,17 +52,17 @@ func (s *Stack) Banner(w io.Writer) {
 		{"Jobs", fmt.Sprintf("%s/admin/jobs  (durable jobs; `%s jobs list`)", u, evp)},
 		{"Stripe API", fmt.Sprintf("%s%s/v1/events  (local stand-in reconciliation pages; POST adds an event)", u, StripeAPIPath)},
 		{"Health", u + "/healthz"},
-	}
+	}...)
 	if buckets := strings.Join(s.Buckets(), ", "); s.Emulators != nil {
 		rows = append(rows[:len(rows)-1], [2]string{"S3", fmt.Sprintf("%s%s/  (path-style S3 API; versioned buckets: %s)", u, S3Path, buckets)}, rows[len(rows)-1])
 	} else {
 		rows = append(rows[:len(rows)-1], [2]string{"S3", "buckets " + buckets + " (real S3)"}, rows[len(rows)-1])
 	}
 	for _, r := range rows {
-		fmt.Fprintf(w, "  %-15s %s\n", r[0], r[1])
+		fmt.Fprintf(w, "  %-24s %s\n", r[0], r[1])
 	}
 	if names := s.FunctionNames(); len(names) > 0 {
-		fmt.Fprintf(w, "  %-15s %s\n", "Functions", strings.Join(names, ", "))
+		fmt.Fprintf(w, "  %-24s %s\n", "Functions", strings.Join(names, ", "))
 	}
 	key := s.shown(SettingAdminKey, s.AdminKey())
 	fmt.Fprintf(w, "\nTry:\n")

@@ -10,6 +10,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
@@ -46,11 +47,19 @@ const (
 
 // Defaults are the settings a stack has when neither the environment nor
 // Options.Settings give them.
+// Every provider's signing secret defaults to its declaration's local
+// secret (GITHUB_WEBHOOK_SECRET, …; Stripe's is DefaultStripeSecret).
 func Defaults() map[string]string {
-	return map[string]string{
+	out := map[string]string{
 		SettingStripeSecret: DefaultStripeSecret,
 		SettingAdminKey:     DefaultAdminKey,
 	}
+	for _, d := range providers.All() {
+		if v := webhookfn.VarsOf(d).Secret; out[v] == "" {
+			out[v] = d.Local.Secret
+		}
+	}
+	return out
 }
 
 // layered reads overrides first (command-line flags), then the

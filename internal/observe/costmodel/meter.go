@@ -504,9 +504,10 @@ func RoleOf(function string) string {
 }
 
 // MemoryMB is each function role's configured memory, as the CDK app
-// deploys it (a CDK test keeps the two equal).
+// deploys it (a CDK test keeps the two equal): every webhook provider's
+// function (webhook-<provider>) has one.
 var MemoryMB = map[string]int{
-	"ingest": 512, "webhook-stripe": 256, "consumer-http": 256, "consumer-archive": 256, "consumer-purge": 256,
+	"ingest": 512, "webhook-stripe": 256, "webhook-github": 256, "webhook-shopify": 256, "webhook-standard": 256, "consumer-http": 256, "consumer-archive": 256, "consumer-purge": 256,
 	"sweeper": 512, "dlq-archiver": 256, "replay": 512, "admin-api": 256, "purge-api": 256,
 	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256, "subscriber-health": 128,
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/webhook/webhooktest"
 )
 
 const (
@@ -256,4 +257,20 @@ func TestCheckSecrets(t *testing.T) {
 	err := stripe.CheckSecrets([]string{secretA, "sk_live_not_a_webhook_secret"})
 	require.ErrorContains(t, err, "#2")
 	require.NotContains(t, err.Error(), "sk_live", "errors never quote a secret")
+}
+
+// The contract every provider's verifier passes, signed by stripe-go.
+func TestVerifier(t *testing.T) {
+	t.Parallel()
+	webhooktest.VerifierSuite(t, webhooktest.Suite{
+		Declaration: stripe.Declaration,
+		Setup:       webhook.Setup{Tenants: webhook.TenantMap{Default: "acme"}},
+		Body:        sample(t, "invoice.paid.json"),
+		Sign: func(body []byte, secret string, at time.Time) map[string]string {
+			p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: at})
+			return map[string]string{"Stripe-Signature": p.Header}
+		},
+		Signature: []string{"Stripe-Signature"},
+		SecretA:   secretA, SecretB: secretB, Now: now,
+	})
 }

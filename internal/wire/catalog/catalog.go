@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -29,10 +30,10 @@ import (
 
 // functions are the platform's functions but the consumers, one binary
 // each. Adding a function is its wiring package (with its descriptor),
-// its functions/<binary>/main.go and a line here.
-var functions = []wire.Function{
-	ingestfn.Function,
-	webhookfn.Function,
+// its functions/<binary>/main.go and a line here; a webhook provider's
+// function is a view of its declaration (webhookfn.For), one per provider
+// of webhook/providers, so adding a provider adds no line here.
+var functions = slices.Concat([]wire.Function{ingestfn.Function}, webhooks(), []wire.Function{
 	sweeperfn.Function,
 	dlqarchiverfn.Function,
 	replayfn.Function,
@@ -42,6 +43,21 @@ var functions = []wire.Function{
 	jobsfn.SweepFunction,
 	importtriggerfn.Function,
 	healthfn.Function,
+})
+
+// webhooks are the providers' functions, in the registry's order.
+func webhooks() []wire.Function {
+	var out []wire.Function
+	for _, d := range providers.All() {
+		out = append(out, webhookfn.For(d))
+	}
+	return out
+}
+
+// Webhooks are the webhook providers' functions (wire.Function.Provider
+// set), in the registry's order.
+func Webhooks() []wire.Function {
+	return slices.DeleteFunc(All(), func(f wire.Function) bool { return f.Provider == "" })
 }
 
 // All lists the functions with a binary of their own (the consumers'

@@ -24,7 +24,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
-	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
@@ -37,6 +36,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // WorkerName is the worker function's name.
@@ -95,7 +95,7 @@ type Config struct {
 // Load reads the config from the environment and validates it.
 func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
-		StripeTypes:     jobkinds.StripeTypes(top),
+		StripeTypes:     jobkinds.RoutedTypes(top, stripe.Source),
 		ArchivePrefixes: jobkinds.ArchivePrefixes(top, topicarchive.DefaultPrefix),
 		Config:          jobsfn.Load(r),
 		EventsTable:     wire.Required(r, wire.EnvEventsTable, ""),
@@ -147,13 +147,11 @@ func NewClients(cfg aws.Config) Clients {
 // New builds the engine with every kind ready to run its steps.
 func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
 	rt = rt.WithDefaults()
-	accounts, err := ssmparam.Extend(ctx, cl.SSM, c.Tenants.Accounts, c.AccountTenantsPath)
+	// Stripe's tenant map, resolved as the webhook resolves it: the
+	// reconciliation and the imports attribute Stripe events alike.
+	tenants, err := webhookfn.ResolveTenants(ctx, c.Tenants, cl.SSM, c.AccountTenantsPath)
 	if err != nil {
-		return nil, fmt.Errorf("jobs-worker: Connect account map: %w", err)
-	}
-	tenants := webhook.TenantMap{Accounts: accounts, Default: c.Tenants.Default}
-	if err := tenants.Validate(); err != nil {
-		return nil, fmt.Errorf("jobs-worker: %s: %w", c.AccountTenantsPath, err)
+		return nil, fmt.Errorf("jobs-worker: %w", err)
 	}
 	events := &dynamo.Events{Client: cl.DynamoDB, Table: c.EventsTable, Log: rt.Log}
 	incidents := &dynamo.Incidents{Client: cl.DynamoDB, Table: c.IncidentsTable}

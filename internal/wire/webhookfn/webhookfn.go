@@ -1,7 +1,9 @@
-// Package webhookfn wires the webhook-stripe function: environment →
-// Config, the Lambda client (to invoke ingest) and, on deployed stages, the
-// Secrets Manager client (signing secrets), the Stripe provider behind the
-// webhook handler.
+// Package webhookfn wires a webhook provider's function (webhook-<name>,
+// one per provider of webhook/providers: For): environment → Config, the
+// Lambda client (to invoke ingest) and, on deployed stages, the Secrets
+// Manager client (signing secrets) and SSM (the account → tenant map), the
+// provider's verifier behind the webhook handler. Its Stripe names
+// (Function, Path, the Env* constants) are Stripe's declaration's.
 package webhookfn
 
 import (
@@ -19,16 +21,18 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
+	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
-// Name is the function's name.
+// Name is Stripe's function's name.
 const Name = "webhook-stripe"
 
-// Environment variables of webhook-stripe (docs/webhooks.md). Never rename
-// one.
+// Environment variables of webhook-stripe (docs/webhooks.md): every
+// provider's function reads the same with its own prefix (VarsOf). Never
+// rename one.
 const (
 	// EnvIngestFunction and EnvIngestTimeout: see package wire.
 	EnvIngestFunction = wire.EnvIngestFunction
@@ -66,8 +70,10 @@ const (
 	MaxIngestTimeout = 15 * time.Second
 )
 
-// Config is the webhook-stripe function's configuration.
+// Config is a webhook provider's function's configuration.
 type Config struct {
+	// Provider is the declaration the function serves.
+	Provider       webhook.Declaration
 	Webhook        webhook.Config
 	IngestFunction string
 	IngestTimeout  time.Duration
@@ -77,17 +83,23 @@ type Config struct {
 	AccountTenantsPath string
 }
 
-// Load reads the config from the environment and validates it. Errors
-// never quote a secret.
-func Load(r *envconf.Reader) (Config, error) {
+// Load reads webhook-stripe's config (LoadProvider of Stripe's
+// declaration).
+func Load(r *envconf.Reader) (Config, error) { return LoadProvider(stripe.Declaration, r) }
+
+// LoadProvider reads d's function's config from the environment (its
+// variables, VarsOf) and validates it. Errors never quote a secret.
+func LoadProvider(d webhook.Declaration, r *envconf.Reader) (Config, error) {
+	v := VarsOf(d)
 	c := Config{
+		Provider:       d,
 		Webhook:        webhook.Config{RetryAfter: r.Duration(EnvRetryAfter, 0)}.WithDefaults(),
 		IngestFunction: wire.Required(r, EnvIngestFunction, ""),
 		IngestTimeout:  r.Duration(EnvIngestTimeout, lambdainvoke.DefaultTimeout),
-		Secrets:        wire.LoadSecretSource(r, EnvSecretARN, EnvSecret, EnvSecretRefresh, stripe.CheckSecrets),
+		Secrets:        wire.LoadSecretSource(r, v.SecretARN, v.Secret, v.SecretRefresh, d.CheckSecrets),
 	}
-	r.JSON(EnvTenantMap, &c.Tenants)
-	c.AccountTenantsPath = r.String(EnvAccountTenantsPath, "")
+	r.JSON(v.TenantMap, &c.Tenants)
+	c.AccountTenantsPath = r.String(v.AccountTenantsPath, "")
 	if c.IngestTimeout < time.Second || c.IngestTimeout > MaxIngestTimeout {
 		r.Fail(fmt.Errorf("%s must be 1s..%s (API Gateway gives up after 30s)", EnvIngestTimeout, MaxIngestTimeout))
 	}
@@ -101,11 +113,11 @@ func Load(r *envconf.Reader) (Config, error) {
 func (c Config) Validate() error {
 	return errors.Join(
 		wire.FromVars(c.Webhook.Validate(), EnvRetryAfter),
-		wire.FromVars(c.Tenants.Validate(), EnvTenantMap),
+		wire.FromVars(c.Tenants.Validate(), VarsOf(c.Provider).TenantMap),
 	)
 }
 
-// Clients are the AWS services webhook-stripe calls; SecretsManager may be
+// Clients are the AWS services a webhook function calls; SecretsManager may be
 // nil where secrets come from the environment (the local stack).
 type Clients struct {
 	Lambda         *lambda.Client
@@ -121,26 +133,83 @@ func NewClients(cfg aws.Config) Clients {
 
 // New builds the handler. It reads the signing secrets once (failing the
 // cold start if they cannot be read) and caches them; deliveries refresh
-// the cache every Keyring.Refresh.
+// the cache every Keyring.Refresh. A provider with sources reads one
+// secret holding every source's list (secret.ParseSources); locally its
+// variable lists the local source's secrets.
 func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*webhook.Handler, error) {
 	rt = rt.WithDefaults()
-	keys, err := c.Secrets.OpenKeyring(ctx, smsecret.FromARN(cl.SecretsManager), rt.Log)
+	d := c.Provider
+	name := FunctionName(d)
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	src, fromARN := c.Secrets, smsecret.FromARN(cl.SecretsManager)
+	if d.Sources {
+		src, fromARN = bySource(d, src), smsecret.FromARNBySource(cl.SecretsManager)
+	}
+	keys, err := src.OpenKeyring(ctx, fromARN, rt.Log)
 	if err != nil {
-		return nil, fmt.Errorf("%s: signing secrets: %w", Name, err)
+		return nil, fmt.Errorf("%s: signing secrets: %w", name, err)
 	}
 	if cl.Lambda == nil {
-		return nil, fmt.Errorf("%s: a Lambda client is required to invoke ingest", Name)
+		return nil, fmt.Errorf("%s: a Lambda client is required to invoke ingest", name)
 	}
 	tenants, err := ResolveTenants(ctx, c.Tenants, cl.SSM, c.AccountTenantsPath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	setup := webhook.Setup{Secrets: keys, Tenants: tenants, Log: rt.Log}
+	if d.Sources {
+		setup.Source = func(source string) (webhook.Secrets, bool) {
+			s := secret.Source{Keys: keys, Name: source}
+			return s, s.Has(context.Background())
+		}
+	}
+	provider, err := d.New(setup)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return webhook.New(c.Webhook, webhook.Deps{
-		Provider: stripe.New(keys, tenants, rt.Log),
+		Provider: provider,
 		Ingest:   &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction, Timeout: c.IngestTimeout},
 		Log:      rt.Log,
 		Metrics:  rt.Metrics,
 	})
+}
+
+// bySource is a provider with sources' secret source: a local list is the
+// local source's (tagged with its name), and every load is checked source
+// by source with the provider's check.
+func bySource(d webhook.Declaration, src wire.SecretSource) wire.SecretSource {
+	tagged := make([]string, len(src.List))
+	for i, s := range src.List {
+		tagged[i] = secret.Tag(d.LocalSource, s)
+	}
+	src.List = tagged
+	src.Check = func(entries []string) error {
+		sets := map[string][]string{}
+		var order []string
+		for _, e := range entries {
+			source, s, ok := secret.Untag(e)
+			if !ok {
+				return errors.New("a secret without its source")
+			}
+			if !webhook.SourceName.MatchString(source) {
+				return fmt.Errorf("source %q is not a name (%s)", source, webhook.SourceName)
+			}
+			if _, seen := sets[source]; !seen {
+				order = append(order, source)
+			}
+			sets[source] = append(sets[source], s)
+		}
+		for _, source := range order {
+			if err := d.CheckSecrets(sets[source]); err != nil {
+				return fmt.Errorf("source %q: %w", source, err)
+			}
+		}
+		return nil
+	}
+	return src
 }
 
 // ResolveTenants is the tenant map with the accounts kept under path (SSM)
@@ -149,7 +218,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*webhook.H
 func ResolveTenants(ctx context.Context, inline webhook.TenantMap, client *ssm.Client, path string) (webhook.TenantMap, error) {
 	accounts, err := ssmparam.Extend(ctx, client, inline.Accounts, path)
 	if err != nil {
-		return inline, fmt.Errorf("Connect account map: %w", err)
+		return inline, fmt.Errorf("account map: %w", err)
 	}
 	inline.Accounts = accounts
 	if err := inline.Validate(); err != nil {

@@ -2,15 +2,20 @@ package webhookfn_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
@@ -83,4 +88,44 @@ func TestNewNeedsItsClients(t *testing.T) {
 	require.NoError(t, err)
 	_, err = webhookfn.New(context.Background(), c, webhookfn.Clients{}, wire.Runtime{})
 	require.ErrorContains(t, err, "Lambda client")
+}
+
+// Every provider's function is a view of its declaration: its route, its
+// secret's variables and outputs, and a handler built from the local
+// secret and tenant map its variables hold (a provider with sources from
+// its local source's secret).
+func TestEveryProviderIsAFunction(t *testing.T) {
+	t.Parallel()
+	for _, d := range providers.All() {
+		fn := webhookfn.For(d)
+		v := webhookfn.VarsOf(d)
+		require.NoError(t, fn.Validate())
+		require.Equal(t, "webhook-"+d.Name, fn.Name)
+		require.Equal(t, d.Name, fn.Provider)
+		require.Equal(t, []string{"POST " + d.Path()}, []string{fn.Routes[0].Key()})
+		require.Equal(t, v.SecretARN, fn.Secrets[0].EnvARN)
+		require.Equal(t, v.Secret, fn.Secrets[0].Env)
+		require.Contains(t, fn.Environment(topology.Default()), v.TenantMap, "%s reads its own tenant map", d.Name)
+
+		tenants, err := json.Marshal(d.Local.Tenants)
+		require.NoError(t, err)
+		conf, err := fn.Wiring.Load(envconf.FromMap(map[string]string{
+			webhookfn.EnvIngestFunction: "ingest", v.Secret: d.Local.Secret, v.TenantMap: string(tenants),
+		}), topology.Default())
+		require.NoError(t, err, d.Name)
+		h, err := fn.Wiring.Build(context.Background(), conf, wire.ClientSource{Config: aws.Config{Region: "eu-west-1"}}, wire.Runtime{})
+		require.NoError(t, err, d.Name)
+		require.NotNil(t, h)
+
+		if d.CheckSecrets([]string{"sk_live_123"}) != nil { // a provider whose secrets have a shape
+			_, err = fn.Wiring.Load(envconf.FromMap(map[string]string{webhookfn.EnvIngestFunction: "ingest", v.Secret: "sk_live_123"}), topology.Default())
+			require.ErrorContains(t, err, v.Secret, "%s refuses what is not its secret", d.Name)
+			require.NotContains(t, err.Error(), "sk_live_123")
+		}
+	}
+	require.Equal(t, webhookfn.Function.Name, webhookfn.Name)
+	require.Equal(t, webhookfn.VarsOf(stripe.Declaration), webhookfn.Vars{
+		SecretARN: webhookfn.EnvSecretARN, Secret: webhookfn.EnvSecret, SecretRefresh: webhookfn.EnvSecretRefresh,
+		TenantMap: webhookfn.EnvTenantMap, AccountTenantsPath: webhookfn.EnvAccountTenantsPath, AccountTenantsVersion: webhookfn.EnvAccountTenantsVersion,
+	}, "Stripe's variables keep their names")
 }

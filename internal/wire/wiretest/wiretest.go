@@ -25,6 +25,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
 	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -126,7 +127,15 @@ func Ingest(tb testing.TB, env *awslocaltest.Env, o Opts) *ingest.Service {
 // env's Lambda client (see awslocaltest.Env.ServeFunctions).
 func StripeWebhook(tb testing.TB, env *awslocaltest.Env, o Opts) *webhook.Handler {
 	tb.Helper()
-	cfg, err := webhookfn.Load(o.reader(env))
+	return Webhook(tb, env, stripe.Declaration, o)
+}
+
+// Webhook builds a provider's webhook function's handler (webhookfn.For)
+// from its variables in o's settings; it invokes ingest with env's Lambda
+// client.
+func Webhook(tb testing.TB, env *awslocaltest.Env, d webhook.Declaration, o Opts) *webhook.Handler {
+	tb.Helper()
+	cfg, err := webhookfn.LoadProvider(d, o.reader(env))
 	check(tb, err)
 	v, err := webhookfn.New(context.Background(), cfg, webhookfn.Clients{Lambda: env.Lambda}, o.runtime())
 	check(tb, err)
