@@ -13,6 +13,9 @@ import (
 const (
 	EnvEventsTable    = "EVENTS_TABLE"
 	EnvIncidentsTable = "INCIDENTS_TABLE"
+	// EnvJobsTable is the job engine's table (jobs-sweep, jobs-worker,
+	// replay, admin-api; the DLQ archiver reads a subject's erasure job).
+	EnvJobsTable = "JOBS_TABLE"
 	// EnvBucket is the archive bucket: claim-checked payloads, incident
 	// bodies over the inline limit, archive topics' objects.
 	EnvBucket = "ARCHIVE_BUCKET"

@@ -20,7 +20,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 )
 
 // Name is the function's name.
@@ -56,7 +55,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 	c := Config{
 		EventsTable:    wire.Required(r, wire.EnvEventsTable, ""),
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, ""),
-		JobsTable:      wire.Required(r, jobsfn.EnvJobsTable, "the subject erasures"),
+		JobsTable:      wire.Required(r, wire.EnvJobsTable, "the subject erasures"),
 		Bucket:         wire.Required(r, wire.EnvBucket, "incident bodies over the inline limit"),
 		AlertTopicARN:  r.String(EnvAlertTopicARN, ""),
 		Stage:          r.String(wire.EnvStage, ""),

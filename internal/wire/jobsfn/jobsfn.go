@@ -25,7 +25,9 @@ import (
 // Environment variables of the job engine's functions (besides
 // INCIDENTS_TABLE and ARCHIVE_BUCKET).
 const (
-	EnvJobsTable = "JOBS_TABLE"
+	// EnvJobsTable is wire.EnvJobsTable (the DLQ archiver reads the jobs
+	// table too, without linking the engine's queue client).
+	EnvJobsTable = wire.EnvJobsTable
 	// EnvJobsQueueURL is the jobs queue; unset, jobs run by the sweep
 	// alone.
 	EnvJobsQueueURL = "JOBS_QUEUE_URL"
