@@ -28,7 +28,7 @@ var services = []string{"dynamodb", "sqs", "s3", "sns", "sfn", "ssm", "secretsma
 // stack), the test kits, and the standard library's test packages
 // (net/http/httptest panics on a request it cannot parse: the console built
 // its requests with it, and "/console/%zz" crashed the admin function).
-var forbidden = []string{module + "/internal/local", module + "/internal/kit/testkit", "testing", "net/http/httptest"}
+var forbidden = []string{module + "/internal/local", module + "/internal/local/testkit", "testing", "net/http/httptest"}
 
 // linked are the AWS services each function calls, and so links: its
 // descriptor's (internal/wire/catalog), a consumer kind's binary the

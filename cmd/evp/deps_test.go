@@ -21,7 +21,7 @@ func TestEvpLinksNoEmulators(t *testing.T) {
 	require.Contains(t, deps, "github.com/siteswarm/eventplatform/internal/devapi", "the local stack's clients, without the stack")
 	for _, pkg := range []string{
 		"github.com/siteswarm/eventplatform/internal/local",
-		"github.com/siteswarm/eventplatform/internal/kit/testkit",
+		"github.com/siteswarm/eventplatform/internal/local/testkit",
 		"github.com/truora/minidyn",
 		"github.com/johannesboyne/gofakes3",
 		"testing",

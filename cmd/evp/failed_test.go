@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
-	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
 // A failed job is when an operator needs its view: `evp jobs view` shows
@@ -75,10 +75,10 @@ func TestPurgeStatusShowsAFailedPurge(t *testing.T) {
 	id := regexp.MustCompile(`pj_[0-9a-f]{32}`).FindString(out)
 	require.NotEmpty(t, id, out)
 
-	var j purge.Job
+	var j cachepurge.Job
 	require.Eventually(t, func() bool {
 		out, err = run(t, ctx, "", "purge", "status", "--url", st.URL(), "--json", id)
-		return err == nil && json.Unmarshal([]byte(out), &j) == nil && j.Status == purge.StatusFailed
+		return err == nil && json.Unmarshal([]byte(out), &j) == nil && j.Status == cachepurge.StatusFailed
 	}, 30*time.Second, 100*time.Millisecond, "the status of the failed purge")
 	require.NotNil(t, j.Error)
 	require.NotEmpty(t, j.Error.Code)
@@ -90,5 +90,5 @@ func TestPurgeStatusShowsAFailedPurge(t *testing.T) {
 
 	// A refusal is still an error with its code.
 	_, err = run(t, ctx, "", "purge", "status", "--url", st.URL(), "not-a-job")
-	require.ErrorContains(t, err, purge.CodeInvalidRequest)
+	require.ErrorContains(t, err, cachepurge.CodeInvalidRequest)
 }

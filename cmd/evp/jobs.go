@@ -42,7 +42,7 @@ var jobKinds = []struct{ name, args string }{
 	{"subject-erasure", "subject=<id>: redact and delete every copy of the subject's events, with evidence"},
 	{"stripe-reconcile", "date=<YYYY-MM-DD> [lookbackDays=N]: publish the Stripe events the webhook missed (also daily, by schedule)"},
 	{"file-import", "key=imports/<tenant>/<file> [versionId=<id>]: publish a file of envelopes or Stripe events (started by the bucket's notification)"},
-	{"retention-purge", "[date=<YYYY-MM-DD>]: delete what the tenant's retention policy expires (also daily, by schedule)"},
+	{"retention-expiry", "[date=<YYYY-MM-DD>]: delete what the tenant's retention policy expires (also daily, by schedule)"},
 }
 
 func jobKindNames() string {

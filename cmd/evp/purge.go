@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/devapi"
-	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
 func init() { commands = append(commands, newPurgeCmd) }
@@ -54,8 +54,8 @@ func newPurgeTagsCmd(t *target) *cobra.Command {
 			if tenant == "" {
 				return errors.New("--tenant is required")
 			}
-			var res purge.Result
-			if err := t.purgeCall(cmd.Context(), purge.PurgeTagsIn{TenantID: tenant, Tags: args}, purge.OpPurgeTags, &res); err != nil {
+			var res cachepurge.Result
+			if err := t.purgeCall(cmd.Context(), cachepurge.PurgeTagsIn{TenantID: tenant, Tags: args}, cachepurge.OpPurgeTags, &res); err != nil {
 				return err
 			}
 			if asJSON {
@@ -81,8 +81,8 @@ func newPurgeStatusCmd(t *target) *cobra.Command {
 		Short: "Show a purge job (jobs are kept 24 hours)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var job *purge.Job
-			if err := t.purgeCall(cmd.Context(), purge.StatusIn{JobID: args[0]}, purge.OpGetPurgeStatus, &job); err != nil {
+			var job *cachepurge.Job
+			if err := t.purgeCall(cmd.Context(), cachepurge.StatusIn{JobID: args[0]}, cachepurge.OpGetPurgeStatus, &job); err != nil {
 				return err
 			}
 			if job == nil {
@@ -109,8 +109,8 @@ func newPurgeDLQCmd(t *target) *cobra.Command {
 		Short: "List purge jobs that failed for good (kept 7 days), newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out purge.DeadLetters
-			if err := t.purgeCall(cmd.Context(), purge.DeadLettersIn{Limit: limit}, purge.OpDeadLetters, &out); err != nil {
+			var out cachepurge.DeadLetters
+			if err := t.purgeCall(cmd.Context(), cachepurge.DeadLettersIn{Limit: limit}, cachepurge.OpDeadLetters, &out); err != nil {
 				return err
 			}
 			if asJSON {
@@ -137,7 +137,7 @@ func newPurgeDLQCmd(t *target) *cobra.Command {
 	return cmd
 }
 
-func renderJob(w io.Writer, j purge.Job) {
+func renderJob(w io.Writer, j cachepurge.Job) {
 	tw := table(w)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("Job", j.JobID)
@@ -194,7 +194,7 @@ func (t *target) purgeCall(ctx context.Context, in any, op string, out any) erro
 	if res.FunctionError != nil {
 		return fmt.Errorf("%s failed: %s", fn, res.Payload)
 	}
-	if e := purge.FailureOf(res.Payload); e != nil {
+	if e := cachepurge.FailureOf(res.Payload); e != nil {
 		return fmt.Errorf("%s: %s", e.Code, e.Message)
 	}
 	return json.Unmarshal(res.Payload, out)

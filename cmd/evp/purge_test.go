@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 )
 
 // `evp purge` against the local stack: queue a purge, follow it to
@@ -29,8 +29,8 @@ func TestPurgeCommands(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		var j purge.Job
-		return json.Unmarshal([]byte(out), &j) == nil && j.Status == purge.StatusCompleted && *j.Purged == 2
+		var j cachepurge.Job
+		return json.Unmarshal([]byte(out), &j) == nil && j.Status == cachepurge.StatusCompleted && *j.Purged == 2
 	}, 20*time.Second, 100*time.Millisecond)
 	out, err = run(t, ctx, "", "purge", "status", "--url", st.URL(), id)
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestPurgeCommands(t *testing.T) {
 
 	out, err = run(t, ctx, "", "purge", "tags", "--url", st.URL(), "--tenant", "acme", "tenant:globex")
 	require.Error(t, err)
-	require.Contains(t, err.Error(), purge.CodeCrossTenantTag)
+	require.Contains(t, err.Error(), cachepurge.CodeCrossTenantTag)
 	_, err = run(t, ctx, "", "purge", "status", "--url", st.URL(), "pj_00000000000000000000000000000000")
 	require.ErrorContains(t, err, "no purge job")
 

@@ -29,7 +29,7 @@ func newTenantsCmd() *cobra.Command {
 		Long: "A tenant's retention policy: events (ledger items and payloads; 7 days up to the stage's ledger retention),\n" +
 			"incidents once resolved or ignored, audit archive days and exports (1 to 3650 days; exports up to 365).\n" +
 			"0 is the platform default (events: the ledger retention; the rest: kept). A shorter period starts a\n" +
-			"retention-purge job at once; a daily one per tenant with a policy keeps applying it. See docs/operations.md.",
+			"retention-expiry job at once; a daily one per tenant with a policy keeps applying it. See docs/operations.md.",
 	}
 	ret.AddCommand(newRetentionGetCmd(t), newRetentionSetCmd(t))
 	cmd.AddCommand(ret)
@@ -103,7 +103,7 @@ func newRetentionSetCmd(t *target) *cobra.Command {
 			}
 			renderRetention(cmd.OutOrStdout(), v)
 			if v.Purge != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "a period got shorter: retention purge %s applies it to what is stored (`evp jobs view %s --wait`)\n", v.Purge.ID, v.Purge.ID)
+				fmt.Fprintf(cmd.OutOrStdout(), "a period got shorter: retention expiry %s applies it to what is stored (`evp jobs view %s --wait`)\n", v.Purge.ID, v.Purge.ID)
 			}
 			return nil
 		},

@@ -24,7 +24,7 @@ func TestTenantsRetentionCommands(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Regexp(t, `policy version 1`, out)
 	require.Regexp(t, `exports\s+30\s+30 days\s+kept`, out)
-	require.Regexp(t, `retention purge job_[0-9a-f]+ applies it`, out, "a shorter period starts its purge")
+	require.Regexp(t, `retention expiry job_[0-9a-f]+ applies it`, out, "a shorter period starts its purge")
 
 	out, err = run(t, ctx, "", "tenants", "retention", "get", "--url", st.URL(), "--tenant", "acme", "--json")
 	require.NoError(t, err, out)

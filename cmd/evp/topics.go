@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/operator"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 func init() { commands = append(commands, newTopicsCmd) }
@@ -75,7 +75,7 @@ func newTopicChangeCmd(t *target, action string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var v health.TopicView
+			var v subscriberhealth.TopicView
 			if err := op.call(cmd.Context(), operator.Call{Action: call, Topic: args[0], Actor: actor, Note: reason}, &v); err != nil {
 				return err
 			}

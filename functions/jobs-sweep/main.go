@@ -1,7 +1,7 @@
 // Command jobs-sweep is the job engine's schedule target: every 15 minutes
 // it rediscovers due jobs (and jobs whose lease expired) and wakes them
 // through the jobs queue; daily schedules start the Stripe reconciliation
-// and a retention purge per tenant with a policy (docs/jobs.md; its
+// and a retention expiry per tenant with a policy (docs/jobs.md; its
 // descriptor, jobsfn.SweepFunction, declares them). It runs no steps, so
 // it links no client the steps use.
 package main

@@ -7,7 +7,7 @@ package main
 
 import (
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 )
 
-func main() { wire.Main(healthfn.Function) }
+func main() { wire.Main(subscriberhealthfn.Function) }

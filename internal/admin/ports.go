@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Keys are the active bearer keys (a cached secret).
@@ -78,9 +78,9 @@ type Check struct {
 // *health.Operator): GET /admin/topics, POST /admin/topics/{topic}/pause
 // and /resume, the console's overview.
 type Breakers interface {
-	List(ctx context.Context) ([]health.TopicView, error)
-	Pause(ctx context.Context, topic, who, why string) (health.Health, error)
-	Resume(ctx context.Context, topic, who string) (health.Health, error)
+	List(ctx context.Context) ([]subscriberhealth.TopicView, error)
+	Pause(ctx context.Context, topic, who, why string) (subscriberhealth.Health, error)
+	Resume(ctx context.Context, topic, who string) (subscriberhealth.Health, error)
 }
 
 // DeliveryStats are the topics' recent delivery figures from the

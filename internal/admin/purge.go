@@ -10,17 +10,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
 // PurgeViews are the cache purge service's operator views (implemented by
 // *purge.Views).
 type PurgeViews interface {
-	Job(ctx context.Context, id string) (*purge.Job, error)
+	Job(ctx context.Context, id string) (*cachepurge.Job, error)
 	Today() string
-	Daily(ctx context.Context, day string) ([]purge.Daily, error)
-	RecentDeadLetters(ctx context.Context, limit int) ([]purge.DeadLetter, error)
+	Daily(ctx context.Context, day string) ([]cachepurge.Daily, error)
+	RecentDeadLetters(ctx context.Context, limit int) ([]cachepurge.DeadLetter, error)
 }
 
 // purgeRoutes serves /admin/purge/* (spec 001 §9.2) in the service's own
@@ -43,8 +43,8 @@ func (a *API) purgeRoutes(ctx context.Context, method string, segs []string, q m
 		limit := 50
 		if v := first(q["limit"]); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > purge.MaxDeadLetters {
-				return purgeProblem(http.StatusBadRequest, "invalid_limit", "limit must be 1.."+strconv.Itoa(purge.MaxDeadLetters))
+			if err != nil || n < 1 || n > cachepurge.MaxDeadLetters {
+				return purgeProblem(http.StatusBadRequest, "invalid_limit", "limit must be 1.."+strconv.Itoa(cachepurge.MaxDeadLetters))
 			}
 			limit = n
 		}
@@ -54,7 +54,7 @@ func (a *API) purgeRoutes(ctx context.Context, method string, segs []string, q m
 			return purgeProblem(http.StatusInternalServerError, "internal", "internal error; see the admin-api logs")
 		}
 		if dls == nil {
-			dls = []purge.DeadLetter{}
+			dls = []cachepurge.DeadLetter{}
 		}
 		return reply(http.StatusOK, map[string]any{"ok": true, "deadLetters": dls, "limit": limit})
 	case len(segs) == 2 && segs[0] == "jobs":
@@ -117,12 +117,12 @@ func (a *API) purgeStatus(ctx context.Context) events.APIGatewayV2HTTPResponse {
 		a.d.Log.ErrorContext(ctx, "admin: purge rollups", "error", err)
 		return purgeProblem(http.StatusInternalServerError, "internal", "internal error; see the admin-api logs")
 	}
-	slices.SortFunc(rollups, func(x, y purge.Daily) int { return y.Purges - x.Purges })
-	total := purge.Daily{Day: today}
+	slices.SortFunc(rollups, func(x, y cachepurge.Daily) int { return y.Purges - x.Purges })
+	total := cachepurge.Daily{Day: today}
 	for _, r := range rollups {
 		total.Purges, total.Tags, total.Retries429, total.Failures = total.Purges+r.Purges, total.Tags+r.Tags, total.Retries429+r.Retries429, total.Failures+r.Failures
 	}
-	recent, err := a.d.Purge.RecentDeadLetters(ctx, purge.MaxDeadLetters)
+	recent, err := a.d.Purge.RecentDeadLetters(ctx, cachepurge.MaxDeadLetters)
 	if err != nil {
 		a.d.Log.ErrorContext(ctx, "admin: purge dead letters", "error", err)
 		return purgeProblem(http.StatusInternalServerError, "internal", "internal error; see the admin-api logs")
@@ -131,11 +131,11 @@ func (a *API) purgeStatus(ctx context.Context) events.APIGatewayV2HTTPResponse {
 		queues = []purgeQueue{}
 	}
 	if rollups == nil {
-		rollups = []purge.Daily{}
+		rollups = []cachepurge.Daily{}
 	}
 	return reply(http.StatusOK, map[string]any{
 		"ok": true, "queues": queues, "date": today, "tenants": rollups, "totals": total,
-		"dlq": map[string]any{"waiting": deadLetters, "recorded7d": len(recent), "recorded7dCapped": len(recent) == purge.MaxDeadLetters},
+		"dlq": map[string]any{"waiting": deadLetters, "recorded7d": len(recent), "recorded7dCapped": len(recent) == cachepurge.MaxDeadLetters},
 	})
 }
 

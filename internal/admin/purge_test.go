@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 )
 
 // The cache purge service's admin routes: spec 001 §9 shapes, behind the
@@ -20,15 +20,15 @@ func TestPurgeAdminRoutes(t *testing.T) {
 	ctx := context.Background()
 	store := &dynamo.Purge{Client: b.env.DynamoDB, Table: b.env.Resources.PurgeTable}
 	now := time.Now().UTC()
-	id := purge.NewJobID()
+	id := cachepurge.NewJobID()
 	purged := 2
-	require.NoError(t, store.Save(ctx, purge.Job{JobID: id, TenantID: "acme", Tags: []string{"tenant:acme", "tenant:acme:page:/"},
-		Status: purge.StatusCompleted, EnqueuedAt: now, CompletedAt: &now, Purged: &purged}))
+	require.NoError(t, store.Save(ctx, cachepurge.Job{JobID: id, TenantID: "acme", Tags: []string{"tenant:acme", "tenant:acme:page:/"},
+		Status: cachepurge.StatusCompleted, EnqueuedAt: now, CompletedAt: &now, Purged: &purged}))
 	day := now.Format(time.DateOnly)
-	require.NoError(t, store.Count(ctx, purge.Counts{Day: day, TenantID: "acme", Purges: 3, Tags: 7, Retries429: 1}))
-	require.NoError(t, store.Count(ctx, purge.Counts{Day: day, TenantID: "globex", Purges: 1, Tags: 1, Failures: 1}))
-	require.NoError(t, store.DeadLetter(ctx, purge.DeadLetter{JobID: purge.NewJobID(), TenantID: "globex", Tags: []string{"tenant:globex"},
-		EnqueuedAt: now, FailedAt: now, Attempts: 3, Error: &purge.Error{Code: purge.CodeMaxRetriesExceeded, Message: "429 x3"}}))
+	require.NoError(t, store.Count(ctx, cachepurge.Counts{Day: day, TenantID: "acme", Purges: 3, Tags: 7, Retries429: 1}))
+	require.NoError(t, store.Count(ctx, cachepurge.Counts{Day: day, TenantID: "globex", Purges: 1, Tags: 1, Failures: 1}))
+	require.NoError(t, store.DeadLetter(ctx, cachepurge.DeadLetter{JobID: cachepurge.NewJobID(), TenantID: "globex", Tags: []string{"tenant:globex"},
+		EnqueuedAt: now, FailedAt: now, Attempts: 3, Error: &cachepurge.Error{Code: cachepurge.CodeMaxRetriesExceeded, Message: "429 x3"}}))
 
 	// Without (or with a wrong) key: the spec's 401.
 	for _, bearer := range []string{"", "Bearer wrong-key-123456"} {

@@ -11,7 +11,7 @@ import (
 
 // PUT and GET /admin/tenants/{t}/retention: a tenant without a policy
 // shows the platform's defaults; a policy is stored and read back; a
-// shorter period starts its retention purge (the answer names it); a
+// shorter period starts its retention expiry (the answer names it); a
 // change based on a stale version is a 409; bad periods, tenants and
 // bodies are refused with their codes and store nothing.
 func TestRetentionPolicyOverTheAdminAPI(t *testing.T) {
@@ -28,7 +28,7 @@ func TestRetentionPolicyOverTheAdminAPI(t *testing.T) {
 	require.EqualValues(t, 30, got.Body["effective"].(map[string]any)["exportsDays"])
 	purge, ok := got.Body["purge"].(map[string]any)
 	require.True(t, ok, "a shorter period starts its purge: %v", got.Body)
-	require.Equal(t, "retention-purge", purge["kind"])
+	require.Equal(t, "retention-expiry", purge["kind"])
 
 	got = b.call(t, http.MethodGet, "/admin/tenants/acme/retention", "", "Bearer "+key)
 	require.EqualValues(t, 90, got.Body["policy"].(map[string]any)["incidentsDays"])

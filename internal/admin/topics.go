@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // topicRoutes serves /admin/topics: every topic's subscriber health, and
@@ -54,7 +54,7 @@ func (a *API) pauseOrResume(ctx context.Context, topic, action string, body []by
 		who = DefaultActor
 	}
 	var (
-		h   health.Health
+		h   subscriberhealth.Health
 		err error
 	)
 	if action == "pause" {
@@ -63,15 +63,15 @@ func (a *API) pauseOrResume(ctx context.Context, topic, action string, body []by
 		h, err = a.d.Breakers.Resume(ctx, topic, who)
 	}
 	switch {
-	case errors.Is(err, health.ErrUnknownTopic):
+	case errors.Is(err, subscriberhealth.ErrUnknownTopic):
 		return problem(http.StatusNotFound, "topic_not_found", "no topic "+topic)
-	case errors.Is(err, health.ErrBreakerOff):
+	case errors.Is(err, subscriberhealth.ErrBreakerOff):
 		return problem(http.StatusConflict, "breaker_off", "topic "+topic+" has no subscriber-health breaker (its policy turns it off), so it cannot be paused")
-	case errors.Is(err, health.ErrNotPaused):
+	case errors.Is(err, subscriberhealth.ErrNotPaused):
 		return problem(http.StatusConflict, "not_paused", "topic "+topic+" is "+string(h.State)+": only a paused topic is resumed (an open one resumes itself when its subscriber answers a probe)")
 	case err != nil:
 		a.d.Log.ErrorContext(ctx, "admin: "+action+" topic", "topic", topic, "error", err)
 		return internalError()
 	}
-	return reply(http.StatusOK, health.TopicView{Topic: topic, Health: health.ViewOf(h)})
+	return reply(http.StatusOK, subscriberhealth.TopicView{Topic: topic, Health: subscriberhealth.ViewOf(h)})
 }

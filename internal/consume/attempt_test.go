@@ -10,8 +10,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Issue 36 §2: every delivery attempt is kept on its outbox row by the
@@ -97,15 +97,15 @@ func TestAProbeIsRecordedAsAProbe(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	store := &dynamo.Breakers{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}
-	obs, err := health.NewObserver(health.ObserverConfig{Topic: b.topic, CacheFor: time.Millisecond}, health.ObserverDeps{Store: store})
+	obs, err := subscriberhealth.NewObserver(subscriberhealth.ObserverConfig{Topic: b.topic, CacheFor: time.Millisecond}, subscriberhealth.ObserverDeps{Store: store})
 	require.NoError(t, err)
 	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Breaker = obs })
-	open, err := store.Swap(ctx, health.Health{Topic: b.topic.Name}, health.Health{Topic: b.topic.Name, State: health.Open, Since: time.Now()})
+	open, err := store.Swap(ctx, subscriberhealth.Health{Topic: b.topic.Name}, subscriberhealth.Health{Topic: b.topic.Name, State: subscriberhealth.Open, Since: time.Now()})
 	require.NoError(t, err)
 	hold, err := obs.Hold(ctx) // this instance reads the topic open
 	require.NoError(t, err)
 	require.True(t, hold.Holding)
-	_, err = store.Swap(ctx, open, health.Health{Topic: b.topic.Name, State: health.HalfOpen, Since: time.Now(), Reason: "probing"})
+	_, err = store.Swap(ctx, open, subscriberhealth.Health{Topic: b.topic.Name, State: subscriberhealth.HalfOpen, Since: time.Now(), Reason: "probing"})
 	require.NoError(t, err)
 	time.Sleep(5 * time.Millisecond)
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/outbox"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -37,10 +37,10 @@ func (n *notices) list() []string {
 
 // withBreaker gives the bundle's consumer a real breaker on its events
 // table.
-func (b *bundle) withBreaker(t *testing.T, n health.Notifier) *dynamo.Breakers {
+func (b *bundle) withBreaker(t *testing.T, n subscriberhealth.Notifier) *dynamo.Breakers {
 	t.Helper()
 	store := &dynamo.Breakers{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}
-	obs, err := health.NewObserver(health.ObserverConfig{Topic: b.topic}, health.ObserverDeps{Store: store, Notifier: n})
+	obs, err := subscriberhealth.NewObserver(subscriberhealth.ObserverConfig{Topic: b.topic}, subscriberhealth.ObserverDeps{Store: store, Notifier: n})
 	require.NoError(t, err)
 	b.rebuild(t, func(_ *consume.Config, d *consume.Deps) { d.Breaker = obs })
 	return store
@@ -118,7 +118,7 @@ func TestBreakerHoldsADeadSubscribersMessages(t *testing.T) {
 			require.Empty(t, dead, "the breaker holds what the subscriber cannot take")
 			h, err := store.Get(ctx, topicName)
 			require.NoError(t, err)
-			require.Equal(t, health.Open, h.State)
+			require.Equal(t, subscriberhealth.Open, h.State)
 			require.Equal(t, "subscriber answered HTTP 503", h.LastError)
 			require.Contains(t, h.Reason, "consecutive transient failures")
 			require.False(t, h.OutageSince.IsZero())
@@ -210,9 +210,9 @@ func TestALastAttemptSeesAnotherInstancesTrip(t *testing.T) {
 	})
 	ctx := context.Background()
 	store := &dynamo.Breakers{Client: b.env.DynamoDB, Table: b.env.Resources.EventsTable}
-	instance := func() *health.Observer {
+	instance := func() *subscriberhealth.Observer {
 		// Trusted for a minute: the test does not depend on its own pace.
-		obs, err := health.NewObserver(health.ObserverConfig{Topic: b.topic, CacheFor: time.Minute}, health.ObserverDeps{Store: store})
+		obs, err := subscriberhealth.NewObserver(subscriberhealth.ObserverConfig{Topic: b.topic, CacheFor: time.Minute}, subscriberhealth.ObserverDeps{Store: store})
 		require.NoError(t, err)
 		return obs
 	}
@@ -225,7 +225,7 @@ func TestALastAttemptSeesAnotherInstancesTrip(t *testing.T) {
 	other.Observe(ctx, consume.Observation{Failures: 3, LastError: "subscriber answered HTTP 503"})
 	rec, err := store.Get(ctx, topicName)
 	require.NoError(t, err)
-	require.Equal(t, health.Open, rec.State, "the other instance tripped it")
+	require.Equal(t, subscriberhealth.Open, rec.State, "the other instance tripped it")
 
 	b.handler.fail = func(consume.Message, int) error { return consume.Retry(errors.New("subscriber answered HTTP 503")) }
 	b.publish(t, "evt_trip", "")

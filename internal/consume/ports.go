@@ -169,7 +169,7 @@ type Incidents interface {
 	ResolveReplay(ctx context.Context, incidentID string, at time.Time) error
 }
 
-// Breaker is the topic's subscriber health (internal/health). The runtime
+// Breaker is the topic's subscriber health (internal/subscriberhealth). The runtime
 // tells it each batch's subscriber outcomes and asks it, before
 // dead-lettering a message whose last attempt failed transiently, whether
 // the topic's messages are being held (its breaker is open, probing,

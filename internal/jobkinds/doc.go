@@ -7,7 +7,7 @@
 // still copy its data), stripe-reconcile (replay
 // Stripe's events API through ingest so a webhook outage loses nothing),
 // file-import (NDJSON dropped under imports/<tenant>/ through ingest) and
-// retention-purge (a tenant's retention policy applied to every store).
+// retention-expiry (a tenant's retention policy applied to every store).
 // Each kind's file declares its description (ExportKind: name, argument
 // checks, idempotency key, attempts, step timeout), its own deps
 // (ExportDeps) and its constructor with the handler (Export(ExportDeps));

@@ -83,7 +83,7 @@ type ExportManifest struct {
 	Parts     []ExportPart `json:"parts"`
 	CreatedAt time.Time    `json:"createdAt"`
 	// ExpiresAt is when the tenant's retention policy (exportsDays)
-	// deletes the export (the daily retention purge); none when kept.
+	// deletes the export (the daily retention expiry); none when kept.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 	// Erasures are the subject erasures that rewrote parts of it since
 	// (counts and checksums above are after them).
@@ -102,7 +102,7 @@ type ExportResult struct {
 	Incidents   int    `json:"incidents"`
 	ManifestKey string `json:"manifestKey"`
 	// ExpiresAt is when the tenant's retention policy deletes the export
-	// (its exportsDays, applied by the retention purge); none when the
+	// (its exportsDays, applied by the retention expiry); none when the
 	// tenant keeps exports.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
@@ -130,7 +130,7 @@ type ExportDeps struct {
 var ExportKind = jobs.Kind{
 	Name:        KindExport,
 	StepTimeout: 2 * time.Minute,
-	// The job is how the retention purge finds the export's objects:
+	// The job is how the retention expiry finds the export's objects:
 	// it outlives the longest export retention a tenant may set.
 	KeepFor: ExportsKeptFor,
 	CheckArgs: func(raw json.RawMessage) error {
@@ -159,7 +159,7 @@ var ExportKind = jobs.Kind{
 //
 // The tenant's retention policy sets how long an export is kept
 // (exportsDays): the manifest and the result say until when, and the
-// retention purge deletes it then (policies nil: not said).
+// retention expiry deletes it then (policies nil: not said).
 func Export(d ExportDeps) jobs.Kind {
 	src, payloads, objects, bucket, policies := d.Source, d.Payloads, d.Objects, d.Bucket, d.Policies
 	return ExportKind.With(

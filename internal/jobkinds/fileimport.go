@@ -194,7 +194,7 @@ var FileImportKind = jobs.Kind{
 	Name:        KindFileImport,
 	StepTimeout: 2 * time.Minute,
 	MaxAttempts: 8,
-	// The job is how the retention purge finds the import's report
+	// The job is how the retention expiry finds the import's report
 	// parts (jobs/<import>/…).
 	KeepFor: ImportsKeptFor,
 	CheckArgs: func(raw json.RawMessage) error {

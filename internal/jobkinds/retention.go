@@ -17,7 +17,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
-// KindRetention is the retention purge's kind name.
+// KindRetention is the retention expiry's kind name.
 const KindRetention = retention.KindPurge
 
 // Policies read the policy a purge applies (*retention.Service).
@@ -176,7 +176,7 @@ type evidenceEntry struct {
 	DeletedAt string   `json:"deletedAt"`
 }
 
-// RetentionKind describes retention-purge (Retention runs it). Its daily
+// RetentionKind describes retention-expiry (Retention runs it). Its daily
 // run per tenant with a policy is jobs-sweep's: the sweep gives the
 // description the tenants to start it for (jobs.Kind.DailyTenants).
 var RetentionKind = jobs.Kind{
@@ -199,7 +199,7 @@ var RetentionKind = jobs.Kind{
 	},
 }
 
-// Retention builds the retention-purge kind: it applies a tenant's policy
+// Retention builds the retention-expiry kind: it applies a tenant's policy
 // to what is stored, store by store (events with their outbox rows and
 // claim-checked payloads; resolved or ignored incidents with their bodies;
 // audit archive days; export output; import files, their error reports and
@@ -215,7 +215,7 @@ func Retention(d RetentionDeps) jobs.Kind {
 	return RetentionKind.With(
 		jobs.HandlerFunc(func(ctx context.Context, s jobs.Step) (jobs.Outcome, error) {
 			if d.Policies == nil || d.Store == nil || d.Objects == nil || d.Jobs == nil {
-				return jobs.Outcome{}, jobs.Fail("not_configured", errors.New("the retention purge runs in jobs-worker, which has its stores"))
+				return jobs.Outcome{}, jobs.Fail("not_configured", errors.New("the retention expiry runs in jobs-worker, which has its stores"))
 			}
 			var cp retentionCheckpoint
 			if err := s.Resume(&cp); err != nil {

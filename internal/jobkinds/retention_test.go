@@ -103,7 +103,7 @@ func (b *bundle) versionsUnder(t *testing.T, prefix string) []string {
 // exports — and nothing younger, nothing open, nothing of another tenant.
 // An auditor's search of every table item and object version finds no
 // copy of a purged event's data outside the purge's own evidence.
-func TestRetentionPurgeAppliesAShortenedPolicyToEveryStore(t *testing.T) {
+func TestRetentionExpiryAppliesAShortenedPolicyToEveryStore(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	ctx := context.Background()
@@ -243,7 +243,7 @@ func TestRetentionPurgeAppliesAShortenedPolicyToEveryStore(t *testing.T) {
 }
 
 // An export says until when it is kept: the tenant's exportsDays, which
-// the retention purge applies; a tenant without a period keeps exports
+// the retention expiry applies; a tenant without a period keeps exports
 // (no expiry said).
 func TestExportsExpireByTheTenantsPolicy(t *testing.T) {
 	t.Parallel()
@@ -275,7 +275,7 @@ func TestExportsExpireByTheTenantsPolicy(t *testing.T) {
 // version written before the events cutoff is deleted by id, and the
 // output of the imports that finished before it; a file written since and
 // another tenant's stay.
-func TestRetentionPurgesImportFilesByEventsDays(t *testing.T) {
+func TestRetentionExpiresImportFilesByEventsDays(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	ctx := context.Background()

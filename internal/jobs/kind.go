@@ -56,11 +56,11 @@ type Kind struct {
 	StepTimeout time.Duration
 	// KeepFor keeps a finished job of this kind (and its key) this long
 	// instead of the engine's Retention: an export's job is how the
-	// retention purge finds its objects, so it lives as long as they may.
+	// retention expiry finds its objects, so it lives as long as they may.
 	KeepFor time.Duration
 	// DailyTenants, when set, lists the tenants a daily schedule of this
 	// kind starts a job for (a ScheduledCall without a tenant): the
-	// retention purge runs for every tenant with a policy.
+	// retention expiry runs for every tenant with a policy.
 	DailyTenants func(ctx context.Context) ([]string, error)
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/replay"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Actions on the topics' subscriber health (the CLI's `evp topics`; the
@@ -19,9 +19,9 @@ const (
 // Topics are the topics' subscriber health (implemented by
 // *health.Operator).
 type Topics interface {
-	List(ctx context.Context) ([]health.TopicView, error)
-	Pause(ctx context.Context, topic, who, why string) (health.Health, error)
-	Resume(ctx context.Context, topic, who string) (health.Health, error)
+	List(ctx context.Context) ([]subscriberhealth.TopicView, error)
+	Pause(ctx context.Context, topic, who, why string) (subscriberhealth.Health, error)
+	Resume(ctx context.Context, topic, who string) (subscriberhealth.Health, error)
 }
 
 type (
@@ -38,7 +38,7 @@ type (
 	}
 	// TopicsOut is the list's answer.
 	TopicsOut struct {
-		Topics []health.TopicView `json:"topics"`
+		Topics []subscriberhealth.TopicView `json:"topics"`
 	}
 )
 
@@ -54,11 +54,11 @@ func (f *Function) WithTopics(t Topics) *Function {
 		list, err := t.List(ctx)
 		return TopicsOut{Topics: list}, err
 	})
-	f.routes[ActionTopicsPause] = typed(func(ctx context.Context, in TopicIn) (health.TopicView, error) {
+	f.routes[ActionTopicsPause] = typed(func(ctx context.Context, in TopicIn) (subscriberhealth.TopicView, error) {
 		h, err := t.Pause(ctx, in.Topic, actorOr(in.Actor), in.Note)
 		return topicAnswer(in.Topic, h, err)
 	})
-	f.routes[ActionTopicsResume] = typed(func(ctx context.Context, in TopicIn) (health.TopicView, error) {
+	f.routes[ActionTopicsResume] = typed(func(ctx context.Context, in TopicIn) (subscriberhealth.TopicView, error) {
 		h, err := t.Resume(ctx, in.Topic, actorOr(in.Actor))
 		return topicAnswer(in.Topic, h, err)
 	})
@@ -72,16 +72,16 @@ func actorOr(a string) string {
 	return a
 }
 
-func topicAnswer(topic string, h health.Health, err error) (health.TopicView, error) {
+func topicAnswer(topic string, h subscriberhealth.Health, err error) (subscriberhealth.TopicView, error) {
 	switch {
-	case errors.Is(err, health.ErrUnknownTopic):
-		return health.TopicView{}, &replay.RequestError{Code: CodeNotFound, Message: "no topic " + topic}
-	case errors.Is(err, health.ErrBreakerOff):
-		return health.TopicView{}, &replay.RequestError{Code: CodeBreakerOff, Message: "topic " + topic + " has no subscriber-health breaker"}
-	case errors.Is(err, health.ErrNotPaused):
-		return health.TopicView{}, &replay.RequestError{Code: CodeNotPaused, Message: "topic " + topic + " is " + string(h.State) + "; only a paused topic is resumed"}
+	case errors.Is(err, subscriberhealth.ErrUnknownTopic):
+		return subscriberhealth.TopicView{}, &replay.RequestError{Code: CodeNotFound, Message: "no topic " + topic}
+	case errors.Is(err, subscriberhealth.ErrBreakerOff):
+		return subscriberhealth.TopicView{}, &replay.RequestError{Code: CodeBreakerOff, Message: "topic " + topic + " has no subscriber-health breaker"}
+	case errors.Is(err, subscriberhealth.ErrNotPaused):
+		return subscriberhealth.TopicView{}, &replay.RequestError{Code: CodeNotPaused, Message: "topic " + topic + " is " + string(h.State) + "; only a paused topic is resumed"}
 	case err != nil:
-		return health.TopicView{}, err
+		return subscriberhealth.TopicView{}, err
 	}
-	return health.TopicView{Topic: topic, Health: health.ViewOf(h)}, nil
+	return subscriberhealth.TopicView{Topic: topic, Health: subscriberhealth.ViewOf(h)}, nil
 }

@@ -68,7 +68,7 @@ type Attempt struct {
 	// Answer is the start of the subscriber's answer (at most
 	// MaxAnswerLen bytes, printable), quoted for the operator as an
 	// incident's error is. It is subject data: a subject erasure removes
-	// it (AnswerBytes then says how long it was) and the retention purge
+	// it (AnswerBytes then says how long it was) and the retention expiry
 	// deletes it with its row.
 	Answer string `json:"answer,omitempty"`
 	// AnswerBytes is how long the kept answer was (also once erased).

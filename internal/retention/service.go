@@ -13,8 +13,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/clock"
 )
 
-// KindPurge is the retention purge's job kind (internal/jobkinds builds it).
-const KindPurge = "retention-purge"
+// KindPurge is the retention expiry's job kind (internal/jobkinds builds it).
+const KindPurge = "retention-expiry"
 
 // Codes of refused requests (jobs.RequestError, as the job operations
 // refuse).
@@ -144,7 +144,7 @@ type SetParams struct {
 }
 
 // Set writes a tenant's policy. A policy that keeps anything for less
-// time than before starts a retention purge at once (keyed by the policy
+// time than before starts a retention expiry at once (keyed by the policy
 // version, so a retried Set starts it once), which applies it to what is
 // already stored.
 func (s *Service) Set(ctx context.Context, p SetParams) (View, error) {

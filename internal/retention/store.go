@@ -38,7 +38,7 @@ func AllTenants(ctx context.Context, s Store) ([]string, error) {
 }
 
 // Query selects one page of a tenant's items older than Before (the
-// retention purge's reads, oldest first).
+// retention expiry's reads, oldest first).
 type Query struct {
 	TenantID string
 	Before   time.Time

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Breaker is a topic's subscriber-health policy (internal/health): when its
+// Breaker is a topic's subscriber-health policy (internal/subscriberhealth): when its
 // breaker opens, how it probes, how it drains and when it escalates. Zero
 // fields take the defaults (Breaker.WithDefaults).
 type Breaker struct {

@@ -8,13 +8,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -247,16 +247,16 @@ func (p *Platform) newMetricAlarms() {
 	if p.hasPurgeConsumer() {
 		p.alarm(alarmSpec{
 			ID: "PurgeFailures", Name: "purge-failures",
-			Description: "Cache purge jobs failed for good (metric " + purge.MetricFailures + "): rejected by Cloudflare (token, zone) or still rate limited after " +
-				fmt.Sprint(purge.MaxAttempts) + " attempts. Stale pages stay cached until their TTL: `evp purge dlq`, fix the cause, replay the incidents.",
-			Metric:    emf(purge.MetricFailures, nil, "Sum"),
+			Description: "Cache purge jobs failed for good (metric " + cachepurge.MetricFailures + "): rejected by Cloudflare (token, zone) or still rate limited after " +
+				fmt.Sprint(cachepurge.MaxAttempts) + " attempts. Stale pages stay cached until their TTL: `evp purge dlq`, fix the cause, replay the incidents.",
+			Metric:    emf(cachepurge.MetricFailures, nil, "Sum"),
 			Threshold: 0,
 		})
 		p.alarm(alarmSpec{
 			ID: "PurgeRateLimited", Name: "purge-rate-limited",
 			Description: "Cloudflare answered 429 to more than " + fmt.Sprint(purgeRateLimitedAlarm) + " purge calls in " + alarmPeriod.String() +
-				" for two periods (metric " + purge.MetricRetries429 + "): the account's purge limit is shared by every tenant; lower purgeRate or look for a tenant bursting.",
-			Metric:    emf(purge.MetricRetries429, nil, "Sum"),
+				" for two periods (metric " + cachepurge.MetricRetries429 + "): the account's purge limit is shared by every tenant; lower purgeRate or look for a tenant bursting.",
+			Metric:    emf(cachepurge.MetricRetries429, nil, "Sum"),
 			Threshold: purgeRateLimitedAlarm,
 			Periods:   2,
 		})

@@ -5,10 +5,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
-	"github.com/siteswarm/eventplatform/internal/purge"
 )
 
 type alarm struct {
@@ -94,9 +94,9 @@ func TestAlarms(t *testing.T) {
 		// without zones, outside production) are alarmed on their depth.
 		require.NotContains(t, s.p.Unconsumed, "cache.purge", "both test stages name purge zones")
 		failures, limited := get("purge-failures"), get("purge-rate-limited")
-		require.Equal(t, purge.MetricFailures, failures.Metric)
+		require.Equal(t, cachepurge.MetricFailures, failures.Metric)
 		require.Equal(t, 0.0, failures.Threshold)
-		require.Equal(t, purge.MetricRetries429, limited.Metric)
+		require.Equal(t, cachepurge.MetricRetries429, limited.Metric)
 		require.Equal(t, map[string]string{metric.DimensionStage: s.p.Stage.Prefix()}, limited.Dims)
 		for _, topic := range s.p.Unconsumed {
 			a := get(slug(topic) + "-unconsumed")

@@ -156,7 +156,7 @@ func (p *Platform) newBucket() {
 				// Files dropped to import are copies of the events they
 				// publish: kept no longer than the ledger keeps events
 				// (a tenant's shorter eventsDays is applied by its
-				// retention purge, with evidence), a version replaced or
+				// retention expiry, with evidence), a version replaced or
 				// expired gone a day later.
 				Id:                          jsii.String("expire-import-files"),
 				Prefix:                      jsii.String(PrefixImports),

@@ -2,7 +2,7 @@ package platform
 
 import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/topicarchive"
+	"github.com/siteswarm/eventplatform/internal/handlers/topicarchive"
 )
 
 // PrefixArchive is the audit archive's prefix (consumer-archive writes
@@ -10,7 +10,7 @@ import (
 const PrefixArchive = topicarchive.DefaultPrefix + "/"
 
 // allowErasure grants jobs-worker what the subject erasure and the
-// retention purge do beyond the tables:
+// retention expiry do beyond the tables:
 //   - find a subject's events and incidents through the subject
 //     identifier indexes (keys only);
 //   - the audit archive, export output (jobs/<export>/…), import files

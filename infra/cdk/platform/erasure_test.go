@@ -14,7 +14,7 @@ import (
 // Who may touch the audit archive (archive/): each archive consumer may
 // only put objects under its own topic; jobs-worker (subject erasure
 // rewrites an object without the subject's records and deletes every
-// earlier version; the retention purge deletes past days) may read every
+// earlier version; the retention expiry deletes past days) may read every
 // version, put, and delete versions by id — never DeleteObject; nobody
 // else may do anything there. jobs-worker may also rewrite earlier
 // exports under jobs/ (read and delete versions), and find a subject

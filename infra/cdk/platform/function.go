@@ -18,13 +18,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/catalog"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
@@ -44,7 +44,7 @@ var (
 	RoleJobsWorker       = jobsworkerfn.Function.Binary
 	RoleJobsSweep        = jobsfn.SweepFunction.Binary
 	RoleImportTrigger    = importtriggerfn.Function.Binary
-	RoleSubscriberHealth = healthfn.Function.Binary
+	RoleSubscriberHealth = subscriberhealthfn.Function.Binary
 )
 
 // Roles lists every role the stack deploys a function for.

@@ -118,7 +118,7 @@ func (p *Platform) newStripeAPIKey() awssecretsmanager.Secret {
 
 // newJobs creates the job engine's worker (the jobs queue's consumer:
 // one leased step per wake) and sweep (rediscovery every 15 minutes, the
-// daily Stripe reconciliation and the daily retention purges), each with
+// daily Stripe reconciliation and the daily retention expiries), each with
 // only what its steps call.
 func (p *Platform) newJobs(ingest *Function) {
 	events, incidents := p.Tables[table.Events.Name], p.Tables[table.Incidents.Name]
@@ -144,7 +144,7 @@ func (p *Platform) newJobs(ingest *Function) {
 
 	worker := p.newFunction(p.spec(jobsworkerfn.Function, env()))
 	// The tenant index: subject erasure rewrites the tenant's earlier
-	// exports and the retention purge deletes its old ones, both found by
+	// exports and the retention expiry deletes its old ones, both found by
 	// listing the tenant's jobs.
 	p.allowJobs(worker, table.IndexJobsTenant)
 	p.allowJobTransitions(worker)
@@ -158,7 +158,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	allow(worker.Role, []string{"dynamodb:Query"}, indexArn(events, table.IndexTenantShard), indexArn(events, table.IndexTenant), indexArn(incidents, table.IndexIncidentTenant))
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, events.TableArn())
 	allow(worker.Role, []string{"dynamodb:GetItem", "dynamodb:PutItem"}, incidents.TableArn())
-	// The retention purge deletes a tenant's events past their period
+	// The retention expiry deletes a tenant's events past their period
 	// (the ledger item with its outbox rows) and its resolved incidents,
 	// each in a transaction fenced by the step's lease: IAM authorizes each
 	// Delete item as dynamodb:DeleteItem on its table.
@@ -174,7 +174,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	p.allowErasure(worker)
 	p.allowListVersions(worker.Role, PrefixPayloads, PrefixIncidents, PrefixArchive, PrefixJobs, PrefixImports)
 	suppressWildcard(worker.Role, `^Resource::<ArchiveBucket[0-9A-F]+\.Arn>/(jobs|payloads|incidents|archive|imports)/\*$`,
-		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…), exports (jobs/<export>/…), import files and their error reports (imports/<tenant>/…, jobs/<import>/…) without the subject's records; the retention purge deletes a tenant's past archive days, exports and imports: those prefixes only.")
+		"Job objects are keyed per job and attempt (jobs/<job>/…); subject erasure must delete a subject's claim-checked payloads (payloads/<tenant>/<event>/…) and incident bodies (incidents/<tenant>/<incident>/…), and rewrite the audit archive (archive/<topic>/<date>/<tenant>/…), exports (jobs/<export>/…), import files and their error reports (imports/<tenant>/…, jobs/<import>/…) without the subject's records; the retention expiry deletes a tenant's past archive days, exports and imports: those prefixes only.")
 	// Reconciliation publishes through ingest and reads its Stripe key.
 	allow(worker.Role, []string{"lambda:InvokeFunction"}, ingest.Fn.FunctionArn())
 	p.allowInvokeIngest(ingest, "JobsWorker", worker.Role)
@@ -194,7 +194,7 @@ func (p *Platform) newJobs(ingest *Function) {
 	p.jobsEnv(sweepEnv)
 	sweep := p.newFunction(p.spec(jobsfn.SweepFunction, sweepEnv))
 	p.allowJobs(sweep, table.IndexJobsDue)
-	// The daily retention purge starts a job per tenant with a policy:
+	// The daily retention expiry starts a job per tenant with a policy:
 	// the policies are one item collection of the jobs table, listed with
 	// a Query (retention.AllTenants).
 	allow(sweep.Role, []string{"dynamodb:Query"}, p.Tables[table.Jobs.Name].TableArn())

@@ -12,7 +12,7 @@ import (
 // The durable job engine: its table (TTL, due/tenant/kind indexes), the
 // wake queue with its DLQ, the worker on the queue (one wake per
 // invocation, partial batch responses), the sweep every 15 minutes, the
-// daily reconciliation and the daily retention purge (with the Query that
+// daily reconciliation and the daily retention expiry (with the Query that
 // lists the tenants with a policy), each with only what its steps call,
 // and alarms.
 func TestJobsEngine(t *testing.T) {
@@ -55,9 +55,9 @@ func TestJobsEngine(t *testing.T) {
 		require.Len(t, inputs, 3)
 		require.JSONEq(t, `{"action":"sweep"}`, inputs["rate(15 minutes)"])
 		require.JSONEq(t, `{"action":"daily","kind":"stripe-reconcile","tenantId":"platform"}`, inputs["cron(17 3 * * ? *)"])
-		// The daily retention purge: every tenant with a policy (issue 32
+		// The daily retention expiry: every tenant with a policy (issue 32
 		// item 7: never scheduled before).
-		require.JSONEq(t, `{"action":"daily","kind":"retention-purge"}`, inputs["cron(47 3 * * ? *)"])
+		require.JSONEq(t, `{"action":"daily","kind":"retention-expiry"}`, inputs["cron(47 3 * * ? *)"])
 
 		jobsTable := s.idOf(s.p.Tables[table.Jobs.Name])
 		sw := actionsOn(s.statements(roleOf(t, sweep)))
@@ -74,7 +74,7 @@ func TestJobsEngine(t *testing.T) {
 		require.Equal(t, []string{"dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, wk[jobsTable])
 		// Query: an erasure loads each event's item collection (ledger item
 		// and outbox rows) to redact what the rows hold.
-		// DeleteItem: the retention purge's fenced transactions delete old
+		// DeleteItem: the retention expiry's fenced transactions delete old
 		// events and resolved incidents (make iam-check found it missing).
 		require.Equal(t, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, wk[s.idOf(s.p.Tables[table.Events.Name])])
 		require.Equal(t, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"}, wk[s.idOf(s.p.Tables[table.Incidents.Name])])

@@ -297,7 +297,7 @@ func toAny(ss []string) []any {
 
 // Only the senders (ingest, sweeper, replay and the admin API's in-process
 // replay) write topic queues; each secret is readable by its one function;
-// only the retention purge (jobs-worker) may delete table items, of the
+// only the retention expiry (jobs-worker) may delete table items, of the
 // events and incidents tables, and only subject erasure (jobs-worker)
 // may delete objects: claim-checked payloads and incident bodies, each
 // version by id (the bucket is versioned; nobody deletes without a
@@ -334,7 +334,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 						}
 						deleters = append(deleters, name+" "+res)
 					case "dynamodb:DeleteItem":
-						// The retention purge (jobs-worker) deletes old events
+						// The retention expiry (jobs-worker) deletes old events
 						// and resolved incidents, and nothing else may delete
 						// an item.
 						events, incidents := s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])
@@ -382,7 +382,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 		require.Equal(t, []string{"jobs-worker"}, readers[s.idOf(s.p.Secrets.StripeAPIKey)])
 		require.Len(t, deleters, 6, "jobs-worker deletes under payloads/, incidents/, archive/, jobs/ and imports/ only, ingest under payloads/: %v", deleters)
 		require.ElementsMatch(t, []string{s.idOf(s.p.Tables[table.Events.Name]), s.idOf(s.p.Tables[table.Incidents.Name])}, itemDeleters,
-			"the retention purge deletes items of the events and incidents tables only")
+			"the retention expiry deletes items of the events and incidents tables only")
 		require.ElementsMatch(t, []string{"jobs-worker", "replay", "admin-api", "jobs-sweep", "import-trigger"}, senders[s.idOf(s.p.Jobs.Queue)], "wakes")
 		for topic, sec := range s.p.Secrets.Subscribers {
 			require.Equal(t, []string{"consumer-" + slug(topic)}, readers[s.idOf(sec)], topic)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -83,7 +83,7 @@ func TestConsumerPerTopic(t *testing.T) {
 			if tp.Consumer == topology.ConsumerPurge {
 				require.Equal(t, s.idOf(s.p.Tables[table.Purge.Name]), refID(env[wire.EnvPurgeTable]))
 				require.Equal(t, s.idOf(s.p.Secrets.CloudflareToken), refID(env[purgeconsumerfn.EnvTokenSecretARN]))
-				var zones purge.Zones
+				var zones cachepurge.Zones
 				require.NoError(t, json.Unmarshal([]byte(env[purgeconsumerfn.EnvZones].(string)), &zones))
 				require.Equal(t, s.p.Stage.PurgeDefaultZone, zones.Default)
 				require.Empty(t, zones.ByTenant, "per-tenant zones are kept in SSM (TestStageMapsLiveInSSM)")

@@ -10,9 +10,9 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -32,7 +32,7 @@ func TestFunctionEnvironmentsLoad(t *testing.T) {
 		RolePurgeAPI:      ingestARN(func(c any) string { return c.(purgeapifn.Config).IngestFunction }),
 		RoleJobsWorker:    checkJobs,
 		RoleSubscriberHealth: func(_ *envconf.Reader, conf any) error {
-			if len(conf.(healthfn.Config).Monitor.Topics) == 0 {
+			if len(conf.(subscriberhealthfn.Config).Monitor.Topics) == 0 {
 				return errors.New("the monitor watches no topic")
 			}
 			return nil

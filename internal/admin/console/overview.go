@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/truncate"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // RefreshEvery is how often the overview reloads itself (a meta refresh:
@@ -28,7 +28,7 @@ type topicHealth struct {
 	OpenMore  bool
 	Unhealthy bool
 	// Health is the subscriber's breaker (nil: not configured).
-	Health *health.View
+	Health *subscriberhealth.View
 	// Breaker: the topic can be paused and resumed.
 	Breaker bool
 	// Paused: its breaker is paused (by an operator).
@@ -57,7 +57,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 	now := c.d.Now().UTC()
 	data := map[string]any{"Rendered": now, "RefreshEvery": RefreshEvery, "Window": deliveryWindow}
 	var topics []topicHealth
-	states := map[string]health.View{}
+	states := map[string]subscriberhealth.View{}
 	if c.d.Breakers != nil {
 		if list, err := c.d.Breakers.List(ctx); err != nil {
 			p.Error = "subscriber health: " + err.Error()
@@ -89,7 +89,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 			th.Consumer, th.Breaker = string(tp.Consumer), !tp.Breaker.Off && c.d.Breakers != nil
 		}
 		if v, ok := states[d.Topic]; ok {
-			th.Health, th.Paused = &v, v.State == health.Paused
+			th.Health, th.Paused = &v, v.State == subscriberhealth.Paused
 			if v.LastError != "" {
 				th.LastError, th.LastErrorAt = v.LastError, v.FailedAt
 			}
@@ -107,7 +107,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, p page) {
 			}
 		}
 		th.LastError = truncate.String(th.LastError, 140)
-		th.Unhealthy = th.Open > 0 || th.DeadLetters > 0 || (th.Health != nil && th.Health.State != health.Closed)
+		th.Unhealthy = th.Open > 0 || th.DeadLetters > 0 || (th.Health != nil && th.Health.State != subscriberhealth.Closed)
 		topics = append(topics, th)
 	}
 	sort.SliceStable(topics, func(i, j int) bool {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // topicsAction pauses or resumes the topic its button names (the
@@ -49,7 +49,7 @@ func (c *Console) topicAction(w http.ResponseWriter, r *http.Request, p page, to
 		return
 	}
 	switch {
-	case errors.Is(err, health.ErrUnknownTopic):
+	case errors.Is(err, subscriberhealth.ErrUnknownTopic):
 		w.WriteHeader(http.StatusNotFound)
 		p.Error = "no topic " + topic
 		c.render(w, "error", p)

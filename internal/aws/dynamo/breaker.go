@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Breakers keeps the topics' subscriber-health records in the events
@@ -24,7 +24,7 @@ type Breakers struct {
 	Table  string
 }
 
-var _ health.Store = (*Breakers)(nil)
+var _ subscriberhealth.Store = (*Breakers)(nil)
 
 const (
 	healthPrefix = "HEALTH#"
@@ -58,7 +58,7 @@ func breakerKey(topic string) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{"pk": str(healthPrefix + topic), "sk": str(healthSK)}
 }
 
-func toBreakerItem(h health.Health) breakerItem {
+func toBreakerItem(h subscriberhealth.Health) breakerItem {
 	return breakerItem{
 		PK: healthPrefix + h.Topic, SK: healthSK, Topic: h.Topic, State: string(h.State),
 		Since: millis(h.Since), Reason: h.Reason, LastError: h.LastError, FailedAt: millis(h.FailedAt),
@@ -68,12 +68,12 @@ func toBreakerItem(h health.Health) breakerItem {
 	}
 }
 
-func fromBreakerItem(it breakerItem) health.Health {
-	st := health.State(it.State)
+func fromBreakerItem(it breakerItem) subscriberhealth.Health {
+	st := subscriberhealth.State(it.State)
 	if st == "" {
-		st = health.Closed
+		st = subscriberhealth.Closed
 	}
-	return health.Health{
+	return subscriberhealth.Health{
 		Topic: it.Topic, State: st, Since: fromMillis(it.Since), Reason: it.Reason, LastError: it.LastError,
 		FailedAt: fromMillis(it.FailedAt), ProbeAt: fromMillis(it.ProbeAt), Streak: it.Streak, Level: it.Level,
 		OutageSince: fromMillis(it.OutageSince), Announced: it.Announced, Escalated: it.Escalated,
@@ -83,17 +83,17 @@ func fromBreakerItem(it breakerItem) health.Health {
 
 // Get reads a topic's record (strongly consistent), or a closed one of
 // version 0.
-func (b *Breakers) Get(ctx context.Context, topic string) (health.Health, error) {
+func (b *Breakers) Get(ctx context.Context, topic string) (subscriberhealth.Health, error) {
 	out, err := b.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(b.Table), Key: breakerKey(topic), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return health.Health{}, fmt.Errorf("dynamo: read the %s breaker: %w", topic, err)
+		return subscriberhealth.Health{}, fmt.Errorf("dynamo: read the %s breaker: %w", topic, err)
 	}
 	if out.Item == nil {
-		return health.Health{Topic: topic, State: health.Closed}, nil
+		return subscriberhealth.Health{Topic: topic, State: subscriberhealth.Closed}, nil
 	}
 	var it breakerItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return health.Health{}, fmt.Errorf("dynamo: read the %s breaker: %w", topic, err)
+		return subscriberhealth.Health{}, fmt.Errorf("dynamo: read the %s breaker: %w", topic, err)
 	}
 	it.Topic = topic
 	return fromBreakerItem(it), nil
@@ -102,24 +102,24 @@ func (b *Breakers) Get(ctx context.Context, topic string) (health.Health, error)
 // Fail adds a batch's failures to the streak in one UpdateItem, creating
 // the record closed, and returns the record as written (returned values
 // cost no read capacity).
-func (b *Breakers) Fail(ctx context.Context, f health.Failures) (health.Health, error) {
+func (b *Breakers) Fail(ctx context.Context, f subscriberhealth.Failures) (subscriberhealth.Health, error) {
 	out, err := b.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(b.Table),
 		Key:                      breakerKey(f.Topic),
 		UpdateExpression:         aws.String("SET topic = :topic, #state = if_not_exists(#state, :closed), since = if_not_exists(since, :at), lastError = :err, failedAt = :at, ver = if_not_exists(ver, :zero) + :one ADD streak :n"),
 		ExpressionAttributeNames: map[string]string{"#state": "state"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":topic": str(f.Topic), ":closed": str(string(health.Closed)), ":at": num(millis(f.At)),
+			":topic": str(f.Topic), ":closed": str(string(subscriberhealth.Closed)), ":at": num(millis(f.At)),
 			":err": str(f.LastError), ":zero": num(0), ":one": num(1), ":n": num(int64(f.Failures)),
 		},
 		ReturnValues: ddbtypes.ReturnValueAllNew,
 	})
 	if err != nil {
-		return health.Health{}, fmt.Errorf("dynamo: record %d failures of %s: %w", f.Failures, f.Topic, err)
+		return subscriberhealth.Health{}, fmt.Errorf("dynamo: record %d failures of %s: %w", f.Failures, f.Topic, err)
 	}
 	var it breakerItem
 	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return health.Health{}, fmt.Errorf("dynamo: record failures of %s: %w", f.Topic, err)
+		return subscriberhealth.Health{}, fmt.Errorf("dynamo: record failures of %s: %w", f.Topic, err)
 	}
 	return fromBreakerItem(it), nil
 }
@@ -145,11 +145,11 @@ func (b *Breakers) Reset(ctx context.Context, topic string) error {
 
 // Swap replaces the record read as old with next (version old.Version+1),
 // conditionally on the stored version.
-func (b *Breakers) Swap(ctx context.Context, old, next health.Health) (health.Health, error) {
+func (b *Breakers) Swap(ctx context.Context, old, next subscriberhealth.Health) (subscriberhealth.Health, error) {
 	next.Topic, next.Version = old.Topic, old.Version+1
 	item, err := attributevalue.MarshalMap(toBreakerItem(next))
 	if err != nil {
-		return health.Health{}, err
+		return subscriberhealth.Health{}, err
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(b.Table), Item: item}
 	if old.Version == 0 {
@@ -161,10 +161,10 @@ func (b *Breakers) Swap(ctx context.Context, old, next health.Health) (health.He
 	_, err = b.Client.PutItem(ctx, in)
 	var ccf *ddbtypes.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return health.Health{}, health.ErrConflict
+		return subscriberhealth.Health{}, subscriberhealth.ErrConflict
 	}
 	if err != nil {
-		return health.Health{}, fmt.Errorf("dynamo: write the %s breaker: %w", old.Topic, err)
+		return subscriberhealth.Health{}, fmt.Errorf("dynamo: write the %s breaker: %w", old.Topic, err)
 	}
 	return next, nil
 }

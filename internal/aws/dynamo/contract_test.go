@@ -5,16 +5,16 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/admin/admintest"
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
+	"github.com/siteswarm/eventplatform/internal/cachepurge/cachepurgetest"
 	"github.com/siteswarm/eventplatform/internal/consume/consumetest"
-	"github.com/siteswarm/eventplatform/internal/health"
-	"github.com/siteswarm/eventplatform/internal/health/healthtest"
 	"github.com/siteswarm/eventplatform/internal/incident/incidenttest"
 	"github.com/siteswarm/eventplatform/internal/ingest/ingesttest"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/jobs/jobstest"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep/outboxsweeptest"
-	"github.com/siteswarm/eventplatform/internal/purge/purgetest"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth/subscriberhealthtest"
 )
 
 // The DynamoDB adapter against every port contract, on every DynamoDB
@@ -109,7 +109,7 @@ func TestAdminStoreContract(t *testing.T) {
 func TestPurgeStoreContract(t *testing.T) {
 	t.Parallel()
 	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
-		purgetest.Exercise(t, func(t *testing.T) purgetest.Store {
+		cachepurgetest.Exercise(t, func(t *testing.T) cachepurgetest.Store {
 			env := newEnv(t)
 			return &dynamo.Purge{Client: env.DynamoDB, Table: env.Resources.PurgeTable}
 		})
@@ -119,7 +119,7 @@ func TestPurgeStoreContract(t *testing.T) {
 func TestBreakerStoreContract(t *testing.T) {
 	t.Parallel()
 	onEachEmulator(t, func(t *testing.T, newEnv func(t *testing.T) *awslocaltest.Env) {
-		healthtest.Exercise(t, func(t *testing.T) health.Store {
+		subscriberhealthtest.Exercise(t, func(t *testing.T) subscriberhealth.Store {
 			env := newEnv(t)
 			return &dynamo.Breakers{Client: env.DynamoDB, Table: env.Resources.EventsTable}
 		})

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/ingest"
-	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/local/testkit"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 )
 

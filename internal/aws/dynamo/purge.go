@@ -13,7 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 )
 
 // Purge is the cache purge service's table: jobs (job:<id>), tier 1
@@ -30,9 +30,9 @@ type Purge struct {
 }
 
 var (
-	_ purge.Jobs      = (*Purge)(nil)
-	_ purge.Telemetry = (*Purge)(nil)
-	_ purge.Reports   = (*Purge)(nil)
+	_ cachepurge.Jobs      = (*Purge)(nil)
+	_ cachepurge.Telemetry = (*Purge)(nil)
+	_ cachepurge.Reports   = (*Purge)(nil)
 )
 
 // Partition keys of the purge table.
@@ -58,21 +58,21 @@ func (p *Purge) now() time.Time {
 }
 
 // Lock reads a coalesce lock.
-func (p *Purge) Lock(ctx context.Context, tenant, hash string) (purge.Lock, bool, error) {
+func (p *Purge) Lock(ctx context.Context, tenant, hash string) (cachepurge.Lock, bool, error) {
 	out, err := p.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(p.Table), Key: p.key(purgeLockPK(tenant, hash), purgeItemSK), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return purge.Lock{}, false, fmt.Errorf("dynamo: purge lock: %w", err)
+		return cachepurge.Lock{}, false, fmt.Errorf("dynamo: purge lock: %w", err)
 	}
 	if out.Item == nil {
-		return purge.Lock{}, false, nil
+		return cachepurge.Lock{}, false, nil
 	}
 	until, _ := strconv.ParseInt(numOf(out.Item["until"]), 10, 64)
-	return purge.Lock{TenantID: tenant, Hash: hash, JobID: strOf(out.Item["jobId"]), Until: time.UnixMilli(until)}, true, nil
+	return cachepurge.Lock{TenantID: tenant, Hash: hash, JobID: strOf(out.Item["jobId"]), Until: time.UnixMilli(until)}, true, nil
 }
 
 // Create writes a job and its lock in one transaction, the lock
 // conditional on being absent or still the seen one.
-func (p *Purge) Create(ctx context.Context, c purge.CreateParams) error {
+func (p *Purge) Create(ctx context.Context, c cachepurge.CreateParams) error {
 	job, err := p.jobItem(c.Job)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (p *Purge) Create(ctx context.Context, c purge.CreateParams) error {
 	lock := p.key(purgeLockPK(c.Lock.TenantID, c.Lock.Hash), purgeItemSK)
 	lock["jobId"] = str(c.Lock.JobID)
 	lock["until"] = num(c.Lock.Until.UnixMilli())
-	lock[table.AttrExpiresAt] = num(p.now().Add(purge.CoalesceTTL).Unix())
+	lock[table.AttrExpiresAt] = num(p.now().Add(cachepurge.CoalesceTTL).Unix())
 	cond, values := "attribute_not_exists(pk)", map[string]ddbtypes.AttributeValue(nil)
 	if c.Seen != "" {
 		cond, values = "jobId = :seen", map[string]ddbtypes.AttributeValue{":seen": str(c.Seen)}
@@ -90,7 +90,7 @@ func (p *Purge) Create(ctx context.Context, c purge.CreateParams) error {
 		{Put: &ddbtypes.Put{TableName: aws.String(p.Table), Item: job, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 	}})
 	if class, _ := classify(err); err != nil && class == txConditionFailed {
-		return purge.ErrLockTaken
+		return cachepurge.ErrLockTaken
 	}
 	if err != nil {
 		return fmt.Errorf("dynamo: create purge job: %w", err)
@@ -100,7 +100,7 @@ func (p *Purge) Create(ctx context.Context, c purge.CreateParams) error {
 
 // ReleaseLock expires a lock that still points at l.JobID (an update, not
 // a delete: no role of the platform may delete items).
-func (p *Purge) ReleaseLock(ctx context.Context, l purge.Lock) error {
+func (p *Purge) ReleaseLock(ctx context.Context, l cachepurge.Lock) error {
 	_, err := p.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(p.Table), Key: p.key(purgeLockPK(l.TenantID, l.Hash), purgeItemSK),
 		UpdateExpression:          aws.String("SET #u = :zero"),
@@ -118,7 +118,7 @@ func (p *Purge) ReleaseLock(ctx context.Context, l purge.Lock) error {
 	return nil
 }
 
-func (p *Purge) jobItem(j purge.Job) (map[string]ddbtypes.AttributeValue, error) {
+func (p *Purge) jobItem(j cachepurge.Job) (map[string]ddbtypes.AttributeValue, error) {
 	body, err := json.Marshal(j)
 	if err != nil {
 		return nil, err
@@ -131,8 +131,8 @@ func (p *Purge) jobItem(j purge.Job) (map[string]ddbtypes.AttributeValue, error)
 	return item, nil
 }
 
-func decodeJob(item map[string]ddbtypes.AttributeValue) (purge.Job, error) {
-	var j purge.Job
+func decodeJob(item map[string]ddbtypes.AttributeValue) (cachepurge.Job, error) {
+	var j cachepurge.Job
 	if err := json.Unmarshal([]byte(strOf(item["job"])), &j); err != nil {
 		return j, fmt.Errorf("dynamo: decode purge job: %w", err)
 	}
@@ -140,20 +140,20 @@ func decodeJob(item map[string]ddbtypes.AttributeValue) (purge.Job, error) {
 }
 
 // Job reads a job.
-func (p *Purge) Job(ctx context.Context, id string) (purge.Job, bool, error) {
+func (p *Purge) Job(ctx context.Context, id string) (cachepurge.Job, bool, error) {
 	out, err := p.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(p.Table), Key: p.key(purgeJobPK(id), purgeItemSK), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return purge.Job{}, false, fmt.Errorf("dynamo: read purge job: %w", err)
+		return cachepurge.Job{}, false, fmt.Errorf("dynamo: read purge job: %w", err)
 	}
 	if out.Item == nil {
-		return purge.Job{}, false, nil
+		return cachepurge.Job{}, false, nil
 	}
 	j, err := decodeJob(out.Item)
 	return j, err == nil, err
 }
 
 // Ensure creates j unless its id exists.
-func (p *Purge) Ensure(ctx context.Context, j purge.Job) (purge.Job, bool, error) {
+func (p *Purge) Ensure(ctx context.Context, j cachepurge.Job) (cachepurge.Job, bool, error) {
 	item, err := p.jobItem(j)
 	if err != nil {
 		return j, false, err
@@ -180,7 +180,7 @@ func (p *Purge) Ensure(ctx context.Context, j purge.Job) (purge.Job, bool, error
 }
 
 // Save writes a job.
-func (p *Purge) Save(ctx context.Context, j purge.Job) error {
+func (p *Purge) Save(ctx context.Context, j cachepurge.Job) error {
 	item, err := p.jobItem(j)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (p *Purge) Save(ctx context.Context, j purge.Job) error {
 }
 
 // Count adds to a tenant's day with one atomic ADD.
-func (p *Purge) Count(ctx context.Context, c purge.Counts) error {
+func (p *Purge) Count(ctx context.Context, c cachepurge.Counts) error {
 	day, err := time.Parse(time.DateOnly, c.Day)
 	if err != nil {
 		return fmt.Errorf("dynamo: purge stats day %q: %w", c.Day, err)
@@ -202,7 +202,7 @@ func (p *Purge) Count(ctx context.Context, c purge.Counts) error {
 		UpdateExpression: aws.String("ADD purges :p, tags :t, retries429 :r, failures :f SET expiresAt = :x"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":p": num(int64(c.Purges)), ":t": num(int64(c.Tags)), ":r": num(int64(c.Retries429)), ":f": num(int64(c.Failures)),
-			":x": num(day.Add(24*time.Hour + purge.TelemetryTTL).Unix()),
+			":x": num(day.Add(24*time.Hour + cachepurge.TelemetryTTL).Unix()),
 		},
 	})
 	if err != nil {
@@ -212,8 +212,8 @@ func (p *Purge) Count(ctx context.Context, c purge.Counts) error {
 }
 
 // Daily reads a day's counters, every tenant.
-func (p *Purge) Daily(ctx context.Context, day string) ([]purge.Daily, error) {
-	var out []purge.Daily
+func (p *Purge) Daily(ctx context.Context, day string) ([]cachepurge.Daily, error) {
+	var out []cachepurge.Daily
 	var start map[string]ddbtypes.AttributeValue
 	for {
 		res, err := p.Client.Query(ctx, &dynamodb.QueryInput{
@@ -225,7 +225,7 @@ func (p *Purge) Daily(ctx context.Context, day string) ([]purge.Daily, error) {
 			return nil, fmt.Errorf("dynamo: purge stats: %w", err)
 		}
 		for _, it := range res.Items {
-			out = append(out, purge.Daily{Day: day, TenantID: strOf(it[table.AttrSK]),
+			out = append(out, cachepurge.Daily{Day: day, TenantID: strOf(it[table.AttrSK]),
 				Purges: intOf(it["purges"]), Tags: intOf(it["tags"]), Retries429: intOf(it["retries429"]), Failures: intOf(it["failures"])})
 		}
 		if res.LastEvaluatedKey == nil {
@@ -236,12 +236,12 @@ func (p *Purge) Daily(ctx context.Context, day string) ([]purge.Daily, error) {
 }
 
 // DeadLetter writes the mirror record and its index entry.
-func (p *Purge) DeadLetter(ctx context.Context, d purge.DeadLetter) error {
+func (p *Purge) DeadLetter(ctx context.Context, d cachepurge.DeadLetter) error {
 	body, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
-	exp := num(d.FailedAt.Add(purge.TelemetryTTL).Unix())
+	exp := num(d.FailedAt.Add(cachepurge.TelemetryTTL).Unix())
 	rec := p.key(purgeDLQPK(d.JobID), purgeItemSK)
 	rec["record"], rec[table.AttrExpiresAt] = str(string(body)), exp
 	idx := p.key(purgeRecentPK, d.FailedAt.UTC().Format(time.RFC3339Nano)+"#"+d.JobID)
@@ -258,8 +258,8 @@ func (p *Purge) DeadLetter(ctx context.Context, d purge.DeadLetter) error {
 
 // RecentDeadLetters reads the index newest first, skipping expired
 // entries.
-func (p *Purge) RecentDeadLetters(ctx context.Context, limit int) ([]purge.DeadLetter, error) {
-	cutoff := p.now().Add(-purge.TelemetryTTL).UTC().Format(time.RFC3339Nano)
+func (p *Purge) RecentDeadLetters(ctx context.Context, limit int) ([]cachepurge.DeadLetter, error) {
+	cutoff := p.now().Add(-cachepurge.TelemetryTTL).UTC().Format(time.RFC3339Nano)
 	res, err := p.Client.Query(ctx, &dynamodb.QueryInput{
 		TableName: aws.String(p.Table), KeyConditionExpression: aws.String("pk = :pk AND sk > :cut"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(purgeRecentPK), ":cut": str(cutoff)},
@@ -268,9 +268,9 @@ func (p *Purge) RecentDeadLetters(ctx context.Context, limit int) ([]purge.DeadL
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: purge dead letters: %w", err)
 	}
-	out := make([]purge.DeadLetter, 0, len(res.Items))
+	out := make([]cachepurge.DeadLetter, 0, len(res.Items))
 	for _, it := range res.Items {
-		var d purge.DeadLetter
+		var d cachepurge.DeadLetter
 		if err := json.Unmarshal([]byte(strOf(it["record"])), &d); err != nil {
 			return nil, fmt.Errorf("dynamo: decode purge dead letter: %w", err)
 		}

@@ -17,9 +17,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/ingest"
 	"github.com/siteswarm/eventplatform/internal/kit/pagecursor"
-	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/ledger"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/local/testkit"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/retention"
@@ -175,8 +175,8 @@ func TestListTenantMergesShardsAndLegacyItemsPageByPage(t *testing.T) {
 		}
 		require.Equal(t, want[13:20], ids)
 
-		// The retention purge reads oldest first, the legacy items too.
-		purge := &dynamo.RetentionPurge{Events: e}
+		// The retention expiry reads oldest first, the legacy items too.
+		purge := &dynamo.RetentionExpiry{Events: e}
 		var old []string
 		cursor = ""
 		for range 20 {

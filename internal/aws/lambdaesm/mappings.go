@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Source names a topic's mapping: its consumer function and its queue.
@@ -32,15 +32,15 @@ type Mappings struct {
 	ids map[string]string
 }
 
-var _ health.Mappings = (*Mappings)(nil)
+var _ subscriberhealth.Mappings = (*Mappings)(nil)
 
 // Mapping reads the topic's mapping. A mapping in a transition (Creating,
 // Updating, Deleting) is health.ErrMappingBusy.
-func (m *Mappings) Mapping(ctx context.Context, topic string) (health.Mapping, error) {
+func (m *Mappings) Mapping(ctx context.Context, topic string) (subscriberhealth.Mapping, error) {
 	for attempt := 0; ; attempt++ {
 		id, err := m.id(ctx, topic)
 		if err != nil {
-			return health.Mapping{}, err
+			return subscriberhealth.Mapping{}, err
 		}
 		out, err := m.Client.GetEventSourceMapping(ctx, &lambda.GetEventSourceMappingInput{UUID: aws.String(id)})
 		var nf *lambdatypes.ResourceNotFoundException
@@ -49,20 +49,20 @@ func (m *Mappings) Mapping(ctx context.Context, topic string) (health.Mapping, e
 			continue
 		}
 		if err != nil {
-			return health.Mapping{}, fmt.Errorf("lambda: read the %s event source mapping: %w", topic, err)
+			return subscriberhealth.Mapping{}, fmt.Errorf("lambda: read the %s event source mapping: %w", topic, err)
 		}
 		return fromConfig(topic, aws.ToString(out.State), out.ScalingConfig)
 	}
 }
 
-func fromConfig(topic, state string, sc *lambdatypes.ScalingConfig) (health.Mapping, error) {
-	var hm health.Mapping
+func fromConfig(topic, state string, sc *lambdatypes.ScalingConfig) (subscriberhealth.Mapping, error) {
+	var hm subscriberhealth.Mapping
 	switch state {
 	case "Enabled", "Enabling":
 		hm.Enabled = true
 	case "Disabled", "Disabling":
 	default:
-		return hm, fmt.Errorf("%w: %s is %s", health.ErrMappingBusy, topic, state)
+		return hm, fmt.Errorf("%w: %s is %s", subscriberhealth.ErrMappingBusy, topic, state)
 	}
 	if sc != nil && sc.MaximumConcurrency != nil {
 		hm.MaxConcurrency = int(*sc.MaximumConcurrency)
@@ -72,7 +72,7 @@ func fromConfig(topic, state string, sc *lambdatypes.ScalingConfig) (health.Mapp
 
 // Set enables or disables the topic's mapping; enabling also sets its
 // maximum concurrency (a disabled mapping's is left as it was).
-func (m *Mappings) Set(ctx context.Context, topic string, hm health.Mapping) error {
+func (m *Mappings) Set(ctx context.Context, topic string, hm subscriberhealth.Mapping) error {
 	id, err := m.id(ctx, topic)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (m *Mappings) Set(ctx context.Context, topic string, hm health.Mapping) err
 	_, err = m.Client.UpdateEventSourceMapping(ctx, in)
 	var inUse *lambdatypes.ResourceInUseException
 	if errors.As(err, &inUse) {
-		return fmt.Errorf("%w: %s: %v", health.ErrMappingBusy, topic, err)
+		return fmt.Errorf("%w: %s: %v", subscriberhealth.ErrMappingBusy, topic, err)
 	}
 	var nf *lambdatypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
@@ -106,7 +106,7 @@ func (m *Mappings) id(ctx context.Context, topic string) (string, error) {
 	}
 	src, ok := m.Sources[topic]
 	if !ok {
-		return "", fmt.Errorf("%w: %s has no consumer mapping", health.ErrUnknownTopic, topic)
+		return "", fmt.Errorf("%w: %s has no consumer mapping", subscriberhealth.ErrUnknownTopic, topic)
 	}
 	var found []string
 	p := lambda.NewListEventSourceMappingsPaginator(m.Client, &lambda.ListEventSourceMappingsInput{

@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/lambdaesm"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -96,9 +96,9 @@ func TestADisabledMappingLeavesTheQueueAlone(t *testing.T) {
 
 	got, err := b.mappings.Mapping(ctx, topology.CRM)
 	require.NoError(t, err)
-	require.Equal(t, health.Mapping{Enabled: true, MaxConcurrency: 6}, got, "as created: enabled, at the maximum concurrency its source declared")
+	require.Equal(t, subscriberhealth.Mapping{Enabled: true, MaxConcurrency: 6}, got, "as created: enabled, at the maximum concurrency its source declared")
 
-	require.NoError(t, b.mappings.Set(ctx, topology.CRM, health.Mapping{Enabled: false}))
+	require.NoError(t, b.mappings.Set(ctx, topology.CRM, subscriberhealth.Mapping{Enabled: false}))
 	got, err = b.mappings.Mapping(ctx, topology.CRM)
 	require.NoError(t, err)
 	require.False(t, got.Enabled)
@@ -110,10 +110,10 @@ func TestADisabledMappingLeavesTheQueueAlone(t *testing.T) {
 	require.Equal(t, 12, visible, "every message waits on the queue, none received")
 	require.Zero(t, inflight)
 
-	require.NoError(t, b.mappings.Set(ctx, topology.CRM, health.Mapping{Enabled: true, MaxConcurrency: 2}))
+	require.NoError(t, b.mappings.Set(ctx, topology.CRM, subscriberhealth.Mapping{Enabled: true, MaxConcurrency: 2}))
 	got, err = b.mappings.Mapping(ctx, topology.CRM)
 	require.NoError(t, err)
-	require.Equal(t, health.Mapping{Enabled: true, MaxConcurrency: 2}, got)
+	require.Equal(t, subscriberhealth.Mapping{Enabled: true, MaxConcurrency: 2}, got)
 	require.Eventually(t, func() bool { return b.count() == 12 }, 30*time.Second, 50*time.Millisecond)
 	require.LessOrEqual(t, b.peak.Load(), int32(2), "at most the mapping's maximum concurrency")
 }

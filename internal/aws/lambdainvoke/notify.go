@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // NotifyTimeout bounds one notice: an asynchronous invoke is accepted in
@@ -28,12 +28,12 @@ type Notifier struct {
 	Function string
 }
 
-var _ health.Notifier = (*Notifier)(nil)
+var _ subscriberhealth.Notifier = (*Notifier)(nil)
 
 // Changed invokes the function with {"topic": topic} (InvocationType
 // Event: Lambda queues it and retries it on failure).
 func (n *Notifier) Changed(ctx context.Context, topic string) error {
-	payload, err := json.Marshal(health.Notice{Topic: topic})
+	payload, err := json.Marshal(subscriberhealth.Notice{Topic: topic})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Health publishes subscriber-health alerts (subscriber_unhealthy,
@@ -22,7 +22,7 @@ type Health struct {
 	Stage string
 }
 
-var _ health.Alerter = (*Health)(nil)
+var _ subscriberhealth.Alerter = (*Health)(nil)
 
 // AttrKind is the message attribute naming an alert's kind (incident alerts
 // carry errorCode instead): subscriptions filter on it.
@@ -30,7 +30,7 @@ const AttrKind = "kind"
 
 // Alert publishes the alert as JSON with a human subject and the kind and
 // topic as message attributes.
-func (h *Health) Alert(ctx context.Context, a health.Alert) error {
+func (h *Health) Alert(ctx context.Context, a subscriberhealth.Alert) error {
 	body, err := json.MarshalIndent(a, "", "  ")
 	if err != nil {
 		return err

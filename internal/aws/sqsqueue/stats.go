@@ -13,7 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 )
 
 // Stats reads the approximate depth of every topic queue and its DLQ: one
@@ -84,7 +84,7 @@ func count(attrs map[string]string, name sqstypes.QueueAttributeName) int {
 	return n
 }
 
-var _ health.Backlogs = (*Stats)(nil)
+var _ subscriberhealth.Backlogs = (*Stats)(nil)
 
 // Backlog is how many messages a topic's queue holds: visible, in flight
 // and delayed (one GetQueueAttributes).

@@ -1,6 +1,6 @@
 // Package stdwebhook is the Standard Webhooks signature scheme
 // (standardwebhooks.com), both ways: the platform signs what it delivers
-// to subscribers with it (internal/deliver) and verifies what Standard
+// to subscribers with it (internal/handlers/deliver) and verifies what Standard
 // Webhooks senders post to it (internal/webhook/standard). A secret is
 // "whsec_" and a base64 key; a delivery's webhook-signature is a
 // space-separated list of "v1,<base64 HMAC-SHA256 of id.timestamp.body>",

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
-	"github.com/siteswarm/eventplatform/internal/kit/testkit"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
+	"github.com/siteswarm/eventplatform/internal/local/testkit"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 

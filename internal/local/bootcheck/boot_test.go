@@ -266,7 +266,7 @@ func TestArtifactsBoot(t *testing.T) {
 	// scheduled event when it has none) at its booted binary, as the
 	// template's rules do: the sweeper sweeps the stack's outbox index,
 	// jobs-sweep sweeps the due index and starts the day's reconciliation
-	// and retention purges (a tenant with a retention policy gets one),
+	// and retention expiries (a tenant with a retention policy gets one),
 	// and subscriber-health moves the stack's topics (all healthy: no
 	// record, no mapping touched).
 	_, err = (&dynamo.Retention{Client: env.DynamoDB, Table: env.Resources.JobsTable}).Put(ctx, retention.Policy{TenantID: "acme", EventsDays: 30})
@@ -285,7 +285,7 @@ func TestArtifactsBoot(t *testing.T) {
 			switch sch.Rule {
 			case "outbox-sweep":
 				require.Contains(t, out, "due", "%v", out)
-			case "retention-purge":
+			case "retention-expiry":
 				require.Contains(t, fmt.Sprint(out["jobs"]), "acme", "a purge for the tenant with a policy: %v", out)
 			case "subscriber-health":
 				require.NotEmpty(t, out["topics"], "%v", out)

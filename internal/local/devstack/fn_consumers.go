@@ -9,8 +9,8 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/httpconsumerfn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 )
 
 func init() { register("consumers", consumerFunctions) }
@@ -87,7 +87,7 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 		wire.EnvIncidentsTable: s.Resources.IncidentsTable,
 		wire.EnvBucket:         s.Resources.Bucket,
 		// breaker transitions are applied at once
-		consumerfn.EnvHealthFunction: healthfn.Name,
+		consumerfn.EnvHealthFunction: subscriberhealthfn.Name,
 	}
 	k, _ := consumerkinds.Of(tp.Consumer)
 	if k.Subscriber != "" {
@@ -106,7 +106,7 @@ func (s *Stack) ConsumerResources(tp topology.Topic) map[string]string {
 // local wiring (consumerfn.Kind.Local), from its descriptor
 // (consumerfn.Function): its SQS event source shaped by the topology
 // (batch size, window, max concurrency) as the CDK app shapes it. Purge
-// topics get theirs in fn_purge.go.
+// topics get theirs in fn_cachepurge.go.
 func consumerFunctions(ctx context.Context, s *Stack) ([]Function, error) {
 	var fns []Function
 	for _, tp := range s.Topology.Topics {

@@ -19,7 +19,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/handlers/deliver"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"

@@ -103,12 +103,12 @@ func TestReconcileJobThroughTheLocalStack(t *testing.T) {
 	require.Len(t, items, 1, list)
 }
 
-// The daily retention purge runs locally as deployed (issue 32 item 7: no
+// The daily retention expiry runs locally as deployed (issue 32 item 7: no
 // schedule sent it, deployed or local): the stack's schedule table has the
 // descriptor's rule, and its input, fired at jobs-sweep, starts today's
-// retention-purge job for each tenant with a policy and none for a tenant
+// retention-expiry job for each tenant with a policy and none for a tenant
 // without one.
-func TestDailyRetentionPurgeRunsFromItsSchedule(t *testing.T) {
+func TestDailyRetentionExpiryRunsFromItsSchedule(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := startStack(t)
@@ -119,8 +119,8 @@ func TestDailyRetentionPurgeRunsFromItsSchedule(t *testing.T) {
 	}
 	table, err := st.Schedules()
 	require.NoError(t, err)
-	i := slices.IndexFunc(table, func(s devstack.Schedule) bool { return s.Rule == "retention-purge" })
-	require.GreaterOrEqual(t, i, 0, "the stack fires the daily retention purge: %v", table)
+	i := slices.IndexFunc(table, func(s devstack.Schedule) bool { return s.Rule == "retention-expiry" })
+	require.GreaterOrEqual(t, i, 0, "the stack fires the daily retention expiry: %v", table)
 	sch := table[i]
 	require.Equal(t, devstack.FunctionJobsSweep, sch.Local)
 	require.Equal(t, "cron(47 3 * * ? *)", sch.Expression)

@@ -23,7 +23,7 @@ type Function struct {
 
 // Registrar builds one or more functions from a starting stack (its
 // resources, clients and settings). The catalog's functions have one
-// (functions.go); the consumers have theirs (fn_consumers.go, fn_purge.go).
+// (functions.go); the consumers have theirs (fn_consumers.go, fn_cachepurge.go).
 type Registrar func(ctx context.Context, s *Stack) ([]Function, error)
 
 var registrars []namedRegistrar

@@ -14,9 +14,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/catalog"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 )
 
 func init() { register("functions", catalogFunctions) }
@@ -41,7 +41,7 @@ type local struct {
 var locals = map[string]local{}
 
 // catalogFunctions runs every function of the catalog (consumers aside:
-// fn_consumers.go, fn_purge.go) from its descriptor: its environment is
+// fn_consumers.go, fn_cachepurge.go) from its descriptor: its environment is
 // the stack's resources it reads and the entries of locals over the
 // stack's settings; its handler is built by the same wiring its binary
 // runs, with the stack's clients; its triggers are its descriptor's.
@@ -126,7 +126,7 @@ func (s *Stack) resources(fn wire.Function) map[string]string {
 		wire.EnvDLQARNs:        jsonOf(dlqARNs),
 		wire.EnvStage:          r.Prefix,
 		wire.EnvIngestFunction: ingestfn.Name,
-		wire.EnvHealthFunction: healthfn.Name,
+		wire.EnvHealthFunction: subscriberhealthfn.Name,
 		jobsfn.EnvJobsTable:    r.JobsTable,
 		jobsfn.EnvJobsQueueURL: r.JobsQueue.URL,
 		adminfn.EnvAdminTable:  r.AdminTable,

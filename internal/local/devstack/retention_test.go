@@ -26,13 +26,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 )
 
-// The retention purge as a stage runs it: a shortened policy set through
+// The retention expiry as a stage runs it: a shortened policy set through
 // the admin API starts the purge, and jobs-worker deletes an event
 // accepted 40 days ago and an incident resolved 40 days ago — through
 // transactions whose items IAM authorizes as dynamodb:DeleteItem on the
 // events and incidents tables, which the recording shows (what `make
 // iam-check` judges against jobs-worker's role; it had no DeleteItem).
-func TestRetentionPurgeDeletesThroughTheLocalStack(t *testing.T) {
+func TestRetentionExpiryDeletesThroughTheLocalStack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rec := iamcalls.NewRecorder(nil, "devstack.test")

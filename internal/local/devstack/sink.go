@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/handlers/deliver"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/handlers/deliver"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 )
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/devapi"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
@@ -23,7 +24,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/stepfnlocal"
 	"github.com/siteswarm/eventplatform/internal/observe/iamcalls"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
@@ -93,7 +93,7 @@ type Stack struct {
 	Sink *Sink
 	// Purges is local mode's purge API behind PurgesPath (nil when a
 	// Cloudflare token is configured).
-	Purges *purge.LocalAPI
+	Purges *cachepurge.LocalAPI
 	// Alerts are the alerts published to the local alert topic, behind
 	// AlertsPath.
 	Alerts *Alerts

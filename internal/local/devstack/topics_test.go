@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/devapi"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -102,7 +102,7 @@ func TestOperatorsPauseAndResumeATopic(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	for _, v := range body["topics"].([]any) {
 		if v.(map[string]any)["topic"] == topology.CRM {
-			require.Equal(t, string(health.Closed), v.(map[string]any)["health"].(map[string]any)["state"])
+			require.Equal(t, string(subscriberhealth.Closed), v.(map[string]any)["health"].(map[string]any)["state"])
 			require.Equal(t, "resumed by console", v.(map[string]any)["health"].(map[string]any)["reason"])
 		}
 	}

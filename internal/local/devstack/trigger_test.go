@@ -165,13 +165,13 @@ func TestScheduleSendsItsInputAtItsTimes(t *testing.T) {
 		Handler: func(_ context.Context, in map[string]string) error { got <- in; return nil },
 		Triggers: []lambdalocal.Trigger{lambdalocal.Schedule{
 			Next:  func(after time.Time) time.Time { return after.Add(50 * time.Millisecond) },
-			Input: []byte(`{"action":"daily","kind":"retention-purge"}`),
+			Input: []byte(`{"action":"daily","kind":"retention-expiry"}`),
 		}},
 	}))
 	for range 2 {
 		select {
 		case in := <-got:
-			require.Equal(t, map[string]string{"action": "daily", "kind": "retention-purge"}, in)
+			require.Equal(t, map[string]string{"action": "daily", "kind": "retention-expiry"}, in)
 		case <-time.After(5 * time.Second):
 			t.Fatal("schedule did not fire")
 		}

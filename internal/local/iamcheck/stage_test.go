@@ -30,13 +30,13 @@ func devTemplate(t *testing.T) map[string]any {
 	return tpl
 }
 
-// The retention purge's deletes (devstack TestRetentionPurgeDeletesThroughTheLocalStack
+// The retention expiry's deletes (devstack TestRetentionExpiryDeletesThroughTheLocalStack
 // records them: jobs-worker's transactions delete on the events and
 // incidents tables) are allowed by jobs-worker's role in the dev
 // template; with dynamodb:DeleteItem planted out of its policy, as the
 // template had it before (issue 32 item 6), the check denies both and
 // names the statement to add.
-func TestTheRetentionPurgesDeletesAreGrantedOnTheDevStage(t *testing.T) {
+func TestTheRetentionExpiresDeletesAreGrantedOnTheDevStage(t *testing.T) {
 	t.Parallel()
 	tpl := devTemplate(t)
 	ddb := "arn:${Partition}:dynamodb:${Region}:${Account}:table/${Stage}-"

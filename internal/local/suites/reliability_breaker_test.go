@@ -15,10 +15,10 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -181,11 +181,11 @@ func breakerAlerts(all []devstack.Alert, topic string) (map[string]int, []string
 
 // recoveredAlert is the body of the topic's last subscriber_recovered
 // alert.
-func recoveredAlert(t *testing.T, all []devstack.Alert, topic string) health.Alert {
+func recoveredAlert(t *testing.T, all []devstack.Alert, topic string) subscriberhealth.Alert {
 	t.Helper()
-	var rec health.Alert
+	var rec subscriberhealth.Alert
 	for _, a := range all {
-		if a.Topic == topic && a.Kind == health.KindRecovered {
+		if a.Topic == topic && a.Kind == subscriberhealth.KindRecovered {
 			require.NoError(t, json.Unmarshal([]byte(a.Message), &rec))
 		}
 	}
@@ -211,15 +211,15 @@ func (r *reliabilityStack) watchBreaker(topic string) *breakerWatch {
 	w.stop = func() { cancel(); <-done }
 	go func() {
 		defer close(done)
-		last := health.Closed
+		last := subscriberhealth.Closed
 		for ctx.Err() == nil {
 			if h, err := store.Get(ctx, topic); err == nil {
 				w.mu.Lock()
-				if h.State == health.Open && last != health.Open {
+				if h.State == subscriberhealth.Open && last != subscriberhealth.Open {
 					w.opened++
 				}
 				w.maxLevel = max(w.maxLevel, h.Level)
-				w.unwell = w.unwell || h.State != health.Closed || h.Streak > 0
+				w.unwell = w.unwell || h.State != subscriberhealth.Closed || h.Streak > 0
 				w.mu.Unlock()
 				last = h.State
 			}
@@ -314,7 +314,7 @@ func TestReliabilityBreakerOutage(t *testing.T) {
 	// after its drain: then subscriber_recovered is sent.
 	eventually(t, "subscriber_recovered at /__alerts", outageWait(), func() bool {
 		kinds, _ := breakerAlerts(r.alerts(t), topology.CRM)
-		return kinds[health.KindRecovered] > 0
+		return kinds[subscriberhealth.KindRecovered] > 0
 	})
 	time.Sleep(2 * time.Second) // time for another alert to show, were there one
 	opened, level, _ := watch.figures()
@@ -329,7 +329,7 @@ func TestReliabilityBreakerOutage(t *testing.T) {
 	record(t, f)
 	require.Zero(t, f.Duplicates)
 	require.Equal(t, n, f.Delivered[topology.CRM], "every CRM dispatch delivered once the subscriber is back")
-	require.Equal(t, map[string]int{health.KindUnhealthy: 1, health.KindRecovered: 1}, kinds, "one alert per transition: %v", order)
+	require.Equal(t, map[string]int{subscriberhealth.KindUnhealthy: 1, subscriberhealth.KindRecovered: 1}, kinds, "one alert per transition: %v", order)
 	require.Positive(t, rec.Backlog, "the recovered alert says what waited")
 	require.Positive(t, opened, "the breaker opened")
 	b := base.r.ledger.figures("baseline", fanOut, n, base.start, base.end, base.r.isIncident)
@@ -392,7 +392,7 @@ func TestReliabilityBreakerFlapping(t *testing.T) {
 	end := r.waitDelivered(fanOut, outageWait())
 	eventually(t, "subscriber_recovered at /__alerts", outageWait(), func() bool {
 		kinds, _ := breakerAlerts(r.alerts(t), topology.CRM)
-		return kinds[health.KindRecovered] > 0
+		return kinds[subscriberhealth.KindRecovered] > 0
 	})
 	time.Sleep(2 * time.Second)
 	opened, level, _ := watch.figures()
@@ -405,8 +405,8 @@ func TestReliabilityBreakerFlapping(t *testing.T) {
 	require.Equal(t, n, f.Acked)
 	require.Zero(t, f.Lost)
 	require.Zero(t, f.Duplicates)
-	require.Equal(t, []string{health.KindUnhealthy, health.KindRecovered}, order, "no alert storm: one outage, one pair (the breaker opened %d times)", opened)
-	require.Equal(t, map[string]int{health.KindUnhealthy: 1, health.KindRecovered: 1}, kinds)
+	require.Equal(t, []string{subscriberhealth.KindUnhealthy, subscriberhealth.KindRecovered}, order, "no alert storm: one outage, one pair (the breaker opened %d times)", opened)
+	require.Equal(t, map[string]int{subscriberhealth.KindUnhealthy: 1, subscriberhealth.KindRecovered: 1}, kinds)
 }
 
 // tenantInquiry is inquiry(id) from tenant.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal"
 	"github.com/siteswarm/eventplatform/internal/local/devstack"
 	"github.com/siteswarm/eventplatform/internal/local/devstack/devstacktest"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 )
 
@@ -44,7 +44,7 @@ func TestReliabilityJobsAndPurges(t *testing.T) {
 
 	r.faults.Add(awslocal.Fault{Service: "SQS", Operation: "SendMessage", Resource: r.st.Resources.JobsQueue.URL, Probability: 0.3})
 	r.faults.Add(awslocal.Fault{Service: "S3", Operation: "PutObject", Probability: 0.3})
-	r.st.Purges.Fail(&purge.LocalFailure{Status: http.StatusServiceUnavailable, Rate: 0.3, First: 1})
+	r.st.Purges.Fail(&cachepurge.LocalFailure{Status: http.StatusServiceUnavailable, Rate: 0.3, First: 1})
 	start := time.Now()
 
 	jobIDs := make([]string, exports)
@@ -97,7 +97,7 @@ func TestReliabilityJobsAndPurges(t *testing.T) {
 				continue
 			}
 			var st map[string]any
-			_ = json.Unmarshal(r.invokeRaw("purge-api", mustMarshal(map[string]any{"op": "getPurgeStatus", "jobId": purge.JobIDForEvent("clk-construction", ev)})), &st)
+			_ = json.Unmarshal(r.invokeRaw("purge-api", mustMarshal(map[string]any{"op": "getPurgeStatus", "jobId": cachepurge.JobIDForEvent("clk-construction", ev)})), &st)
 			switch {
 			case st["status"] == "completed":
 				purgeEnd[ev] = "completed"

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 )
 
 // DefaultBaseURL is Cloudflare's API.
@@ -56,7 +56,7 @@ type Client struct {
 	Timeout time.Duration
 }
 
-var _ purge.API = (*Client)(nil)
+var _ cachepurge.API = (*Client)(nil)
 
 // NewHTTPClient is the HTTP client calls use: TLS 1.2+, no redirects.
 func NewHTTPClient() *http.Client {
@@ -93,14 +93,14 @@ type answer struct {
 }
 
 // Purge sends one purge call.
-func (c *Client) Purge(ctx context.Context, call purge.Call) (purge.Response, error) {
+func (c *Client) Purge(ctx context.Context, call cachepurge.Call) (cachepurge.Response, error) {
 	tokens := c.Tokens.Active(ctx)
 	if len(tokens) == 0 {
-		return purge.Response{}, &purge.APIError{Status: http.StatusUnauthorized, Message: "no API token"}
+		return cachepurge.Response{}, &cachepurge.APIError{Status: http.StatusUnauthorized, Message: "no API token"}
 	}
 	body, err := json.Marshal(map[string][]string{"tags": call.Tags})
 	if err != nil {
-		return purge.Response{}, err
+		return cachepurge.Response{}, err
 	}
 	base := c.BaseURL
 	if base == "" {
@@ -114,7 +114,7 @@ func (c *Client) Purge(ctx context.Context, call purge.Call) (purge.Response, er
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/zones/"+url.PathEscape(call.Zone)+"/purge_cache", bytes.NewReader(body))
 	if err != nil {
-		return purge.Response{}, err
+		return cachepurge.Response{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+tokens[0])
 	req.Header.Set("Content-Type", "application/json")
@@ -124,20 +124,20 @@ func (c *Client) Purge(ctx context.Context, call purge.Call) (purge.Response, er
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return purge.Response{}, fmt.Errorf("purge API: %w", err)
+		return cachepurge.Response{}, fmt.Errorf("purge API: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return purge.Response{}, fmt.Errorf("purge API: read answer: %w", err)
+		return cachepurge.Response{}, fmt.Errorf("purge API: read answer: %w", err)
 	}
 	rl := RateLimitOf(resp.Header)
 	var a answer
 	jerr := json.Unmarshal(raw, &a)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && jerr == nil && a.Success {
-		return purge.Response{RateLimit: rl}, nil
+		return cachepurge.Response{RateLimit: rl}, nil
 	}
-	ae := &purge.APIError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now()), RateLimit: rl}
+	ae := &cachepurge.APIError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp.Header.Get("Retry-After"), time.Now()), RateLimit: rl}
 	var msgs []string
 	for _, e := range a.Errors {
 		ae.Codes = append(ae.Codes, e.Code)
@@ -151,7 +151,7 @@ func (c *Client) Purge(ctx context.Context, call purge.Call) (purge.Response, er
 	case !a.Success:
 		ae.Message = "success:false"
 	}
-	return purge.Response{}, ae
+	return cachepurge.Response{}, ae
 }
 
 // MaxWait bounds every wait an answer's headers may ask for (Retry-After,
@@ -212,8 +212,8 @@ func digits(v string) bool {
 // sends: structured (Ratelimit: "default";r=50;t=30 and
 // Ratelimit-Policy: "default";q=100;w=60) or split
 // (RateLimit-Remaining, RateLimit-Reset, RateLimit-Limit).
-func RateLimitOf(h http.Header) purge.RateLimit {
-	var rl purge.RateLimit
+func RateLimitOf(h http.Header) cachepurge.RateLimit {
+	var rl cachepurge.RateLimit
 	if v := h.Get("Ratelimit"); v != "" {
 		params := structured(v)
 		if r, ok := params["r"]; ok {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge/cfpurgetest"
@@ -22,9 +22,9 @@ func TestPurgeAgainstTheStandIn(t *testing.T) {
 	ctx := context.Background()
 
 	srv.Script("z1", cfpurgetest.Answer{Status: 200, Headers: map[string]string{"Ratelimit": `"default";r=7;t=30`, "Ratelimit-Policy": `"default";q=100;w=60`}})
-	res, err := c.Purge(ctx, purge.Call{Zone: "z1", Tags: []string{"tenant:acme"}})
+	res, err := c.Purge(ctx, cachepurge.Call{Zone: "z1", Tags: []string{"tenant:acme"}})
 	require.NoError(t, err)
-	require.Equal(t, purge.RateLimit{Remaining: 7, Reset: 30 * time.Second, Known: true, Quota: 100, Window: time.Minute}, res.RateLimit)
+	require.Equal(t, cachepurge.RateLimit{Remaining: 7, Reset: 30 * time.Second, Known: true, Quota: 100, Window: time.Minute}, res.RateLimit)
 	require.Equal(t, []string{"tenant:acme"}, srv.Calls()[0].Tags)
 
 	for name, tc := range map[string]struct {
@@ -43,8 +43,8 @@ func TestPurgeAgainstTheStandIn(t *testing.T) {
 		if tc.script != nil {
 			srv.Script(tc.zone, *tc.script)
 		}
-		_, err := tc.client.Purge(ctx, purge.Call{Zone: tc.zone, Tags: []string{"tenant:acme"}})
-		var ae *purge.APIError
+		_, err := tc.client.Purge(ctx, cachepurge.Call{Zone: tc.zone, Tags: []string{"tenant:acme"}})
+		var ae *cachepurge.APIError
 		require.True(t, errors.As(err, &ae), "%s: %v", name, err)
 		require.Equal(t, tc.status, ae.Status, name)
 		require.Equal(t, tc.codes, ae.Codes, name)
@@ -53,8 +53,8 @@ func TestPurgeAgainstTheStandIn(t *testing.T) {
 	}
 
 	srv.Close()
-	_, err = c.Purge(ctx, purge.Call{Zone: "z1", Tags: []string{"tenant:acme"}})
-	var ae *purge.APIError
+	_, err = c.Purge(ctx, cachepurge.Call{Zone: "z1", Tags: []string{"tenant:acme"}})
+	var ae *cachepurge.APIError
 	require.Error(t, err)
 	require.False(t, errors.As(err, &ae), "a network failure is not an API answer (it is retried)")
 }
@@ -105,24 +105,24 @@ func TestRateLimitOf(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		headers map[string]string
-		want    purge.RateLimit
+		want    cachepurge.RateLimit
 	}{
 		{"split", map[string]string{"Ratelimit-Remaining": "0", "Ratelimit-Reset": "20"},
-			purge.RateLimit{Remaining: 0, Reset: 20 * time.Second, Known: true}},
+			cachepurge.RateLimit{Remaining: 0, Reset: 20 * time.Second, Known: true}},
 		{"structured names", map[string]string{"Ratelimit": "remaining=5, reset=9"},
-			purge.RateLimit{Remaining: 5, Reset: 9 * time.Second, Known: true}},
+			cachepurge.RateLimit{Remaining: 5, Reset: 9 * time.Second, Known: true}},
 		{"structured", map[string]string{"Ratelimit": `"default";r=50;t=30`, "Ratelimit-Policy": `"default";q=100;w=60`},
-			purge.RateLimit{Remaining: 50, Reset: 30 * time.Second, Known: true, Quota: 100, Window: time.Minute}},
+			cachepurge.RateLimit{Remaining: 50, Reset: 30 * time.Second, Known: true, Quota: 100, Window: time.Minute}},
 		{"reset overflows", map[string]string{"Ratelimit-Remaining": "0", "Ratelimit-Reset": "9223372037"},
-			purge.RateLimit{Known: true, Reset: cfpurge.MaxWait}},
+			cachepurge.RateLimit{Known: true, Reset: cfpurge.MaxWait}},
 		{"reset too large to parse", map[string]string{"Ratelimit": "r=0;t=99999999999999999999"},
-			purge.RateLimit{Known: true, Reset: cfpurge.MaxWait}},
+			cachepurge.RateLimit{Known: true, Reset: cfpurge.MaxWait}},
 		{"window overflows", map[string]string{"Ratelimit-Policy": "q=1;w=9223372037"},
-			purge.RateLimit{Known: true, Quota: 1, Window: cfpurge.MaxWait}},
+			cachepurge.RateLimit{Known: true, Quota: 1, Window: cfpurge.MaxWait}},
 		{"negative numbers are not read", map[string]string{"Ratelimit-Remaining": "-1", "Ratelimit-Reset": "-5", "Ratelimit-Policy": "q=-1;w=-60"},
-			purge.RateLimit{}},
+			cachepurge.RateLimit{}},
 		{"huge quota", map[string]string{"Ratelimit-Policy": "q=99999999999999999999;w=1"},
-			purge.RateLimit{Known: true, Quota: 1 << 30, Window: time.Second}},
+			cachepurge.RateLimit{Known: true, Quota: 1 << 30, Window: time.Second}},
 	} {
 		h := http.Header{}
 		for k, v := range c.headers {

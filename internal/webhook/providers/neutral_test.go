@@ -16,7 +16,7 @@ import (
 )
 
 // core are the packages an event goes through (and the erasure and the
-// retention purge after it): they ask a provider's rules through this
+// retention expiry after it): they ask a provider's rules through this
 // registry and never name a provider.
 var core = []string{
 	"claimcheck", "consume", "deliver", "dlqarchiver", "envelope", "identity", "incident", "ingest",

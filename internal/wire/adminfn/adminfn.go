@@ -24,10 +24,10 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/operator"
-	"github.com/siteswarm/eventplatform/internal/purge"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
@@ -185,8 +185,8 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*admin.API
 	checks = append(checks, admin.Check{Name: "adminTable", Probe: func(ctx context.Context) error { return dynamo.TableActive(ctx, cl.DynamoDB, c.AdminTable) }})
 	purgeStore := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
 	stats := &sqsqueue.Stats{Client: cl.SQS, URLs: c.Replay.QueueURLs, DLQURLs: c.DLQURLs}
-	purgeViews := &purge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now}
-	breakers := &health.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.Replay.EventsTable}, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now}
+	purgeViews := &cachepurge.Views{Jobs: purgeStore, Reports: purgeStore, Now: rt.Now}
+	breakers := &subscriberhealth.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.Replay.EventsTable}, Topology: c.Replay.Topology, Log: rt.Log, Now: rt.Now}
 	if c.HealthFunction != "" && cl.Lambda != nil {
 		breakers.Notifier = &lambdainvoke.Notifier{Client: cl.Lambda, Function: c.HealthFunction}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/consume"
+	"github.com/siteswarm/eventplatform/internal/handlers/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
-	"github.com/siteswarm/eventplatform/internal/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"

@@ -17,13 +17,13 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerkinds"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
-	"github.com/siteswarm/eventplatform/internal/wire/healthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/importtriggerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
@@ -42,7 +42,7 @@ var functions = slices.Concat([]wire.Function{ingestfn.Function}, webhooks(), []
 	jobsworkerfn.Function,
 	jobsfn.SweepFunction,
 	importtriggerfn.Function,
-	healthfn.Function,
+	subscriberhealthfn.Function,
 })
 
 // webhooks are the providers' functions, in the registry's order.

@@ -92,7 +92,7 @@ func TestScheduleExpressions(t *testing.T) {
 
 // docs/architecture.md's schedule table is the descriptors' schedules: a
 // schedule the docs promise and no descriptor declares (the daily
-// retention purge, issue 32 item 7) fails here, as does one declared and
+// retention expiry, issue 32 item 7) fails here, as does one declared and
 // not documented.
 func TestDocsScheduleTableIsTheDescriptors(t *testing.T) {
 	t.Parallel()

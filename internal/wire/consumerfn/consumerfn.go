@@ -18,9 +18,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/observe/trace"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
@@ -113,18 +113,18 @@ func NewClients(cfg aws.Config) Clients {
 }
 
 // Breaker is the topic's subscriber-health breaker as this consumer sees
-// it (internal/health), its record in the events table; nil when the
+// it (internal/subscriberhealth), its record in the events table; nil when the
 // topic's policy turns it off.
 func Breaker(c Config, cl Clients, rt wire.Runtime) (consume.Breaker, error) {
 	tp := c.Consume.Topic
 	if tp.Breaker.Off {
 		return nil, nil
 	}
-	var n health.Notifier
+	var n subscriberhealth.Notifier
 	if c.HealthFunction != "" && cl.Lambda != nil {
 		n = &lambdainvoke.Notifier{Client: cl.Lambda, Function: c.HealthFunction}
 	}
-	return health.NewObserver(health.ObserverConfig{Topic: tp}, health.ObserverDeps{
+	return subscriberhealth.NewObserver(subscriberhealth.ObserverConfig{Topic: tp}, subscriberhealth.ObserverDeps{
 		Store:    &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable},
 		Notifier: n,
 		Log:      rt.Log,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/consume"
-	"github.com/siteswarm/eventplatform/internal/deliver"
+	"github.com/siteswarm/eventplatform/internal/handlers/deliver"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"

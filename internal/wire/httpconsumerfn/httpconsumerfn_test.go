@@ -18,14 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
-	"github.com/siteswarm/eventplatform/internal/deliver"
 	"github.com/siteswarm/eventplatform/internal/envelope"
-	"github.com/siteswarm/eventplatform/internal/health"
+	"github.com/siteswarm/eventplatform/internal/handlers/deliver"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/secret"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/consumerfn"
@@ -193,10 +193,10 @@ func TestTheWiredConsumerTripsTheTopicsBreaker(t *testing.T) {
 	t.Cleanup(sub.Close)
 	var (
 		mu      sync.Mutex
-		notices []health.Notice
+		notices []subscriberhealth.Notice
 	)
 	fns := lambdalocal.NewFunctions()
-	fns.Register("subscriber-health", func(_ context.Context, n health.Notice) error {
+	fns.Register("subscriber-health", func(_ context.Context, n subscriberhealth.Notice) error {
 		mu.Lock()
 		defer mu.Unlock()
 		notices = append(notices, n)
@@ -220,7 +220,7 @@ func TestTheWiredConsumerTripsTheTopicsBreaker(t *testing.T) {
 	for {
 		h, err := store.Get(ctx, tp.Name)
 		require.NoError(t, err)
-		if h.State == health.Open {
+		if h.State == subscriberhealth.Open {
 			require.Contains(t, h.LastError, "503")
 			break
 		}
@@ -249,7 +249,7 @@ func TestTheWiredConsumerTripsTheTopicsBreaker(t *testing.T) {
 		return len(notices) > 0
 	}, 10*time.Second, 50*time.Millisecond)
 	mu.Lock()
-	require.Equal(t, health.Notice{Topic: tp.Name}, notices[0])
+	require.Equal(t, subscriberhealth.Notice{Topic: tp.Name}, notices[0])
 	mu.Unlock()
 	visible, inflight := e.QueueDepth(ctx, q.DLQURL)
 	require.Zero(t, visible+inflight, "nothing dead-lettered")

@@ -25,12 +25,12 @@ const (
 // SweepFunction is jobs-sweep's descriptor: the job engine's schedule
 // target. It only wakes (jobs-worker runs the steps) and starts the daily
 // jobs: the Stripe reconciliation (as tenant ReconcileTenant) and a
-// retention purge for every tenant with a retention policy.
+// retention expiry for every tenant with a retention policy.
 var SweepFunction = wire.Function{
 	Name:        SweepName,
 	Binary:      SweepName,
 	ID:          "JobsSweep",
-	Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation and retention purges",
+	Description: "Durable jobs: wakes due jobs and jobs whose lease expired; starts the daily Stripe reconciliation and retention expiries",
 	MemoryMB:    256,
 	Timeout:     SweepTimeout,
 	Services:    []string{"dynamodb", "sqs", "s3"},
@@ -52,8 +52,8 @@ var SweepFunction = wire.Function{
 		{
 			// No tenant: one job per tenant with a retention policy
 			// (jobs.Kind.DailyTenants), each keyed by the date.
-			ID: "RetentionPurgeSchedule", Rule: "retention-purge",
-			Description: "Starts the day's retention purge for every tenant with a retention policy (idempotent per tenant and UTC date)",
+			ID: "RetentionExpirySchedule", Rule: "retention-expiry",
+			Description: "Starts the day's retention expiry for every tenant with a retention policy (idempotent per tenant and UTC date)",
 			Daily:       &wire.TimeOfDay{Hour: 3, Minute: 47},
 			Input:       map[string]any{"action": "daily", "kind": jobkinds.KindRetention},
 			// Each tenant's start is keyed by the date: a retry starts

@@ -119,7 +119,7 @@ func LoadSweep(r *envconf.Reader) (Config, error) {
 }
 
 // NewSweep builds the sweep's engine: the kinds' descriptions (their steps
-// run in jobs-worker), and for the daily retention purge the tenants with
+// run in jobs-worker), and for the daily retention expiry the tenants with
 // a policy, each of whom gets one (its descriptor's schedule).
 func NewSweep(c Config, cl Clients, rt wire.Runtime) (*jobs.Engine, error) {
 	kinds := jobkinds.Kinds()

@@ -25,12 +25,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/envelope"
+	"github.com/siteswarm/eventplatform/internal/handlers/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/secret"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/stripeapi"
-	"github.com/siteswarm/eventplatform/internal/topicarchive"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
@@ -88,7 +88,7 @@ type Config struct {
 	StripeTypes []string
 	Import      jobkinds.ImportOptions
 	// ArchivePrefixes are the audit archive's topic prefixes (the
-	// retention purge's).
+	// retention expiry's).
 	ArchivePrefixes []string
 }
 
@@ -193,7 +193,7 @@ func New(ctx context.Context, c Config, cl Clients, rt wire.Runtime) (*jobs.Engi
 				m.Default = tenant
 				return stripe.New(secret.List{}, m, rt.Log)
 			}}),
-		jobkinds.Retention(jobkinds.RetentionDeps{Policies: policies, Store: &dynamo.RetentionPurge{Events: events, Incidents: incidents, Fence: fence},
+		jobkinds.Retention(jobkinds.RetentionDeps{Policies: policies, Store: &dynamo.RetentionExpiry{Events: events, Incidents: incidents, Fence: fence},
 			Objects: objects, Jobs: store, Bucket: c.Engine.Bucket, ArchivePrefixes: c.ArchivePrefixes, JobsPrefix: jobs.ObjectPrefix, Now: rt.Now}),
 	}
 	if err := runsEveryKind(kinds); err != nil {
@@ -230,7 +230,7 @@ type importObjects struct{ *s3blob.S3 }
 
 var _ jobkinds.ImportBlobs = importObjects{}
 
-// purgeObjects adapts the S3 adapter to the retention purge's port.
+// purgeObjects adapts the S3 adapter to the retention expiry's port.
 type purgeObjects struct{ *s3blob.S3 }
 
 var (

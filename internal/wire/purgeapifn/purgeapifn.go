@@ -14,8 +14,8 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/lambdainvoke"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/wire"
 )
 
@@ -34,7 +34,7 @@ const MaxIngestTimeout = 10 * time.Second
 
 // Config is the purge-api function's configuration.
 type Config struct {
-	Ingress        purge.IngressConfig
+	Ingress        cachepurge.IngressConfig
 	PurgeTable     string
 	IngestFunction string
 	IngestTimeout  time.Duration
@@ -43,7 +43,7 @@ type Config struct {
 // Load reads the config from the environment and validates it.
 func Load(r *envconf.Reader) (Config, error) {
 	c := Config{
-		Ingress:        purge.IngressConfig{Window: r.Duration(EnvCoalesceWindow, 0)}.WithDefaults(),
+		Ingress:        cachepurge.IngressConfig{Window: r.Duration(EnvCoalesceWindow, 0)}.WithDefaults(),
 		PurgeTable:     wire.Required(r, wire.EnvPurgeTable, ""),
 		IngestFunction: wire.Required(r, wire.EnvIngestFunction, "purges are published through ingest"),
 		IngestTimeout:  r.Duration(wire.EnvIngestTimeout, 5*time.Second),
@@ -69,10 +69,10 @@ func NewClients(cfg aws.Config) Clients {
 }
 
 // New builds the function's handler.
-func New(c Config, cl Clients, rt wire.Runtime) (*purge.Function, error) {
+func New(c Config, cl Clients, rt wire.Runtime) (*cachepurge.Function, error) {
 	rt = rt.WithDefaults()
 	store := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
-	in, err := purge.NewIngress(c.Ingress, purge.IngressDeps{
+	in, err := cachepurge.NewIngress(c.Ingress, cachepurge.IngressDeps{
 		Jobs:      store,
 		Publisher: &lambdainvoke.Ingest{Client: cl.Lambda, Function: c.IngestFunction, Timeout: c.IngestTimeout},
 		Now:       rt.Now,
@@ -81,5 +81,5 @@ func New(c Config, cl Clients, rt wire.Runtime) (*purge.Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &purge.Function{Ingress: in, Reports: store}, nil
+	return &cachepurge.Function{Ingress: in, Reports: store}, nil
 }

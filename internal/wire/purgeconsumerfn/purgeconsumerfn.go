@@ -1,5 +1,5 @@
 // Package purgeconsumerfn wires consumer-purge: the consume runtime around
-// the purge consumer (internal/purge), calling the CDN's purge API
+// the purge consumer (internal/cachepurge), calling the CDN's purge API
 // (internal/thirdparty/cfpurge) with a token from Secrets Manager (deployed) or the
 // environment (local).
 package purgeconsumerfn
@@ -17,9 +17,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
 	"github.com/siteswarm/eventplatform/internal/aws/smsecret"
 	"github.com/siteswarm/eventplatform/internal/aws/ssmparam"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/thirdparty/cfpurge"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -66,7 +66,7 @@ const DefaultRate = 4
 // Config is consumer-purge's configuration.
 type Config struct {
 	consumerfn.Config
-	Purge      purge.ConsumerConfig
+	Purge      cachepurge.ConsumerConfig
 	PurgeTable string
 	BaseURL    string
 	Token      wire.SecretSource
@@ -171,14 +171,14 @@ func ResolveZones(ctx context.Context, c Config, client *ssm.Client) (Config, er
 
 // NewWithAPI builds the handler around a given purge API (local mode's
 // recorder).
-func NewWithAPI(c Config, cl Clients, rt wire.Runtime, api purge.API) (*consume.Consumer, error) {
+func NewWithAPI(c Config, cl Clients, rt wire.Runtime, api cachepurge.API) (*consume.Consumer, error) {
 	rt = rt.WithDefaults()
 	store := &dynamo.Purge{Client: cl.DynamoDB, Table: c.PurgeTable, Now: rt.Now}
-	h, err := purge.NewConsumer(c.Purge, purge.ConsumerDeps{
+	h, err := cachepurge.NewConsumer(c.Purge, cachepurge.ConsumerDeps{
 		Jobs:      store,
 		Telemetry: store,
 		API:       api,
-		Pacer:     purge.NewPacer(c.Rate, time.Now), // pacing is wall-clock time, whatever the test clock
+		Pacer:     cachepurge.NewPacer(c.Rate, time.Now), // pacing is wall-clock time, whatever the test clock
 		Metrics:   rt.Metrics,
 		Now:       rt.Now,
 		Log:       rt.Log,
@@ -192,8 +192,8 @@ func NewWithAPI(c Config, cl Clients, rt wire.Runtime, api purge.API) (*consume.
 // Kind is consumer-purge as the CDK app, the local stack and the link test
 // see it (consumerfn.Kind). Its table, API token and zones are the cache
 // purge service's, shared with purge-api: the CDK app deploys them in
-// infra/cdk/platform/purge.go and the local stack runs the consumer in
-// fn_purge.go (local purge API, zones in the local SSM).
+// infra/cdk/platform/cachepurge.go and the local stack runs the consumer in
+// fn_cachepurge.go (local purge API, zones in the local SSM).
 var Kind = consumerfn.Kind{
 	Kind:     topology.ConsumerPurge,
 	Role:     Name,

@@ -15,7 +15,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/s3blob"
 	"github.com/siteswarm/eventplatform/internal/aws/sqsqueue"
 	"github.com/siteswarm/eventplatform/internal/claimcheck"
-	"github.com/siteswarm/eventplatform/internal/health"
 	"github.com/siteswarm/eventplatform/internal/incident"
 	"github.com/siteswarm/eventplatform/internal/jobkinds"
 	"github.com/siteswarm/eventplatform/internal/jobs"
@@ -24,6 +23,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/retention"
+	"github.com/siteswarm/eventplatform/internal/subscriberhealth"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dataclients"
@@ -191,7 +191,7 @@ func New(c Config, cl Clients, rt wire.Runtime) (*operator.Function, error) {
 	// when the subscriber-health function next runs (evp notifies it at
 	// once; see cmd/evp topics).
 	rt = rt.WithDefaults()
-	topics := &health.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable}, Topology: c.Topology, Log: rt.Log, Now: rt.Now}
+	topics := &subscriberhealth.Operator{Store: &dynamo.Breakers{Client: cl.DynamoDB, Table: c.EventsTable}, Topology: c.Topology, Log: rt.Log, Now: rt.Now}
 	f := operator.NewFunction(s.Replay, s.Views, j).WithTopics(topics)
 	if s.Retention != nil {
 		f.WithRetention(s.Retention)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/admin"
+	"github.com/siteswarm/eventplatform/internal/cachepurge"
 	"github.com/siteswarm/eventplatform/internal/consume"
 	"github.com/siteswarm/eventplatform/internal/dlqarchiver"
 	"github.com/siteswarm/eventplatform/internal/ingest"
@@ -23,7 +24,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/metric"
 	"github.com/siteswarm/eventplatform/internal/operator"
 	"github.com/siteswarm/eventplatform/internal/outboxsweep"
-	"github.com/siteswarm/eventplatform/internal/purge"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
@@ -246,7 +246,7 @@ func Admin(tb testing.TB, env *awslocaltest.Env, key string, o Opts) *admin.API 
 
 // PurgeAPI builds the purge-api function; it publishes through ingest with
 // env's Lambda client (see awslocaltest.Env.ServeFunctions).
-func PurgeAPI(tb testing.TB, env *awslocaltest.Env, o Opts) *purge.Function {
+func PurgeAPI(tb testing.TB, env *awslocaltest.Env, o Opts) *cachepurge.Function {
 	tb.Helper()
 	cfg, err := purgeapifn.Load(o.reader(env))
 	check(tb, err)
