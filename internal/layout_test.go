@@ -55,11 +55,13 @@ func floor(pkg string) (int, bool) {
 	return floorPlatform, true
 }
 
-// testKit reports whether pkg exists for tests: the shared kit and the
-// <pkg>test packages (contract suites, wiretest, awslocaltest, …).
+// testKit reports whether pkg exists for tests: the stack's fixtures
+// (local/testkit) and the <pkg>test packages (contract suites, wiretest,
+// awslocaltest, …). A test kit may import any floor, as the tests that
+// use it do; none sits on kit/ (TestTheKitStandsOnNothing).
 func testKit(pkg string) bool {
 	last := pkg[strings.LastIndex(pkg, "/")+1:]
-	return last == "testkit" || strings.HasSuffix(last, "test")
+	return pkg == "internal/local/testkit" || strings.HasSuffix(last, "test")
 }
 
 // imports are the module's packages and what each imports of the module
@@ -141,4 +143,24 @@ func TestTheEmulatorKitKnowsNoService(t *testing.T) {
 			require.Contains(t, []string{"internal/topology", "internal/devapi"}, dep, "awslocal imports %s", dep)
 		}
 	}
+}
+
+// The ground floor holds only what stands on nothing: a package under kit/
+// (its test kits included) imports nothing of the project but kit/. The
+// fixtures that need the domain or the emulators live beside the stack
+// (local/testkit), where they stand on what they use.
+func TestTheKitStandsOnNothing(t *testing.T) {
+	t.Parallel()
+	graph := imports(t)
+	kits := 0
+	for pkg, deps := range graph {
+		if !strings.HasPrefix(pkg, "internal/kit/") {
+			continue
+		}
+		kits++
+		for _, dep := range deps {
+			require.True(t, strings.HasPrefix(dep, "internal/kit/"), "%s imports %s: kit/ stands on nothing of the project", pkg, dep)
+		}
+	}
+	require.GreaterOrEqual(t, kits, 9, "the kit's packages were listed")
 }
