@@ -31,7 +31,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/outbox"
 	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 	"github.com/siteswarm/eventplatform/internal/wire/catalog"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // rieModule is AWS's Lambda Runtime Interface Emulator, built from its Go
@@ -55,13 +57,29 @@ var bootContext = map[string]any{
 // the first deploy (the stack creates placeholders the functions refuse).
 const adminKey = "boot-check-admin-key"
 
-var secretValues = map[string]string{
-	"StripeWebhookSecrets": `["whsec_Ym9vdC1jaGVjay1zdHJpcGUtc2VjcmV0"]`,
-	"SubscriberSecret":     `["whsec_Ym9vdC1jaGVjay1zdWJzY3JpYmVyLXNlY3JldA=="]`,
-	"AdminApiKey":          `["` + adminKey + `"]`,
-	"CloudflareApiToken":   `["boot-check-cloudflare-token"]`,
-	"StripeApiKey":         `["rk_test_bootcheck"]`,
-}
+var secretValues = func() map[string]string {
+	v := map[string]string{
+		"StripeWebhookSecrets": `["whsec_Ym9vdC1jaGVjay1zdHJpcGUtc2VjcmV0"]`,
+		"SubscriberSecret":     `["whsec_Ym9vdC1jaGVjay1zdWJzY3JpYmVyLXNlY3JldA=="]`,
+		"AdminApiKey":          `["` + adminKey + `"]`,
+		"CloudflareApiToken":   `["boot-check-cloudflare-token"]`,
+		"StripeApiKey":         `["rk_test_bootcheck"]`,
+	}
+	// Every other provider's signing secrets, in the form its function
+	// reads (a list, or lists by source): its local secret will do.
+	for _, d := range providers.All() {
+		id := webhookfn.For(d).Secrets[0].ID
+		if _, ok := v[id]; ok {
+			continue
+		}
+		list, _ := json.Marshal([]string{d.Local.Secret})
+		v[id] = string(list)
+		if d.Sources {
+			v[id] = `{"` + d.LocalSource + `":` + string(list) + `}`
+		}
+	}
+	return v
+}()
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) {
 	t.Helper()
@@ -184,6 +202,25 @@ func TestArtifactsBoot(t *testing.T) {
 	}, &webhookResp)
 	require.Equal(t, http.StatusUnauthorized, webhookResp.StatusCode, webhookResp.Body)
 	require.Contains(t, webhookResp.Body, "signature_missing")
+
+	// So does every other provider's function (its secrets, its tenant
+	// map): an unsigned delivery is refused with 401 and a code.
+	for _, d := range providers.All() {
+		fn := webhookfn.FunctionName(d)
+		if fn == "webhook-stripe" {
+			continue
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		path := d.URLPath(d.LocalSource)
+		boot(fn).invoke(t, events.APIGatewayV2HTTPRequest{
+			Version: "2.0", RawPath: path, Body: `{"unsigned":true}`,
+			Headers:        map[string]string{"content-type": "application/json"},
+			PathParameters: map[string]string{"source": d.LocalSource},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: path}, RequestID: "boot"},
+		}, &resp)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", fn, resp.Body)
+		require.Contains(t, resp.Body, `"code"`, fn)
+	}
 
 	// dlq-archiver turns the crm.sync message, dead-lettered, into an
 	// incident.
