@@ -96,6 +96,17 @@ func TestGrowthFlagsOnlyGrowth(t *testing.T) {
 	require.Contains(t, got[0], "new: a path with no committed figures")
 }
 
+// A listing's Query count per page moves with how its events fall over the
+// tenant shards: within 15% it is noise, beyond it growth; every other
+// call is counted exactly.
+func TestGrowthLetsAListingsQueriesVaryAsItsShardsFill(t *testing.T) {
+	t.Parallel()
+	base := Report{Paths: []Path{{Name: "job-step", Requests: map[string]float64{"DynamoDB.Query": 5.33, "DynamoDB.GetItem": 1}}}}
+	require.Empty(t, Growth(base, Report{Paths: []Path{{Name: "job-step", Requests: map[string]float64{"DynamoDB.Query": 6, "DynamoDB.GetItem": 1}}}}))
+	require.Len(t, Growth(base, Report{Paths: []Path{{Name: "job-step", Requests: map[string]float64{"DynamoDB.Query": 6.5, "DynamoDB.GetItem": 1}}}}), 1)
+	require.Len(t, Growth(base, Report{Paths: []Path{{Name: "job-step", Requests: map[string]float64{"DynamoDB.Query": 5.33, "DynamoDB.GetItem": 1.1}}}}), 1)
+}
+
 func TestPricesTotal(t *testing.T) {
 	t.Parallel()
 	u := Units{WRU: 1e6, SQSRequests: 1e6, APIRequests: 1e6}

@@ -106,7 +106,15 @@ func Growth(committed, got Report) []string {
 			continue
 		}
 		for op, n := range g.Requests {
-			if n > c.Requests[op]+0.01 {
+			// A listing queries each tenant shard its page reaches, and
+			// how a page's events fall over the shards varies with their
+			// random ids: Query counts get the units' 15% (what they
+			// bill is the RRU, held below); every other call is exact.
+			slack := 0.0
+			if op == "DynamoDB.Query" {
+				slack = 0.15
+			}
+			if n > c.Requests[op]*(1+slack)+0.01 {
 				out = append(out, fmt.Sprintf("%s: %s %.2f requests/event, committed %.2f", g.Name, op, n, c.Requests[op]))
 			}
 		}
