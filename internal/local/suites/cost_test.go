@@ -26,6 +26,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/aws/dynamo"
@@ -41,6 +42,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/observe/costmodel"
 	"github.com/siteswarm/eventplatform/internal/replay"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook"
+	"github.com/siteswarm/eventplatform/internal/webhook/github"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/webhook/shopify"
+	"github.com/siteswarm/eventplatform/internal/webhook/standard"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
@@ -260,6 +266,9 @@ var pricedCPU = map[string]map[string]time.Duration{
 	"job-step":                 {"replay": ms(0.8), "jobs-worker": ms(2.6)},
 	"file-import":              {"import-trigger": ms(1.0), "jobs-worker": ms(3.0), "ingest": ms(2.3), "consumer-archive": ms(11.0)},
 	"stripe-webhook-batched":   {"webhook-stripe": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(4.0)},
+	"github-webhook":           {"webhook-github": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5)},
+	"shopify-webhook":          {"webhook-shopify": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5)},
+	"standard-webhook":         {"webhook-standard": ms(0.5), "ingest": ms(0.8), "consumer-http": ms(0.5)},
 	"internal-publish-batched": {"ingest": ms(1.1), "consumer-http": ms(6.0)},
 }
 
@@ -706,6 +715,7 @@ func TestCostPerPath(t *testing.T) {
 	}
 	paths = append(paths, jobPath)
 
+	paths = append(paths, providerPaths(k, gateway)...)
 	paths = append(paths, batchedPaths(t, k, run)...)
 	paths = append(paths, importPath(t, k, run))
 
@@ -743,6 +753,73 @@ func TestCostPerPath(t *testing.T) {
 		c, _ := committed.Path(name)
 		require.Less(t, g.Units.WRU, c.Units.WRU+0.5, "%s: %.2f WRU an event, committed %.2f", name, g.Units.WRU, c.Units.WRU)
 	}
+}
+
+// providerPaths measures one delivery of every provider but Stripe (the
+// reference, measured above) as stripe-webhook is measured: its sample
+// signed the provider's way (its declaration's Sign, with the local secret,
+// account and source the stack configures, as `evp <provider> send` does)
+// and posted to its route, its webhook function, ingest and the
+// integrations topic's HTTP consumer, delivered. Each provider's first
+// delivery runs unmeasured: a warm stage's event, not its function's
+// first start.
+func providerPaths(k *costKit, gateway func([]byte) costmodel.Units) []costmodel.Path {
+	k.t.Helper()
+	samples := map[string]string{github.Source: "issues.opened", shopify.Source: "orders.create", standard.Source: "invoice.payment_failed"}
+	var out []costmodel.Path
+	for _, d := range providers.All() {
+		if d.Name == stripe.Source {
+			continue
+		}
+		event, ok := samples[d.Name]
+		require.True(k.t, ok, "a cost sample for provider %s", d.Name)
+		body, err := os.ReadFile("../../../events/" + d.Name + "/" + event + ".json")
+		require.NoError(k.t, err)
+		deliver := func() {
+			k.t.Helper()
+			before := k.deliveredCount(topology.Integrations)
+			require.NoError(k.t, k.tryPostProvider(d, event, body))
+			k.waitFor(d.Title+" delivered", func() bool { return k.deliveredCount(topology.Integrations) > before })
+		}
+		deliver()
+		out = append(out, k.measure(d.Name+"-webhook", fmt.Sprintf("a %.1f KiB %s %s through API Gateway, webhook, ingest (1 topic), integrations consumer, delivered",
+			float64(len(body))/1024, d.Title, event), 5, func(int) { deliver() }, gateway(body)))
+	}
+	return out
+}
+
+// tryPostProvider posts a provider's delivery with a fresh delivery id,
+// signed by its declaration with the stack's local secret.
+func (k *costKit) tryPostProvider(d webhook.Declaration, event string, body []byte) error {
+	req, err := http.NewRequest(http.MethodPost, k.st.URL()+devstack.WebhookPath(d), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	headers := d.Sign(webhook.Signing{Body: body, Event: event, ID: uuid.NewString(), Account: d.Local.Account,
+		Secret: k.st.Settings.String(webhookfn.VarsOf(d).Secret, d.Local.Secret), At: time.Now()})
+	for h, v := range headers {
+		req.Header.Set(h, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s webhook answered %d", d.Name, resp.StatusCode)
+	}
+	return nil
+}
+
+// deliveredCount is how many deliveries a topic's subscriber accepted.
+func (k *costKit) deliveredCount(topic string) int {
+	n := 0
+	for _, d := range k.st.Sink.Deliveries(topic) {
+		if d.Delivered() {
+			n++
+		}
+	}
+	return n
 }
 
 // importRecords is the size of the file the file-import path imports.
