@@ -19,7 +19,7 @@ import (
 // retention expiry after it): they ask a provider's rules through this
 // registry and never name a provider.
 var core = []string{
-	"claimcheck", "consume", "deliver", "dlqarchiver", "envelope", "identity", "incident", "ingest",
+	"claimcheck", "consume", "handlers/deliver", "handlers/topicarchive", "dlqarchiver", "envelope", "identity", "incident", "ingest",
 	"jobkinds", "jobs", "ledger", "outbox", "outboxsweep", "replay", "retention", "subject",
 }
 
