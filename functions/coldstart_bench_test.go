@@ -29,9 +29,11 @@ import (
 	"github.com/siteswarm/eventplatform/internal/local/awslocal/awslocaltest"
 	"github.com/siteswarm/eventplatform/internal/local/lambdalocal"
 	"github.com/siteswarm/eventplatform/internal/topology"
+	"github.com/siteswarm/eventplatform/internal/webhook/providers"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/ingestfn"
+	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
 // buildFlags are `make build`'s, for the host's architecture (the binary
@@ -50,7 +52,13 @@ const benchSecret = "whsec_bench_secret_1234567890"
 // set: then the tables and queues are the emulators' and every AWS call
 // goes to the endpoints in r.
 func coldStartEnv(fn string, r *coldRig) []string {
-	queues := `{"billing.events":"https://sqs.eu-west-1.amazonaws.com/123456789012/q-billing","notifications.events":"https://sqs.eu-west-1.amazonaws.com/123456789012/q-notif","crm.sync":"https://sqs.eu-west-1.amazonaws.com/123456789012/q-crm","cache.purge":"https://sqs.eu-west-1.amazonaws.com/123456789012/q-purge","audit.events":"https://sqs.eu-west-1.amazonaws.com/123456789012/q-audit"}`
+	// Every topic of the topology has its queue (a function refuses a
+	// map that misses one).
+	fake := map[string]string{}
+	for _, tp := range topology.Default().Topics {
+		fake[tp.Name] = "https://sqs.eu-west-1.amazonaws.com/123456789012/q-" + strings.ReplaceAll(tp.Name, ".", "-")
+	}
+	queues := jsonOf(fake)
 	arns := strings.NewReplacer("https://sqs.eu-west-1.amazonaws.com/123456789012/", "arn:aws:sqs:eu-west-1:123456789012:").Replace(queues)
 	topic := map[string]string{"consumer-http": topology.Billing, "consumer-archive": topology.Audit, "consumer-purge": topology.CachePurge}[fn]
 	eventsTable, incidents, jobs, region := "evp-bench-events", "evp-bench-incidents", "evp-bench-jobs", "eu-west-1"
@@ -86,6 +94,13 @@ func coldStartEnv(fn string, r *coldRig) []string {
 		"ADMIN_API_KEY=bench-admin-key-123456", "CLOUDFLARE_API_TOKEN=cf-bench-token", "STRIPE_API_KEY=sk_test_bench",
 		`STRIPE_TENANT_MAP={"default":"acme"}`, `PURGE_ZONES={"default":"zone1"}`,
 		"ALERT_TOPIC_ARN=arn:aws:sns:eu-west-1:123456789012:alerts", "SUBSCRIBER_URL=" + subscriber,
+	}
+	// Every other provider's signing secrets by value, as the local stack
+	// sets them (Stripe's is benchSecret above).
+	for _, d := range providers.All() {
+		if v := webhookfn.VarsOf(d); d.Local.Secret != "" && v.Secret != "STRIPE_WEBHOOK_SECRET" {
+			env = append(env, v.Secret+"="+d.Local.Secret)
+		}
 	}
 	if r != nil {
 		env = append(env, "AWS_ENDPOINT_URL_DYNAMODB="+r.dynamo.url, "AWS_ENDPOINT_URL_SQS="+r.sqs.url,
