@@ -64,6 +64,31 @@ func TestStripeSend(t *testing.T) {
 	require.ErrorContains(t, err, "is `make dev` running?")
 }
 
+// --via eventbridge hands the event to stripe-eventbridge as Stripe's
+// EventBridge destination would: the same event by webhook afterwards is
+// a duplicate, and an event EventBridge would retry (an unmapped Connect
+// account) fails the command with the function's error.
+func TestStripeSendViaEventBridge(t *testing.T) {
+	t.Parallel()
+	st := startStack(t)
+	ctx := context.Background()
+
+	out, err := run(t, ctx, "", "stripe", "send", "invoice.voided", "--via", "eventbridge", "--url", st.URL())
+	require.NoError(t, err, out)
+	require.Contains(t, out, "delivered through EventBridge")
+	out, err = run(t, ctx, "", "stripe", "send", "invoice.voided", "--url", st.URL())
+	require.NoError(t, err, out)
+	require.Equal(t, "duplicate_acknowledged", answerBody(t, out)["status"], "the webhook's delivery of the same event is a duplicate")
+
+	unmapped := filepath.Join(t.TempDir(), "connect.json")
+	require.NoError(t, os.WriteFile(unmapped, []byte(`{"id":"evt_eb_unmapped","object":"event","type":"invoice.paid","created":1700000000,"account":"acct_not_mapped","data":{"object":{"id":"in_1"}}}`), 0o600))
+	out, err = run(t, ctx, "", "stripe", "send", unmapped, "--via", "eventbridge", "--url", st.URL())
+	require.ErrorIs(t, err, errSilent)
+	require.Contains(t, out, "unknown_account")
+	_, err = run(t, ctx, "", "stripe", "send", "invoice.paid", "--via", "sqs", "--url", st.URL())
+	require.ErrorContains(t, err, "webhook or eventbridge")
+}
+
 func TestPublish(t *testing.T) {
 	t.Parallel()
 	st := startStack(t)

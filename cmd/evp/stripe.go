@@ -14,10 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 	stripewebhook "github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/siteswarm/eventplatform/internal/devapi"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -39,8 +42,8 @@ func newStripeCmd() *cobra.Command {
 
 func newStripeSendCmd() *cobra.Command {
 	var (
-		url, secret, tenant string
-		newID               bool
+		url, secret, tenant, via string
+		newID                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "send <file.json|type>",
@@ -50,15 +53,27 @@ func newStripeSendCmd() *cobra.Command {
 			"The argument is a file, a sample's type (" + stripeSamplesDir + "/<type>.json, e.g. invoice.paid), or any\n" +
 			"other event type, for which a minimal event is built. Sending the same file twice sends the same\n" +
 			"event id (Stripe's retries do that): the second answer is a duplicate. --new-id gives it a fresh id.\n\n" +
-			"The secret is --secret, else the first of STRIPE_WEBHOOK_SECRET, else the local default.",
+			"The secret is --secret, else the first of STRIPE_WEBHOOK_SECRET, else the local default.\n\n" +
+			"--via eventbridge delivers it as Stripe's Amazon EventBridge destination does instead: an EventBridge\n" +
+			"event (source " + devapi.StripeEventSource + ", detail the Stripe event, no signature) handed to the\n" +
+			"local " + devapi.StripeEventBridgeFunction + " function through the Lambda Invoke API, as a stage's rule on the partner bus\n" +
+			"would. The same event by webhook and by EventBridge is one event: the second is a duplicate.",
 		Example: "  evp stripe send invoice.paid\n" +
 			"  evp stripe send ./my-event.json --new-id\n" +
-			"  evp stripe send customer.subscription.deleted --tenant acme",
+			"  evp stripe send customer.subscription.deleted --tenant acme\n" +
+			"  evp stripe send invoice.paid --via eventbridge",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := stripeEvent(args[0], tenant, newID)
 			if err != nil {
 				return err
+			}
+			switch via {
+			case "webhook":
+			case "eventbridge":
+				return sendStripeEventBridge(cmd, url, body)
+			default:
+				return fmt.Errorf("--via %q: webhook or eventbridge", via)
 			}
 			if secret == "" {
 				secret = firstSecret(os.Getenv(webhookfn.EnvSecret))
@@ -89,8 +104,35 @@ func newStripeSendCmd() *cobra.Command {
 	cmd.Flags().StringVar(&url, "url", localStackURL(), "the local stack's URL ($EVP_URL)")
 	cmd.Flags().StringVar(&secret, "secret", "", "webhook signing secret (default: first of $STRIPE_WEBHOOK_SECRET, else "+devapi.DefaultStripeSecret+")")
 	cmd.Flags().BoolVar(&newID, "new-id", false, "give the event a fresh evt_ id (a new event rather than a redelivery)")
+	cmd.Flags().StringVar(&via, "via", "webhook", "webhook (signed POST to the route) or eventbridge (Stripe's EventBridge destination)")
 	cmd.Flags().StringVar(&tenant, "tenant", "", "set data.object.metadata.tenant_id (how the webhook maps an event to a tenant)")
 	return cmd
+}
+
+// sendStripeEventBridge hands the event to the local stripe-eventbridge
+// function as the rule on a stage's partner bus does, and prints what
+// became of it: EventBridge gets no answer but an error to retry on.
+func sendStripeEventBridge(cmd *cobra.Command, url string, body []byte) error {
+	ev, ok := stripe.PartnerEvent(body, devapi.StripeEventSource, "evp-"+randomHex(16), time.Now())
+	if !ok {
+		return errors.New("not a Stripe event: it needs an id and a type")
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	out, err := devapi.LambdaClient(devapi.Config(), url).Invoke(cmd.Context(), &lambda.InvokeInput{
+		FunctionName: aws.String(devapi.StripeEventBridgeFunction), Payload: payload,
+	})
+	if err != nil {
+		return fmt.Errorf("invoke %s: %w (is `make dev` running at %s?)", devapi.StripeEventBridgeFunction, err, url)
+	}
+	if out.FunctionError != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "not published; EventBridge would retry it: %s\n", out.Payload)
+		return errSilent
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "delivered through EventBridge (%s) to %s: published, a duplicate, or refused for good (see the stack's log)\n", devapi.StripeEventSource, devapi.StripeEventBridgeFunction)
+	return nil
 }
 
 func firstSecret(list string) string {

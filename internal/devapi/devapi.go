@@ -31,6 +31,15 @@ const HealthFunction = "subscriber-health"
 // checks its embedded definition names this one).
 const ReplayStateMachineARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:evp-dev-replay"
 
+// StripeEventSource is the local stack's Stripe partner event source: the
+// source of the EventBridge events `evp stripe send --via eventbridge`
+// hands the stripe-eventbridge function (as a stage's rule on the partner
+// bus would), and StripeEventBridgeFunction that function's name.
+const (
+	StripeEventSource         = "aws.partner/stripe.com/ed_local"
+	StripeEventBridgeFunction = "stripe-eventbridge"
+)
+
 // Safe local defaults: clearly-local values, so nothing copied from a
 // terminal can ever be mistaken for a production secret.
 const (

@@ -6,6 +6,11 @@
 // configuration. Signing secrets come through the provider's Secrets port
 // (a secret.Keyring on Lambda, see internal/secret).
 //
+// Relay is the same publish path without the HTTP answer, for events
+// authenticated by the channel they arrive through rather than by a
+// signature (Stripe's Amazon EventBridge destination): canonicalize,
+// ingest, and the retry intent of the outcome (Retryable).
+//
 // A provider is declared once (Declaration, in its sub-package:
 // webhook/stripe, webhook/github, webhook/shopify, webhook/standard) and
 // listed in webhook/providers; its function is a view of the declaration

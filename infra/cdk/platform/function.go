@@ -24,6 +24,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/stripeeventbridgefn"
 	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -45,6 +46,9 @@ var (
 	RoleJobsSweep        = jobsfn.SweepFunction.Binary
 	RoleImportTrigger    = importtriggerfn.Function.Binary
 	RoleSubscriberHealth = subscriberhealthfn.Function.Binary
+	// RoleStripeEventBridge is deployed only on a stage with
+	// stripeEventBridgeSource.
+	RoleStripeEventBridge = stripeeventbridgefn.Function.Binary
 )
 
 // Roles lists every role the stack deploys a function for.

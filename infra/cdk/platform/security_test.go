@@ -51,6 +51,9 @@ func TestIngestIsPrivate(t *testing.T) {
 			_, webhook := s.function(t, fn.Name)
 			want = append(want, roleOf(t, webhook))
 		}
+		if s.p.StripeEventBridge != nil {
+			want = append(want, roleOf(t, s.tpl.Resources[s.idOf(s.p.StripeEventBridge.Function.Fn)]))
+		}
 		if s.p.Stage.Name == "prod" {
 			want = append(want, testProducerRole, testProducerAccount)
 		}

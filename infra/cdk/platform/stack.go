@@ -69,6 +69,9 @@ type Platform struct {
 	// topic).
 	Health   *Function
 	PurgeAPI *Function
+	// StripeEventBridge is Stripe's EventBridge path (nil without
+	// stripeEventBridgeSource).
+	StripeEventBridge *StripeEventBridge
 	// Jobs are the durable job engine's wake queue and DLQ; JobsWorker and
 	// JobsSweep its functions.
 	Jobs *JobsQueues
@@ -134,6 +137,7 @@ func NewPlatform(scope constructs.Construct, props Props) *Platform {
 	ingest := p.newIngest()
 	p.newAPI()
 	p.newWebhooks(ingest)
+	p.newStripeEventBridge(ingest)
 	p.newPurgeAPI(ingest)
 	p.newJobs(ingest)
 	p.newImports(p.JobsWorker)

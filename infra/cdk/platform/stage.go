@@ -123,6 +123,13 @@ type Stage struct {
 	// "acme"}}}. A provider without one refuses every delivery it cannot
 	// attribute (422 tenant_unresolved) until its accounts are mapped.
 	WebhookTenants map[string]WebhookTenants `json:"webhookTenants"`
+	// StripeEventBridgeSource is the partner event source of the stage's
+	// Stripe event destination for Amazon EventBridge
+	// (aws.partner/stripe.com/<destination id>, as the EventBridge console
+	// lists it once Stripe created it). When set, the stage associates it
+	// with a partner event bus of that name whose rule sends every event to
+	// stripe-eventbridge (with a DLQ); unset, none of that is deployed.
+	StripeEventBridgeSource string `json:"stripeEventBridgeSource"`
 	// UnconsumedTopics are topics the stage deploys no consumer for on
 	// purpose: cache.purge on a stage without Cloudflare, an HTTP topic
 	// nobody subscribes to (yet). A production stage then synthesizes
@@ -155,8 +162,10 @@ var (
 	roleARN     = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/.+$`)
 	snsTopicARN = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
 	email       = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
-	regionName  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$`)
-	logLevels   = []string{"DEBUG", "INFO", "WARN", "ERROR"}
+	// stripePartnerSource is a Stripe partner event source's name.
+	stripePartnerSource = regexp.MustCompile(`^aws\.partner/stripe\.com/[A-Za-z0-9_.-]{1,200}$`)
+	regionName          = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$`)
+	logLevels           = []string{"DEBUG", "INFO", "WARN", "ERROR"}
 )
 
 // Prefix is the resource name prefix of the stage ("evp-<name>").
@@ -418,6 +427,7 @@ func (s *Stage) applyOverrides(get Lookup) error {
 	set("purgeProducerPrincipals", listVal(&s.PurgeProducerPrincipals))
 	set("stripeDefaultTenant", strVal(&s.StripeDefaultTenant))
 	set("stripeAccountTenants", mapVal(&s.StripeAccountTenants))
+	set("stripeEventBridgeSource", strVal(&s.StripeEventBridgeSource))
 	set("webhookTenants", func(v string) error {
 		s.WebhookTenants = nil
 		return json.Unmarshal([]byte(v), &s.WebhookTenants)
@@ -483,6 +493,9 @@ func (s Stage) Validate() error {
 		if err := (webhook.TenantMap{Default: t.Default, Accounts: t.Accounts}).Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("stage %s: webhookTenants.%s: %w", s.Name, name, err))
 		}
+	}
+	if src := s.StripeEventBridgeSource; src != "" && !stripePartnerSource.MatchString(src) {
+		errs = append(errs, fmt.Errorf("stage %s: stripeEventBridgeSource %q is not a Stripe partner event source (aws.partner/stripe.com/<destination id>)", s.Name, src))
 	}
 	if !stageName.MatchString(s.Name) {
 		errs = append(errs, fmt.Errorf("stage %q: must be lowercase letters, digits and hyphens, at most 16 characters, starting with a letter", s.Name))

@@ -23,7 +23,12 @@ func TestQueuePerTopic(t *testing.T) {
 	stages(t, func(t *testing.T, s *synth) {
 		require.True(t, s.p.Queues["billing.events"].Topic.FIFO, "billing keeps each customer's events in order")
 		queues := s.tpl.ofType("AWS::SQS::Queue")
-		require.Len(t, queues, 2*len(s.p.Topology.Topics)+4, "one queue and one DLQ per topic, the jobs queue and the imports queue and their DLQs")
+		stripeDLQ := 0
+		if s.p.StripeEventBridge != nil {
+			stripeDLQ = 1
+			require.Contains(t, queues, s.idOf(s.p.StripeEventBridge.DLQ))
+		}
+		require.Len(t, queues, 2*len(s.p.Topology.Topics)+4+stripeDLQ, "one queue and one DLQ per topic, the jobs queue and the imports queue and their DLQs (and Stripe's EventBridge DLQ where the stage has that path)")
 		for _, q := range []string{s.idOf(s.p.Imports.Queue), s.idOf(s.p.Imports.DLQ)} {
 			require.Contains(t, queues, q)
 		}

@@ -32,7 +32,9 @@ import (
 	"github.com/siteswarm/eventplatform/internal/retention"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/webhook/providers"
+	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
 	"github.com/siteswarm/eventplatform/internal/wire/catalog"
+	"github.com/siteswarm/eventplatform/internal/wire/stripeeventbridgefn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -51,6 +53,8 @@ var bootContext = map[string]any{
 	"purgeDefaultZone":     "023e105f4ecef8ad9ca31a8372d0c353",
 	"purgeZones":           `{"acme":"9a7806061c88ada191ed06f989cc3dac"}`,
 	"stripeAccountTenants": `{"acct_1PzB7sLkdIwHu7ix":"acme"}`,
+	// Stripe's EventBridge path, so stripe-eventbridge is deployed.
+	"stripeEventBridgeSource": "aws.partner/stripe.com/ed_bootcheck",
 }
 
 // Valid values for the stage's secrets, set as an operator sets them after
@@ -221,6 +225,26 @@ func TestArtifactsBoot(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", fn, resp.Body)
 		require.Contains(t, resp.Body, `"code"`, fn)
 	}
+
+	// stripe-eventbridge reads the Connect account map (SSM) at cold start
+	// and canonicalizes the Stripe event of an EventBridge event, as the
+	// rule on the partner bus delivers it: a Connect event from an account
+	// the map does not name is a function error (unknown_account), which
+	// Lambda retries and then dead-letters, and no call of ingest (the
+	// boot check serves no Lambda endpoint; the local stack's tests publish
+	// through it).
+	bridged, ok := stripe.PartnerEvent([]byte(`{"id":"evt_boot_eb","object":"event","type":"invoice.paid","created":1700000000,"account":"acct_boot_unmapped","data":{"object":{"id":"in_boot"}}}`),
+		bootContext["stripeEventBridgeSource"].(string), "boot", time.Now())
+	require.True(t, ok)
+	bridgedBody, err := json.Marshal(bridged)
+	require.NoError(t, err)
+	bridgeResp, err := (&http.Client{Timeout: 60 * time.Second}).Post(boot(stripeeventbridgefn.Name).url, "application/json", bytes.NewReader(bridgedBody))
+	require.NoError(t, err)
+	bridgeRaw, err := io.ReadAll(bridgeResp.Body)
+	require.NoError(t, err)
+	bridgeResp.Body.Close()
+	require.Contains(t, string(bridgeRaw), `"errorType"`, "a function error, for Lambda to retry")
+	require.Contains(t, string(bridgeRaw), "unknown_account", string(bridgeRaw))
 
 	// dlq-archiver turns the crm.sync message, dead-lettered, into an
 	// incident.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/stretchr/testify/require"
@@ -113,6 +114,14 @@ func newResolver(t *testing.T, ctx context.Context, env *awslocaltest.Env, tpl t
 			set(id, local, map[string]string{"Arn": "arn:aws:dynamodb:" + awslocal.Region + ":" + awslocal.AccountID + ":table/" + local})
 		case "AWS::SQS::Queue":
 			q, ok := queues[name]
+			if !ok && name == "evp-dev-stripe-eventbridge-dlq" {
+				// Deployed only: what EventBridge and Lambda's asynchronous
+				// invocations give up on (no function reads it), so the local
+				// stack provisions none; the check makes one.
+				out, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(env.Prefix + "-stripe-eventbridge-dlq")})
+				require.NoError(t, err)
+				q, ok = [2]string{aws.ToString(out.QueueUrl), "arn:aws:sqs:" + awslocal.Region + ":" + awslocal.AccountID + ":" + env.Prefix + "-stripe-eventbridge-dlq"}, true
+			}
 			require.True(t, ok, "queue %s has a local counterpart", name)
 			set(id, q[0], map[string]string{"Arn": q[1], "QueueUrl": q[0], "QueueName": name})
 		case "AWS::S3::Bucket":

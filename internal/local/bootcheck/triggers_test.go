@@ -48,6 +48,12 @@ func checkTriggers(t *testing.T, tpl template) {
 		if r.Type != "AWS::Events::Rule" {
 			continue
 		}
+		if r.Properties["EventBusName"] != nil {
+			// The rule on Stripe's partner event bus: no schedule, and the
+			// local stack has no partner bus (TestArtifactsBoot invokes its
+			// target as that rule would).
+			continue
+		}
 		targets := r.Properties["Targets"].([]any)
 		require.Len(t, targets, 1)
 		target := targets[0].(map[string]any)

@@ -509,7 +509,7 @@ func RoleOf(function string) string {
 var MemoryMB = map[string]int{
 	"ingest": 512, "webhook-stripe": 256, "webhook-github": 256, "webhook-shopify": 256, "webhook-standard": 256, "consumer-http": 256, "consumer-archive": 256, "consumer-purge": 256,
 	"sweeper": 512, "dlq-archiver": 256, "replay": 512, "admin-api": 256, "purge-api": 256,
-	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256, "subscriber-health": 128,
+	"jobs-worker": 512, "jobs-sweep": 256, "import-trigger": 256, "subscriber-health": 128, "stripe-eventbridge": 256,
 }
 
 // statementKey is the table and key a PartiQL write statement (UPDATE or

@@ -23,6 +23,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 	"github.com/siteswarm/eventplatform/internal/wire/purgeapifn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
+	"github.com/siteswarm/eventplatform/internal/wire/stripeeventbridgefn"
 	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
@@ -43,6 +44,7 @@ var functions = slices.Concat([]wire.Function{ingestfn.Function}, webhooks(), []
 	jobsfn.SweepFunction,
 	importtriggerfn.Function,
 	subscriberhealthfn.Function,
+	stripeeventbridgefn.Function,
 })
 
 // webhooks are the providers' functions, in the registry's order.

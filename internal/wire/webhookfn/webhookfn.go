@@ -213,16 +213,8 @@ func bySource(d webhook.Declaration, src wire.SecretSource) wire.SecretSource {
 }
 
 // ResolveTenants is the tenant map with the accounts kept under path (SSM)
-// merged in and validated as the environment's map is (one call at cold
-// start; none without a path).
+// merged in and validated as the environment's map is (ssmparam.Tenants:
+// one call at cold start; none without a path).
 func ResolveTenants(ctx context.Context, inline webhook.TenantMap, client *ssm.Client, path string) (webhook.TenantMap, error) {
-	accounts, err := ssmparam.Extend(ctx, client, inline.Accounts, path)
-	if err != nil {
-		return inline, fmt.Errorf("account map: %w", err)
-	}
-	inline.Accounts = accounts
-	if err := inline.Validate(); err != nil {
-		return inline, fmt.Errorf("%s: %w", path, err)
-	}
-	return inline, nil
+	return ssmparam.Tenants(ctx, client, inline, path)
 }
