@@ -68,8 +68,10 @@ func (m *match) estBits(bitsPerByte int32) {
 // and that it is longer (lazy matching).
 type bestFastEncoder struct {
 	fastBase
-	table         [bestShortTableSize]prevEntry
-	longTable     [bestLongTableSize]prevEntry
+	// evp patch: the tables are arrays behind pointers (bestTables), so
+	// they can be placed where the kernel maps them in few page faults.
+	table         *[bestShortTableSize]prevEntry
+	longTable     *[bestLongTableSize]prevEntry
 	dictTable     []prevEntry
 	dictLongTable []prevEntry
 
@@ -102,8 +104,8 @@ func (e *bestFastEncoder) Encode(blk *blockEnc, src []byte) {
 	for e.cur >= e.bufferReset-int32(len(e.hist)) {
 		e.dictDirty = false // evp patch: the tables are rewritten whole
 		if len(e.hist) == 0 {
-			e.table = [bestShortTableSize]prevEntry{}
-			e.longTable = [bestLongTableSize]prevEntry{}
+			*e.table = [bestShortTableSize]prevEntry{}
+			*e.longTable = [bestLongTableSize]prevEntry{}
 			e.cur = e.maxMatchOff
 			break
 		}
@@ -189,6 +191,10 @@ func (e *bestFastEncoder) Encode(blk *blockEnc, src []byte) {
 	sLimit := int32(len(src)) - inputMargin
 	const kSearchStrength = 10
 
+	// evp patch: the tables are behind pointers (bestTables); held in
+	// locals so the loop below does not load them again after each write.
+	table, longTable := e.table, e.longTable
+
 	// nextEmit is where in src the next emitLiteral should start from.
 	nextEmit := s
 
@@ -224,8 +230,8 @@ encodeLoop:
 
 		nextHashL := hashLen(cv, bestLongTableBits, bestLongLen)
 		nextHashS := hashLen(cv, bestShortTableBits, bestShortLen)
-		candidateL := e.longTable[nextHashL]
-		candidateS := e.table[nextHashS]
+		candidateL := longTable[nextHashL]
+		candidateS := table[nextHashS]
 
 		// Set m to a match at offset if it looks like that will improve compression.
 		improve := func(m *match, offset int32, s int32, first uint32, rep int32) {
@@ -310,8 +316,8 @@ encodeLoop:
 			}
 		}
 		// Load next and check...
-		e.longTable[nextHashL] = prevEntry{offset: s + e.cur, prev: candidateL.offset}
-		e.table[nextHashS] = prevEntry{offset: s + e.cur, prev: candidateS.offset}
+		longTable[nextHashL] = prevEntry{offset: s + e.cur, prev: candidateL.offset}
+		table[nextHashS] = prevEntry{offset: s + e.cur, prev: candidateS.offset}
 		index0 := s + 1
 
 		// Look far ahead, unless we have a really long match already...
@@ -325,11 +331,11 @@ encodeLoop:
 				continue
 			}
 
-			candidateS = e.table[hashLen(cv>>8, bestShortTableBits, bestShortLen)]
+			candidateS = table[hashLen(cv>>8, bestShortTableBits, bestShortLen)]
 			cv = load6432(src, s+1)
 			cv2 := load6432(src, s+2)
-			candidateL = e.longTable[hashLen(cv, bestLongTableBits, bestLongLen)]
-			candidateL2 := e.longTable[hashLen(cv2, bestLongTableBits, bestLongLen)]
+			candidateL = longTable[hashLen(cv, bestLongTableBits, bestLongLen)]
+			candidateL2 := longTable[hashLen(cv2, bestLongTableBits, bestLongLen)]
 
 			// Short at s+1
 			improve(&best, candidateS.offset-e.cur, s+1, uint32(cv), -1)
@@ -341,7 +347,7 @@ encodeLoop:
 			if false {
 				// Short at s+3.
 				// Too often worse...
-				improve(&best, e.table[hashLen(cv2>>8, bestShortTableBits, bestShortLen)].offset-e.cur, s+3, uint32(cv2>>8), -1)
+				improve(&best, table[hashLen(cv2>>8, bestShortTableBits, bestShortLen)].offset-e.cur, s+3, uint32(cv2>>8), -1)
 			}
 
 			// Start check at a fixed offset to allow for a few mismatches.
@@ -353,7 +359,7 @@ encodeLoop:
 				// Use that offset to see if we can find a better full match.
 				if sAt := best.s + best.length; sAt < sLimit {
 					nextHashL := hashLen(load6432(src, sAt), bestLongTableBits, bestLongLen)
-					candidateEnd := e.longTable[nextHashL]
+					candidateEnd := longTable[nextHashL]
 
 					if off := candidateEnd.offset - e.cur - best.length + skipBeginning; off >= 0 {
 						improve(&best, off, best.s+skipBeginning, load3232(src, best.s+skipBeginning), -1)
@@ -405,8 +411,8 @@ encodeLoop:
 				cv0 := load6432(src, index0)
 				h0 := hashLen(cv0, bestLongTableBits, bestLongLen)
 				h1 := hashLen(cv0, bestShortTableBits, bestShortLen)
-				e.longTable[h0] = prevEntry{offset: off, prev: e.longTable[h0].offset}
-				e.table[h1] = prevEntry{offset: off, prev: e.table[h1].offset}
+				longTable[h0] = prevEntry{offset: off, prev: longTable[h0].offset}
+				table[h1] = prevEntry{offset: off, prev: table[h1].offset}
 				off++
 				index0++
 			}
@@ -465,8 +471,8 @@ encodeLoop:
 			cv0 := load6432(src, index0)
 			h0 := hashLen(cv0, bestLongTableBits, bestLongLen)
 			h1 := hashLen(cv0, bestShortTableBits, bestShortLen)
-			e.longTable[h0] = prevEntry{offset: off, prev: e.longTable[h0].offset}
-			e.table[h1] = prevEntry{offset: off, prev: e.table[h1].offset}
+			longTable[h0] = prevEntry{offset: off, prev: longTable[h0].offset}
+			table[h1] = prevEntry{offset: off, prev: table[h1].offset}
 			index0++
 			off++
 		}
@@ -585,11 +591,11 @@ func (e *bestFastEncoder) Reset(d *dict, singleBlock bool) {
 	}
 	e.lastDict = d
 	// Reset table to initial state
-	copy(e.longTable[:], e.dictLongTable)
+	copyTable(e.longTable[:], e.dictLongTable)
 
 	e.cur = e.maxMatchOff
 	// Reset table to initial state
-	copy(e.table[:], e.dictTable)
+	copyTable(e.table[:], e.dictTable)
 	e.dictDirty, e.dictLen = true, len(d.content)
 	bestDictTableCopies.Add(1)
 }
@@ -605,5 +611,22 @@ func (e *bestFastEncoder) restoreDictEntries() {
 		hs := hashLen(cv, bestShortTableBits, bestShortLen)
 		e.longTable[hl] = e.dictLongTable[hl]
 		e.table[hs] = e.dictTable[hs]
+	}
+}
+
+// copyTable (evp patch) copies a whole table entry by entry instead of
+// with one copy: a copy of 2 MB is one memmove, which the runtime cannot
+// preempt, and in a fresh process most of its time is page faults, so a
+// garbage collection starting meanwhile spins on another thread
+// (runtime.suspendG) until the copy ends — 12 ms of CPU became 45-50 in a
+// fresh process. A Go loop can be preempted at any entry. Both tables'
+// pages are mapped first in one call each (populate), not one fault per
+// page as the loop reaches them.
+func copyTable(dst, src []prevEntry) {
+	dst = dst[:len(src)]
+	populate(src, false)
+	populate(dst, true)
+	for i := range src {
+		dst[i] = src[i]
 	}
 }

@@ -67,7 +67,8 @@ func (o encoderOptions) encoder() encoder {
 		}
 		return &betterFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}}
 	case SpeedBestCompression:
-		return &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}, snapshot: o.bestSnapshot}
+		tables := newBestTables()
+		return &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(o.windowSize), bufferReset: math.MaxInt32 - int32(o.windowSize*2), lowMem: o.lowMem}, snapshot: o.bestSnapshot, table: tables.short, longTable: tables.long}
 	}
 	panic("unknown compression level")
 }

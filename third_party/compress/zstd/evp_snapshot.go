@@ -58,7 +58,8 @@ func BestDictSnapshot(dict []byte, windowSize int) ([]byte, error) {
 	if windowSize < MinWindowSize || windowSize > MaxWindowSize {
 		return nil, fmt.Errorf("zstd: snapshot window size %d out of range", windowSize)
 	}
-	e := &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(windowSize), bufferReset: math.MaxInt32 - int32(windowSize*2)}}
+	tables := newBestTables()
+	e := &bestFastEncoder{fastBase: fastBase{maxMatchOff: int32(windowSize), bufferReset: math.MaxInt32 - int32(windowSize*2)}, table: tables.short, longTable: tables.long}
 	e.Reset(d, true)
 	out := make([]byte, bestSnapshotHeader, bestSnapshotHeader+8*(len(e.dictTable)+len(e.dictLongTable)))
 	copy(out, bestSnapshotMagic)
