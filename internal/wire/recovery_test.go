@@ -16,7 +16,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/adminfn"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -32,7 +31,7 @@ func stageEnv(top topology.Topology, extra map[string]string) *envconf.Reader {
 	}
 	m := map[string]string{
 		wire.EnvEventsTable: "evp-prod-events", wire.EnvIncidentsTable: "evp-prod-incidents", wire.EnvBucket: "evp-prod-archive",
-		wire.EnvPurgeTable: "evp-prod-purge", adminfn.EnvAdminTable: "evp-prod-admin", jobsfn.EnvJobsTable: "evp-prod-jobs",
+		wire.EnvPurgeTable: "evp-prod-purge", adminfn.EnvAdminTable: "evp-prod-admin", wire.EnvJobsTable: "evp-prod-jobs",
 		wire.EnvQueueURLs: testkit.MustJSON(urls), wire.EnvDLQURLs: testkit.MustJSON(dlqs), wire.EnvDLQARNs: testkit.MustJSON(arns),
 	}
 	maps.Copy(m, extra)

@@ -61,7 +61,7 @@ func (p *Platform) newJobsQueues() {
 
 // jobsEnv is what every function using the job engine reads.
 func (p *Platform) jobsEnv(env map[string]*string) {
-	env[jobsfn.EnvJobsTable] = p.Tables[table.Jobs.Name].TableName()
+	env[wire.EnvJobsTable] = p.Tables[table.Jobs.Name].TableName()
 	env[jobsfn.EnvJobsQueueURL] = p.Jobs.Queue.QueueUrl()
 }
 

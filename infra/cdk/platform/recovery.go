@@ -6,7 +6,6 @@ import (
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/wire"
 	"github.com/siteswarm/eventplatform/internal/wire/dlqarchiverfn"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/replayfn"
 	"github.com/siteswarm/eventplatform/internal/wire/sweeperfn"
 )
@@ -78,7 +77,7 @@ func (p *Platform) newArchiver() {
 	f := p.newFunction(p.spec(dlqarchiverfn.Function, map[string]*string{
 		wire.EnvEventsTable:            events.TableName(),
 		wire.EnvIncidentsTable:         incidents.TableName(),
-		jobsfn.EnvJobsTable:            p.Tables[table.Jobs.Name].TableName(),
+		wire.EnvJobsTable:              p.Tables[table.Jobs.Name].TableName(),
 		wire.EnvBucket:                 p.Bucket.BucketName(),
 		wire.EnvDLQARNs:                jsonObject(dlqARNs),
 		dlqarchiverfn.EnvAlertTopicARN: p.Alerts.TopicArn(),

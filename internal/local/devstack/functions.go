@@ -127,7 +127,7 @@ func (s *Stack) resources(fn wire.Function) map[string]string {
 		wire.EnvStage:          r.Prefix,
 		wire.EnvIngestFunction: ingestfn.Name,
 		wire.EnvHealthFunction: subscriberhealthfn.Name,
-		jobsfn.EnvJobsTable:    r.JobsTable,
+		wire.EnvJobsTable:      r.JobsTable,
 		jobsfn.EnvJobsQueueURL: r.JobsQueue.URL,
 		adminfn.EnvAdminTable:  r.AdminTable,
 	}

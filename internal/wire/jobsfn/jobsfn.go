@@ -25,9 +25,6 @@ import (
 // Environment variables of the job engine's functions (besides
 // INCIDENTS_TABLE and ARCHIVE_BUCKET).
 const (
-	// EnvJobsTable is wire.EnvJobsTable (the DLQ archiver reads the jobs
-	// table too, without linking the engine's queue client).
-	EnvJobsTable = wire.EnvJobsTable
 	// EnvJobsQueueURL is the jobs queue; unset, jobs run by the sweep
 	// alone.
 	EnvJobsQueueURL = "JOBS_QUEUE_URL"
@@ -52,7 +49,7 @@ type Config struct {
 // Load reads it (callers check r.Err and Validate).
 func Load(r *envconf.Reader) Config {
 	c := Config{
-		JobsTable:      wire.Required(r, EnvJobsTable, ""),
+		JobsTable:      wire.Required(r, wire.EnvJobsTable, ""),
 		QueueURL:       r.String(EnvJobsQueueURL, ""),
 		IncidentsTable: wire.Required(r, wire.EnvIncidentsTable, "failed jobs open incidents"),
 	}

@@ -9,13 +9,12 @@ import (
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
 	"github.com/siteswarm/eventplatform/internal/topology"
 	"github.com/siteswarm/eventplatform/internal/wire"
-	"github.com/siteswarm/eventplatform/internal/wire/jobsfn"
 	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
 func env(set map[string]string) *envconf.Reader {
 	m := map[string]string{
-		jobsfn.EnvJobsTable: "jobs", wire.EnvIncidentsTable: "incidents", wire.EnvBucket: "bucket",
+		wire.EnvJobsTable: "jobs", wire.EnvIncidentsTable: "incidents", wire.EnvBucket: "bucket",
 		wire.EnvEventsTable: "events", wire.EnvIngestFunction: "ingest",
 	}
 	maps.Copy(m, set)

@@ -79,7 +79,7 @@ func Load(r *envconf.Reader, top topology.Topology) (Config, error) {
 		}.WithDefaults(),
 		Views: operator.Config{StuckAfter: r.Duration(EnvStuckAfter, 0)}.WithDefaults(),
 	}
-	if r.String(jobsfn.EnvJobsTable, "") != "" {
+	if r.String(wire.EnvJobsTable, "") != "" {
 		jc := jobsfn.Load(r)
 		c.Jobs = &jc
 	}

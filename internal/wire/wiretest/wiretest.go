@@ -70,7 +70,7 @@ func Environment(env *awslocaltest.Env, settings map[string]string) map[string]s
 		wire.EnvDLQURLs:        jsonOf(dlqURLs),
 		wire.EnvDLQARNs:        jsonOf(dlqARNs),
 		wire.EnvStage:          env.Prefix,
-		jobsfn.EnvJobsTable:    env.Resources.JobsTable,
+		wire.EnvJobsTable:      env.Resources.JobsTable,
 		jobsfn.EnvJobsQueueURL: env.Resources.JobsQueue.URL,
 		adminfn.EnvAdminTable:  env.Resources.AdminTable,
 	}
