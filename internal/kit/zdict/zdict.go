@@ -4,7 +4,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -117,10 +116,9 @@ func newEncoders() (map[int]*zstd.Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window)}
 	out := map[int]*zstd.Encoder{}
 	for v, raw := range dicts {
-		dictOpts := append(slices.Clip(opts), zstd.WithEncoderDict(raw))
+		dictOpts := append(encoderOptions(), zstd.WithEncoderDict(raw))
 		if snap := Snapshot(v); snap != "" {
 			dictOpts = append(dictOpts, zstd.WithEncoderDictSnapshot(snap))
 		}
@@ -130,12 +128,27 @@ func newEncoders() (map[int]*zstd.Encoder, error) {
 		}
 		out[v] = enc
 	}
-	plain, err := zstd.NewWriter(nil, opts...)
-	if err != nil {
-		return nil, err
-	}
-	out[0] = plain
 	return out, nil
+}
+
+// plainEncoder is the encoder without a dictionary (version 0: sources
+// without one, such as internal producers' payloads), built on its first
+// payload rather than by Warm: a Stripe-only environment never needs its
+// 2.5 MB of tables, and allocating them at cold start cost a garbage
+// collection. Behind a function, as encoders.
+func plainEncoder() (*zstd.Encoder, error) {
+	plainSet.once.Do(func() { plainSet.enc, plainSet.err = zstd.NewWriter(nil, encoderOptions()...) })
+	return plainSet.enc, plainSet.err
+}
+
+var plainSet struct {
+	once sync.Once
+	enc  *zstd.Encoder
+	err  error
+}
+
+func encoderOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window)}
 }
 
 // decoder is built once per process, on first use: ingest's publishes do
@@ -179,6 +192,13 @@ func Compress(source string, p []byte) (z []byte, version int, err error) {
 
 // CompressWith compresses p with dictionary version (0: none).
 func CompressWith(version int, p []byte) ([]byte, int, error) {
+	if version == 0 {
+		enc, err := plainEncoder()
+		if err != nil {
+			return nil, 0, err
+		}
+		return enc.EncodeAll(p, nil), 0, nil
+	}
 	encs, err := encoders()
 	if err != nil {
 		return nil, 0, err
