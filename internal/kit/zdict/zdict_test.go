@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"math/rand/v2"
+	"os"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/siteswarm/eventplatform/internal/kit/zdict"
@@ -75,4 +77,22 @@ func TestDictionaryPays(t *testing.T) {
 		require.NoError(t, w.Close())
 		require.Less(t, len(z), gz.Len()*3/4, "%s: %d bytes with the dictionary, %d with gzip", name, len(z), gz.Len())
 	}
+}
+
+// The dictionaries' ids are read from their headers (no second parse at
+// cold start): what zstd reads, and a file that is not a dictionary is
+// refused.
+func TestDictionaryIDIsZstds(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("dict/stripe-1.dict")
+	require.NoError(t, err)
+	d, err := zstd.InspectDictionary(raw)
+	require.NoError(t, err)
+	id, err := zdict.DictionaryID(raw)
+	require.NoError(t, err)
+	require.Equal(t, d.ID(), id)
+	_, err = zdict.DictionaryID([]byte(`{"not":"a dictionary"}`))
+	require.Error(t, err)
+	_, err = zdict.DictionaryID(raw[:7])
+	require.Error(t, err)
 }

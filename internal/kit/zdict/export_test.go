@@ -1,0 +1,4 @@
+package zdict
+
+// DictionaryID is dictionaryID, for the tests.
+var DictionaryID = dictionaryID
