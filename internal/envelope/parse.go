@@ -38,7 +38,7 @@ const MaxPayloadDepth = 64
 // envelope size: ids, names and the JSON punctuation are bounded well below.
 const envelopeOverhead = 8 << 10
 
-// Field limits and patterns. They are mirrored by
+// Field limits; with the patterns (syntax.go) they are mirrored by
 // events/schema/platform-event.schema.json; a test keeps the two in step.
 const (
 	MaxIDLen      = 255
