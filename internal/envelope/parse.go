@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -39,7 +38,7 @@ const MaxPayloadDepth = 64
 // envelope size: ids, names and the JSON punctuation are bounded well below.
 const envelopeOverhead = 8 << 10
 
-// Field limits and patterns. They are mirrored by
+// Field limits; with the patterns (syntax.go) they are mirrored by
 // events/schema/platform-event.schema.json; a test keeps the two in step.
 const (
 	MaxIDLen      = 255
@@ -47,20 +46,12 @@ const (
 	MaxSubjectLen = 255
 )
 
-var (
-	idPattern          = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-	tenantPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	typePattern        = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
-	sourcePattern      = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	traceparentPattern = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
-)
-
 // ValidTenant reports whether s is a valid tenant id (adapters resolving a
 // tenant from provider data check it before building an envelope).
-func ValidTenant(s string) bool { return tenantPattern.MatchString(s) }
+func ValidTenant(s string) bool { return tenantSyntax(s) }
 
 // ValidID reports whether s is a valid event id.
-func ValidID(s string) bool { return len(s) <= MaxIDLen && idPattern.MatchString(s) }
+func ValidID(s string) bool { return len(s) <= MaxIDLen && idSyntax(s) }
 
 // wire mirrors Event with every field loosely typed, so a bad value produces
 // a field-specific rejection instead of a generic decode error.
@@ -269,17 +260,10 @@ func schemaVersionOne(raw json.RawMessage) bool {
 	return ok && r.Cmp(big.NewRat(SchemaVersion, 1)) == 0
 }
 
-// timestampPattern is RFC 3339's date-time (§5.6): "T" and "Z" in either
-// case (its note allows lowercase), a "." before the fraction, hours
-// 00-23 (offset too), no leap second (Go's time cannot hold one; the
-// schema refuses it the same way). time.Parse alone takes a comma before
-// the fraction, offsets like +24:00, and refuses lowercase t and z.
-var timestampPattern = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
-
 // ParseTimestamp parses an envelope timestamp: RFC 3339 as
-// timestampPattern spells it, a real calendar date.
+// timestampSyntax spells it, a real calendar date.
 func ParseTimestamp(s string) (time.Time, bool) {
-	if !timestampPattern.MatchString(s) {
+	if !timestampSyntax(s) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
@@ -309,16 +293,16 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 		Source:        *w.Source,
 		PayloadRef:    w.ref,
 	}
-	if len(ev.ID) > MaxIDLen || !idPattern.MatchString(ev.ID) {
+	if !ValidID(ev.ID) {
 		return Event{}, fieldErr(CodeInvalidID, "id", "id must be 1 to %d characters of letters, digits and . _ : - starting with a letter or digit", MaxIDLen)
 	}
-	if !tenantPattern.MatchString(ev.TenantID) {
+	if !tenantSyntax(ev.TenantID) {
 		return Event{}, fieldErr(CodeInvalidTenant, "tenantId", "tenantId must be 1 to 64 lowercase letters, digits, _ or -, starting with a letter or digit")
 	}
-	if len(ev.Type) > MaxTypeLen || !typePattern.MatchString(ev.Type) {
+	if len(ev.Type) > MaxTypeLen || !typeSyntax(ev.Type) {
 		return Event{}, fieldErr(CodeInvalidType, "type", "type must be lowercase dotted words (e.g. stripe.invoice.paid) of at most %d characters", MaxTypeLen)
 	}
-	if !sourcePattern.MatchString(ev.Source) {
+	if !sourceSyntax(ev.Source) {
 		return Event{}, fieldErr(CodeInvalidSource, "source", "source must be a lowercase producer name (letters, digits, -), at most 64 characters")
 	}
 	ts, ok := ParseTimestamp(*w.Timestamp)
@@ -335,7 +319,7 @@ func validate(w wire, needPayload bool) (Event, *Error) {
 	}
 	if w.Traceparent != nil {
 		tp := *w.Traceparent
-		if !traceparentPattern.MatchString(tp) || strings.HasPrefix(tp, "ff") || tp[3:35] == strings.Repeat("0", 32) || tp[36:52] == strings.Repeat("0", 16) {
+		if !traceparentSyntax(tp) || strings.HasPrefix(tp, "ff") || tp[3:35] == strings.Repeat("0", 32) || tp[36:52] == strings.Repeat("0", 16) {
 			return Event{}, fieldErr(CodeInvalidTraceparent, "traceparent", "traceparent must be a W3C trace context value (00-<32 hex>-<16 hex>-<2 hex>)")
 		}
 		ev.Traceparent = tp

@@ -132,7 +132,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	kinds := map[string]Kind{}
 	for _, k := range d.Kinds {
 		switch {
-		case !kindPattern.MatchString(k.Name):
+		case !validKind(k.Name):
 			errs = append(errs, fmt.Errorf("jobs: kind name %q must be lowercase words joined by -", k.Name))
 		case kinds[k.Name].Name != "":
 			errs = append(errs, fmt.Errorf("jobs: kind %s registered twice", k.Name))

@@ -49,7 +49,7 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (job Job, created boo
 		return Job{}, false, badRequest(CodeInvalidRequest, "kind %s is best-effort: publish it, it keeps no job", p.Kind)
 	case !validTenant(p.TenantID):
 		return Job{}, false, badRequest(CodeInvalidRequest, "tenantId must be 1 to 64 lowercase letters, digits, _ or -")
-	case p.IdempotencyKey != "" && !keyPattern.MatchString(p.IdempotencyKey):
+	case p.IdempotencyKey != "" && !validKey(p.IdempotencyKey):
 		return Job{}, false, badRequest(CodeInvalidRequest, "idempotencyKey must be 1 to 200 of A-Z a-z 0-9 . _ : / @ + = -")
 	case p.IdempotencyKey != "" && kind.Supersede && kind.KeyOf != nil:
 		// The key derived from the args is what keeps one such job at a
@@ -154,7 +154,7 @@ func (e *Engine) Publish(ctx context.Context, kind, tenant, ref string) error {
 	switch {
 	case !ok || !k.BestEffort:
 		return badRequest(CodeUnknownKind, "%q is not a best-effort kind", kind)
-	case !validTenant(tenant) || ref == "" || !keyPattern.MatchString(ref):
+	case !validTenant(tenant) || ref == "" || !validKey(ref):
 		return badRequest(CodeInvalidRequest, "a best-effort wake needs a tenant and a ref id")
 	}
 	if e.d.Waker == nil {

@@ -48,7 +48,7 @@ func (e *Engine) ParseWake(body []byte) (Wake, error) {
 	switch {
 	case !ok:
 		return w, &poison{fmt.Sprintf("unknown job kind %q", w.Payload.Kind)}
-	case !validTenant(w.TenantID) || !keyPattern.MatchString(w.IdempotencyKey):
+	case !validTenant(w.TenantID) || !validKey(w.IdempotencyKey):
 		return w, &poison{"wake without a valid tenant and idempotency key"}
 	case k.BestEffort && (w.Payload.Ref == "" || w.Payload.JobID != ""):
 		return w, &poison{"a best-effort wake names a ref and no job"}

@@ -3,7 +3,6 @@ package replay
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +165,22 @@ func (r Request) ValidateOptions() error {
 	return nil
 }
 
-var ageRE = regexp.MustCompile(`^(\d+)d$`)
+// ageDays reads an age in days, ^(\d+)d$, returning the digits: written
+// out over bytes (a package-level regexp is compiled by every cold start
+// of every function that links replay; request_internal_test.go holds it
+// to the regexp).
+func ageDays(s string) (string, bool) {
+	n, ok := strings.CutSuffix(s, "d")
+	if !ok || n == "" {
+		return "", false
+	}
+	for i := range len(n) {
+		if n[i] < '0' || n[i] > '9' {
+			return "", false
+		}
+	}
+	return n, true
+}
 
 // ParseWhen reads an instant: "" (none), RFC 3339, or an age before now
 // ("24h", "90m", "7d").
@@ -178,8 +192,8 @@ func ParseWhen(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UTC(), nil
 	}
-	if m := ageRE.FindStringSubmatch(s); m != nil {
-		days, _ := strconv.Atoi(m[1])
+	if n, ok := ageDays(s); ok {
+		days, _ := strconv.Atoi(n)
 		return now.Add(-time.Duration(days) * 24 * time.Hour), nil
 	}
 	if d, err := time.ParseDuration(s); err == nil && d > 0 {

@@ -3,7 +3,6 @@ package topology
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -192,12 +191,52 @@ func Match(pattern, eventType string) bool {
 	return pattern == eventType
 }
 
-var (
-	consumerKind = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	topicName    = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`)
-	sourceName   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	typePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$`)
-)
+// The names' syntax, each the regular expression its comment quotes
+// written out over bytes (all ASCII: a byte outside it never matches, as
+// in the regexp). Hand-written because a package-level regexp is compiled
+// by every cold start of every function that links the topology;
+// syntax_test.go holds each to its regexp (matchtest).
+
+// sourceNamePattern is a producer's source name, as Validate's error
+// quotes it (validSourceName).
+const sourceNamePattern = `^[a-z][a-z0-9-]{0,63}$`
+
+// validSourceName is sourceNamePattern.
+func validSourceName(s string) bool {
+	return s != "" && len(s) <= 64 && words(s, '-', 0)
+}
+
+// validConsumerKind is ^[a-z][a-z0-9-]*$.
+func validConsumerKind(s string) bool { return words(s, '-', 0) }
+
+// validTopicName is ^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$.
+func validTopicName(s string) bool { return words(s, '-', '.') }
+
+// validTypePattern is an event type or a prefix ending in ".*",
+// ^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$.
+func validTypePattern(s string) bool {
+	return words(strings.TrimSuffix(s, ".*"), '_', '.')
+}
+
+// words reports whether s is one or more words separated by sep (0: one
+// word), each a lowercase letter then lowercase letters, digits or inner.
+func words(s string, inner, sep byte) bool {
+	start := true
+	for i := range len(s) {
+		switch c := s[i]; {
+		case start:
+			if c < 'a' || c > 'z' {
+				return false
+			}
+			start = false
+		case sep != 0 && c == sep:
+			start = true
+		case !('a' <= c && c <= 'z') && !('0' <= c && c <= '9') && c != inner:
+			return false
+		}
+	}
+	return !start
+}
 
 // Validate checks the topology is internally consistent. Both the runtime (at
 // cold start) and the CDK app (at synth) call it.
@@ -205,14 +244,14 @@ func (t Topology) Validate() error {
 	var errs []error
 	seen := map[string]bool{}
 	for _, tp := range t.Topics {
-		if !topicName.MatchString(tp.Name) || len(tp.Name) > 60 {
+		if !validTopicName(tp.Name) || len(tp.Name) > 60 {
 			errs = append(errs, fmt.Errorf("topic %q: name must be lowercase dotted words of at most 60 characters", tp.Name))
 		}
 		if seen[tp.Name] {
 			errs = append(errs, fmt.Errorf("topic %q declared twice", tp.Name))
 		}
 		seen[tp.Name] = true
-		if !consumerKind.MatchString(string(tp.Consumer)) {
+		if !validConsumerKind(string(tp.Consumer)) {
 			errs = append(errs, fmt.Errorf("topic %q: consumer kind %q must be lowercase letters, digits and hyphens (it names the binary consumer-<kind>)", tp.Name, tp.Consumer))
 		}
 		if tp.BatchSize < 1 || tp.BatchSize > 10000 || (tp.FIFO && tp.BatchSize > 10) {
@@ -248,8 +287,8 @@ func (t Topology) Validate() error {
 	}
 	sources := map[string]bool{}
 	for _, p := range t.Producers {
-		if !sourceName.MatchString(p.Source) {
-			errs = append(errs, fmt.Errorf("producer %q: source must match %s", p.Source, sourceName))
+		if !validSourceName(p.Source) {
+			errs = append(errs, fmt.Errorf("producer %q: source must match %s", p.Source, sourceNamePattern))
 		}
 		if sources[p.Source] {
 			errs = append(errs, fmt.Errorf("producer %q declared twice", p.Source))
@@ -262,13 +301,13 @@ func (t Topology) Validate() error {
 			errs = append(errs, fmt.Errorf("producer %q: a provider's producer is named after it (provider %q)", p.Source, p.Provider))
 		}
 		for _, pat := range p.Types {
-			if !typePattern.MatchString(pat) {
+			if !validTypePattern(pat) {
 				errs = append(errs, fmt.Errorf("producer %q: bad type pattern %q", p.Source, pat))
 			}
 		}
 	}
 	for _, r := range t.Routes {
-		if !typePattern.MatchString(r.Pattern) {
+		if !validTypePattern(r.Pattern) {
 			errs = append(errs, fmt.Errorf("route %q: bad type pattern", r.Pattern))
 		}
 		if len(r.Topics) == 0 {

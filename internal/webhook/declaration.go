@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"time"
 
 	"github.com/siteswarm/eventplatform/internal/envelope"
@@ -168,17 +167,38 @@ func (ContentRules) Owner([]byte) string { return "" }
 // OrderingKey is the envelope subject.
 func (ContentRules) OrderingKey(ev envelope.Event) string { return ev.Subject }
 
-var (
-	providerName = regexp.MustCompile(`^[a-z][a-z0-9]{0,30}$`)
-	// SourceName is what a source in a delivery's path may be: it is a
-	// segment of the event types ("standard.<source>.<type>").
-	SourceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-)
+// SourceNamePattern is what a source in a delivery's path may be (it is a
+// segment of the event types, "standard.<source>.<type>"), as errors
+// quote it; ValidSourceName checks it.
+const SourceNamePattern = `^[a-z][a-z0-9_]{0,31}$`
+
+// ValidSourceName reports whether s matches SourceNamePattern. It and
+// validProviderName are their regexps written out over bytes (a
+// package-level regexp is compiled by every cold start of every function
+// that links webhook); syntax_test.go holds each to its regexp.
+func ValidSourceName(s string) bool { return lowerName(s, 32, '_') }
+
+// validProviderName is ^[a-z][a-z0-9]{0,30}$.
+func validProviderName(s string) bool { return lowerName(s, 31, 0) }
+
+// lowerName reports whether s is 1 to n bytes: a lowercase letter, then
+// lowercase letters, digits or extra (0: none).
+func lowerName(s string, n int, extra byte) bool {
+	if s == "" || len(s) > n || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z') && !('0' <= c && c <= '9') && (extra == 0 || c != extra) {
+			return false
+		}
+	}
+	return true
+}
 
 // Validate checks a declaration is complete.
 func (d Declaration) Validate() error {
 	var errs []error
-	if !providerName.MatchString(d.Name) {
+	if !validProviderName(d.Name) {
 		errs = append(errs, fmt.Errorf("provider %q: the name must be lowercase letters and digits (it names a route, a function and an event type prefix)", d.Name))
 	}
 	if d.Title == "" || d.Rules == nil || d.New == nil || d.Sign == nil || d.CheckSecrets == nil {
@@ -196,8 +216,8 @@ func (d Declaration) Validate() error {
 	if err := d.Local.Tenants.Validate(); err != nil || (len(d.Local.Tenants.Accounts) == 0 && d.Local.Tenants.Default == "") {
 		errs = append(errs, fmt.Errorf("provider %q: a local tenant map that names a tenant is required: %v", d.Name, err))
 	}
-	if d.Sources && !SourceName.MatchString(d.LocalSource) {
-		errs = append(errs, fmt.Errorf("provider %q: a provider with sources declares its local source (%s)", d.Name, SourceName))
+	if d.Sources && !ValidSourceName(d.LocalSource) {
+		errs = append(errs, fmt.Errorf("provider %q: a provider with sources declares its local source (%s)", d.Name, SourceNamePattern))
 	}
 	if !d.Sources && d.LocalSource != "" {
 		errs = append(errs, fmt.Errorf("provider %q: a local source without Sources", d.Name))

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"log/slog"
 	"mime"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -164,10 +163,22 @@ type event struct {
 	Zen string `json:"zen"`
 }
 
-var (
-	eventName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-)
+// validEventName is an event's or an action's name, ^[a-z][a-z0-9_]*$
+// written out over bytes (a package-level regexp is compiled by every
+// cold start of every function that links the provider; syntax_test.go
+// holds it to the regexp). The delivery's GUID is an envelope id
+// (envelope.ValidID).
+func validEventName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z') && !('0' <= c && c <= '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // Canonicalize maps a verified delivery to the platform envelope: id =
 // X-GitHub-Delivery, type = "github." + X-GitHub-Event (+ "." + action),
@@ -189,10 +200,10 @@ func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelo
 	}
 	name := strings.TrimSpace(d.Header(EventHeader))
 	id := strings.TrimSpace(d.Header(DeliveryHeader))
-	if !eventName.MatchString(name) {
+	if !validEventName(name) {
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "the %s header must name the event (lowercase letters, digits and _)", EventHeader)
 	}
-	if id == "" || len(id) > envelope.MaxIDLen || !idPattern.MatchString(id) {
+	if !envelope.ValidID(id) {
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "the %s header must be the delivery's GUID", DeliveryHeader)
 	}
 	var ev event
@@ -206,7 +217,7 @@ func (p *Provider) Canonicalize(ctx context.Context, d webhook.Delivery) (envelo
 	typ := Source + "." + name
 	if len(ev.Action) > 0 && string(ev.Action) != "null" {
 		var action string
-		if json.Unmarshal(ev.Action, &action) != nil || !eventName.MatchString(action) {
+		if json.Unmarshal(ev.Action, &action) != nil || !validEventName(action) {
 			e := webhook.Invalid(webhook.CodeInvalidEvent, "the event's action must be lowercase letters, digits and _")
 			e.EventID = id
 			return envelope.Event{}, e

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -134,11 +133,45 @@ func (p *Provider) Verify(ctx context.Context, d webhook.Delivery) error {
 	return webhook.Unauthorized(webhook.CodeSignatureMismatch, "the HMAC matches no active client secret")
 }
 
-var (
-	topicPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)+$`)
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-	shopDomain   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.myshopify\.com$`)
-)
+// The headers' syntax, each the regular expression its comment quotes
+// written out over bytes (a package-level regexp is compiled by every cold
+// start of every function that links the provider; syntax_test.go holds
+// each to its regexp). The webhook id is an envelope id (envelope.ValidID).
+
+// validTopic is a topic such as orders/create,
+// ^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)+$.
+func validTopic(s string) bool {
+	start, slashes := true, 0
+	for i := range len(s) {
+		switch c := s[i]; {
+		case start:
+			if c < 'a' || c > 'z' {
+				return false
+			}
+			start = false
+		case c == '/':
+			start = true
+			slashes++
+		case !('a' <= c && c <= 'z') && !('0' <= c && c <= '9') && c != '_':
+			return false
+		}
+	}
+	return !start && slashes > 0
+}
+
+// validShopDomain is a shop's domain, ^[a-z0-9][a-z0-9-]*\.myshopify\.com$.
+func validShopDomain(s string) bool {
+	shop, ok := strings.CutSuffix(s, ".myshopify.com")
+	if !ok || shop == "" || shop[0] == '-' {
+		return false
+	}
+	for i := range len(shop) {
+		if c := shop[i]; !('a' <= c && c <= 'z') && !('0' <= c && c <= '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // Canonicalize maps a verified delivery to the platform envelope: id =
 // X-Shopify-Webhook-Id, type = "shopify." + X-Shopify-Topic with "/" as
@@ -149,11 +182,11 @@ var (
 // retries while an operator maps it).
 func (p *Provider) Canonicalize(_ context.Context, d webhook.Delivery) (envelope.Event, error) {
 	id := strings.TrimSpace(d.Header(WebhookIDHeader))
-	if id == "" || len(id) > envelope.MaxIDLen || !idPattern.MatchString(id) {
+	if !envelope.ValidID(id) {
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "the %s header must be the webhook's id", WebhookIDHeader)
 	}
 	topic := strings.TrimSpace(d.Header(TopicHeader))
-	if !topicPattern.MatchString(topic) {
+	if !validTopic(topic) {
 		e := webhook.Invalid(webhook.CodeInvalidEvent, "the %s header must be a topic such as orders/create", TopicHeader)
 		e.EventID = id
 		return envelope.Event{}, e
@@ -164,7 +197,7 @@ func (p *Provider) Canonicalize(_ context.Context, d webhook.Delivery) (envelope
 		return envelope.Event{}, e
 	}
 	shop := strings.ToLower(strings.TrimSpace(d.Header(ShopHeader)))
-	if !shopDomain.MatchString(shop) {
+	if !validShopDomain(shop) {
 		e := webhook.Invalid(webhook.CodeInvalidEvent, "the %s header must be the shop's myshopify.com domain", ShopHeader)
 		e.EventID = id
 		return envelope.Event{}, e

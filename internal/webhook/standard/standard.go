@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -165,7 +164,7 @@ func (p *Provider) Verify(ctx context.Context, d webhook.Delivery) error {
 }
 
 func (p *Provider) source(name string) (webhook.Secrets, bool) {
-	if !webhook.SourceName.MatchString(name) || p.Sources == nil {
+	if !webhook.ValidSourceName(name) || p.Sources == nil {
 		return nil, false
 	}
 	return p.Sources(name)
@@ -181,10 +180,30 @@ type message struct {
 	} `json:"data"`
 }
 
-var (
-	senderType = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$`)
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-)
+// validSenderType is the payload's type, dotted names,
+// ^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$ written out over
+// bytes (a package-level regexp is compiled by every cold start of every
+// function that links the provider; syntax_test.go holds it to the
+// regexp). The webhook-id is an envelope id (envelope.ValidID).
+func validSenderType(s string) bool {
+	start := true
+	for i := range len(s) {
+		c := s[i]
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		switch {
+		case start:
+			if !letter {
+				return false
+			}
+			start = false
+		case c == '.':
+			start = true
+		case !letter && !('0' <= c && c <= '9') && c != '_' && c != '-':
+			return false
+		}
+	}
+	return !start
+}
 
 // Canonicalize maps a verified delivery to the platform envelope: id =
 // webhook-id, type = "standard." + source + "." + the payload's type
@@ -195,7 +214,7 @@ var (
 // an operator maps it).
 func (p *Provider) Canonicalize(_ context.Context, d webhook.Delivery) (envelope.Event, error) {
 	id, tsText, _ := headers(d)
-	if id == "" || len(id) > envelope.MaxIDLen || !idPattern.MatchString(id) {
+	if !envelope.ValidID(id) {
 		return envelope.Event{}, webhook.Invalid(webhook.CodeInvalidEvent, "webhook-id must be 1 to %d letters, digits and . _ : - starting with a letter or digit", envelope.MaxIDLen)
 	}
 	var m message
@@ -203,7 +222,7 @@ func (p *Provider) Canonicalize(_ context.Context, d webhook.Delivery) (envelope
 		e.EventID = id
 		return envelope.Event{}, e
 	}
-	if m.Type == nil || !senderType.MatchString(*m.Type) {
+	if m.Type == nil || !validSenderType(*m.Type) {
 		e := webhook.Invalid(webhook.CodeInvalidEvent, "the payload's type must be dotted names of letters, digits, _ and - (the spec's \"type\")")
 		e.EventID = id
 		return envelope.Event{}, e

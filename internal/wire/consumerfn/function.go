@@ -3,7 +3,6 @@ package consumerfn
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/siteswarm/eventplatform/internal/kit/envconf"
@@ -20,7 +19,7 @@ import (
 // itself).
 func Function(tp topology.Topic, k Kind) wire.Function {
 	f := wire.Function{
-		Name:        "consumer-" + strings.Trim(nonAlnum.ReplaceAllString(tp.Name, "-"), "-"),
+		Name:        "consumer-" + strings.Trim(hyphenate(tp.Name), "-"),
 		LocalName:   FunctionName(tp),
 		Binary:      k.Role,
 		ID:          "Consumer" + constructName(tp.Name),
@@ -80,9 +79,26 @@ func Services(k Kind) []string {
 	return append([]string{"dynamodb", "sqs", "s3", "lambda"}, k.Services...)
 }
 
-// nonAlnum are the runs a deployed name turns into one hyphen (the CDK
-// app's physical names).
-var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
+// hyphenate turns every run of bytes other than a-z and 0-9 into one
+// hyphen, as the CDK app's physical names do: the regexp [^a-z0-9]+
+// replaced by "-", written out over bytes (a package-level regexp is
+// compiled by every cold start of every function that links this
+// package; function_internal_test.go holds it to the regexp).
+func hyphenate(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	run := false
+	for i := range len(s) {
+		if c := s[i]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			b.WriteByte(c)
+			run = false
+		} else if !run {
+			b.WriteByte('-')
+			run = true
+		}
+	}
+	return b.String()
+}
 
 // constructName turns "billing.events" into "BillingEvents" (the CDK
 // app's construct ids).

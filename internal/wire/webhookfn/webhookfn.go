@@ -194,8 +194,8 @@ func bySource(d webhook.Declaration, src wire.SecretSource) wire.SecretSource {
 			if !ok {
 				return errors.New("a secret without its source")
 			}
-			if !webhook.SourceName.MatchString(source) {
-				return fmt.Errorf("source %q is not a name (%s)", source, webhook.SourceName)
+			if !webhook.ValidSourceName(source) {
+				return fmt.Errorf("source %q is not a name (%s)", source, webhook.SourceNamePattern)
 			}
 			if _, seen := sets[source]; !seen {
 				order = append(order, source)
