@@ -614,18 +614,25 @@ func (e *bestFastEncoder) restoreDictEntries() {
 	}
 }
 
-// copyTable (evp patch) copies a whole table entry by entry instead of
-// with one copy: a copy of 2 MB is one memmove, which the runtime cannot
-// preempt, and in a fresh process most of its time is page faults, so a
-// garbage collection starting meanwhile spins on another thread
-// (runtime.suspendG) until the copy ends — 12 ms of CPU became 45-50 in a
-// fresh process. A Go loop can be preempted at any entry. Both tables'
-// pages are mapped first in one call each (populate), not one fault per
-// page as the loop reaches them.
+// copyTable (evp patch) copies a whole table. One copy of 2 MB is one
+// memmove, which the runtime cannot preempt; in a fresh process most of
+// its time is page faults, and a garbage collection starting meanwhile
+// spun on another thread (runtime.suspendG) until it ended: 12 ms of CPU
+// became 45-50. So both tables' pages are mapped first, in one call each
+// (populate, a system call the collector does not wait for), and the copy
+// then runs at memory speed in pieces of 256 KiB; where they cannot be
+// mapped ahead, it is a loop the runtime can preempt at any entry.
 func copyTable(dst, src []prevEntry) {
 	dst = dst[:len(src)]
-	populate(src, false)
-	populate(dst, true)
+	if populate(src, false) && populate(dst, true) {
+		const piece = 32 << 10 // entries: 256 KiB
+		for len(src) > piece {
+			copy(dst[:piece], src[:piece])
+			dst, src = dst[piece:], src[piece:]
+		}
+		copy(dst, src)
+		return
+	}
 	for i := range src {
 		dst[i] = src[i]
 	}

@@ -53,11 +53,11 @@ func newBestTables() bestTables {
 
 // populate (evp patch) maps the whole pages of t in one call, for writing
 // or only for reading, instead of one page fault per page as a copy
-// reaches them. Best effort: a kernel older than 5.14 refuses the advice,
-// and the copy faults the pages in as before.
-func populate(t []prevEntry, write bool) {
+// reaches them, and reports whether it did. A kernel older than 5.14
+// refuses the advice: the copy then faults the pages in as before.
+func populate(t []prevEntry, write bool) bool {
 	if len(t) == 0 {
-		return
+		return true
 	}
 	const page = 4096
 	start := uintptr(unsafe.Pointer(&t[0]))
@@ -65,11 +65,12 @@ func populate(t []prevEntry, write bool) {
 	start = (start + page - 1) &^ (page - 1)
 	end &^= page - 1
 	if end <= start {
-		return
+		return true
 	}
 	advice := uintptr(madvPopulateRead)
 	if write {
 		advice = madvPopulateWrite
 	}
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, start, end-start, advice)
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, start, end-start, advice)
+	return errno == 0
 }
