@@ -151,6 +151,10 @@ type Gate struct {
 	Limit SignInLimit
 	Store SignIns
 	Now   func() time.Time
+
+	// verified spares a right bearer key the record's read for
+	// BearerCacheTTL after one found its source not waiting.
+	verified verifiedKeys
 }
 
 // ErrLocked refuses an attempt from a locked source.
@@ -171,6 +175,8 @@ const beginTries = 8
 // ahead, an *ErrLocked to refuse, or the store's error (the caller refuses
 // too: an unavailable store must not mean an unlimited one).
 func (g *Gate) Begin(ctx context.Context, source string) error {
+	// The attempt may lock source: no key it sent before skips the lock.
+	g.verified.forget(source)
 	for range beginTries {
 		rec, err := g.Store.SignIn(ctx, source)
 		if err != nil {
@@ -217,10 +223,17 @@ var ErrWrongKey = errors.New("admin: not an active admin key")
 // and while the source waits no key from it is taken, right or wrong
 // (*ErrLocked), so guessing keys against /admin or /console with the
 // header is no faster than through the sign-in form (the two share the
-// source's record). A right key costs one read of the record; it starts
-// the source over after failures. A record that cannot be read does not
-// refuse a right key (the operator's tools keep working while the admin
-// table is unwell); a wrong one is refused either way.
+// source's record). A right key costs one read of the record per
+// BearerCacheTTL per source and instance (a burst of console requests is
+// one read, not one each); it starts the source over after failures. An
+// attempt Begin counts drops what this Gate remembered of the source, so a
+// lock earned through it holds at once; a lock earned through another
+// instance (or the other of /admin and /console) holds within
+// BearerCacheTTL. The active keys are compared
+// on every request, remembered or not. A record that cannot be read does
+// not refuse a right key (the operator's tools keep working while the admin
+// table is unwell) and is not remembered; a wrong key is refused either
+// way.
 func (g *Gate) Bearer(ctx context.Context, source string, keys Keys, authz string) error {
 	if !Authorized(ctx, keys, authz) {
 		var locked *ErrLocked
@@ -229,16 +242,21 @@ func (g *Gate) Bearer(ctx context.Context, source string, keys Keys, authz strin
 		}
 		return ErrWrongKey
 	}
+	now := g.Now()
+	if g.verified.fresh(source, authz, now) {
+		return nil
+	}
 	rec, err := g.Store.SignIn(ctx, source)
 	if err != nil {
 		return nil
 	}
-	if now := g.Now(); rec.LockedUntil.After(now) {
+	if rec.LockedUntil.After(now) {
 		return &ErrLocked{Wait: rec.LockedUntil.Sub(now)}
 	}
 	if rec.Failures > 0 {
 		_ = g.Succeeded(ctx, source) // best effort: the count stays until a later success clears it
 	}
+	g.verified.remember(source, authz, now)
 	return nil
 }
 

@@ -7,11 +7,13 @@ import (
 
 	"github.com/siteswarm/eventplatform/internal/aws/table"
 	"github.com/siteswarm/eventplatform/internal/jobs"
+	"github.com/siteswarm/eventplatform/internal/wire/jobsworkerfn"
 )
 
 // The durable job engine: its table (TTL, due/tenant/kind indexes), the
 // wake queue with its DLQ, the worker on the queue (one wake per
-// invocation, partial batch responses), the sweep every 15 minutes, the
+// invocation, partial batch responses, at most WorkerMaxConcurrency at
+// once), the sweep every 15 minutes, the
 // daily reconciliation and the daily retention expiry (with the Query that
 // lists the tenants with a policy), each with only what its steps call,
 // and alarms.
@@ -39,6 +41,9 @@ func TestJobsEngine(t *testing.T) {
 				require.Equal(t, s.idOf(s.p.Jobs.Queue), refID(m.Properties["EventSourceArn"]))
 				require.EqualValues(t, 1, num(t, m.Properties["BatchSize"]))
 				require.Equal(t, []any{"ReportBatchItemFailures"}, m.Properties["FunctionResponseTypes"])
+				// A burst of wakes cannot take the account's concurrency
+				// (it had no ScalingConfig).
+				require.EqualValues(t, jobsworkerfn.WorkerMaxConcurrency, num(t, dig(m.Properties, "ScalingConfig", "MaximumConcurrency")))
 			}
 		}
 		require.Equal(t, 1, sources)

@@ -7,7 +7,10 @@
 // path (so producers use the real AWS SDK clients locally), an SQS
 // event-source poller per queue and EventBridge-style schedules. It also
 // serves the local HTTP subscriber sink (/__deliveries) the HTTP consumers
-// deliver to.
+// deliver to. The address serves from the moment it listens, but until the
+// stack is ready every request other than /healthz and the stand-ins
+// start-up itself calls is answered 503 "starting" with Retry-After
+// (starting.go), never a 404 from a route not registered yet.
 //
 // Every function of internal/wire/catalog runs from its descriptor
 // (functions.go): its wiring, its triggers and schedules with their inputs

@@ -69,6 +69,10 @@ type Options struct {
 	// DynamoDB Local when Java is there, so a stack left running for a day
 	// keeps its write rate.
 	DynamoDB string
+	// Listening, when set, is called with the stack's URL once it serves
+	// and before anything else starts; start-up goes on when it returns
+	// (tests: what a request sees while the stack starts).
+	Listening func(url string)
 	// Metrics, when set, receives every function's EMF lines as a
 	// deployed stage's log does (with the Stage dimension, the prefix);
 	// nil: they are debug log lines (tests: what the metrics cost).
@@ -176,8 +180,11 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 		}
 	}(s)
 	s.routes()
-	s.server = &http.Server{Handler: s.accessLog(s.mux), ReadHeaderTimeout: 10 * time.Second}
+	s.server = &http.Server{Handler: s.accessLog(s.whileStarting(s.mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func(st *Stack) { st.done <- st.server.Serve(st.listener) }(s)
+	if o.Listening != nil {
+		o.Listening(s.URL())
+	}
 
 	// Start-up takes seconds (DynamoDB Local starts a JVM): say each phase.
 	started := time.Now()

@@ -73,6 +73,18 @@ const (
 // the commit).
 const WorkerTimeout = 3 * time.Minute
 
+// WorkerMaxConcurrency caps the jobs queue's event source mapping
+// (ScalingConfig.MaximumConcurrency, docs/scaling.md): a burst of wakes
+// (the daily retention expiry's fan-out, a batch of erasures or imports)
+// runs at most this many steps at once instead of taking the account's
+// concurrency from the webhook and ingest. Five file-import steps make at
+// most 5 × IMPORT_CONCURRENCY (16) = 80 ingest calls at once, about half of
+// ingest's recommended reservation (150), leaving a Stripe burst its room.
+// Wakes beyond it wait in the queue (Lambda does not receive them, so they
+// do not count towards the DLQ's receive limit); every job's state is in
+// its ledger, so waiting delays a job and loses nothing.
+const WorkerMaxConcurrency = 5
+
 // Config is the worker's and the sweep's configuration.
 type Config struct {
 	jobsfn.Config
