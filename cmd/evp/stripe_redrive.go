@@ -286,7 +286,11 @@ func (r *redriver) run(ctx context.Context) (redriveSummary, error) {
 	}
 	for len(release) > 0 {
 		n := min(10, len(release))
-		if _, rerr := r.sqs.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.queue), Entries: release[:n]}); rerr != nil {
+		out, rerr := r.sqs.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.queue), Entries: release[:n]})
+		if rerr == nil && len(out.Failed) > 0 {
+			rerr = fmt.Errorf("%d of %d refused: %s", len(out.Failed), n, aws.ToString(out.Failed[0].Message))
+		}
+		if rerr != nil {
 			err = errors.Join(err, fmt.Errorf("make the messages left visible again (they will be after %s): %w", redriveHold, rerr))
 			break
 		}
