@@ -35,8 +35,8 @@ const stripeSamplesDir = "events/stripe"
 const stripeAPIVersion = "2024-06-20"
 
 func newStripeCmd() *cobra.Command {
-	root := &cobra.Command{Use: "stripe", Short: "Stripe developer helpers for the local stack"}
-	root.AddCommand(newStripeSendCmd())
+	root := &cobra.Command{Use: "stripe", Short: "Stripe helpers: send events to the local stack, redrive a stage's EventBridge DLQ"}
+	root.AddCommand(newStripeSendCmd(), newStripeRedriveCmd())
 	return root
 }
 

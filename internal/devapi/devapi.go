@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // DefaultAddr is where the local stack listens unless told otherwise.
@@ -20,6 +21,11 @@ const (
 	// (StartExecution, DescribeExecution, GetExecutionHistory): point an
 	// sfn client's BaseEndpoint at the stack's URL + StepFunctionsPath.
 	StepFunctionsPath = "/__stepfunctions"
+	// SQSPath serves the SQS API of the stack's queues (the emulator
+	// behind it): point an sqs client's BaseEndpoint at the stack's URL +
+	// SQSPath (`evp stripe redrive-eventbridge` drains the local
+	// stripe-eventbridge DLQ through it).
+	SQSPath = "/__sqs"
 )
 
 // HealthFunction is the subscriber-health function's name in the local
@@ -38,6 +44,9 @@ const ReplayStateMachineARN = "arn:aws:states:eu-west-1:123456789012:stateMachin
 const (
 	StripeEventSource         = "aws.partner/stripe.com/ed_local"
 	StripeEventBridgeFunction = "stripe-eventbridge"
+	// StripeEventBridgeDLQ is the local stack's stripe-eventbridge DLQ
+	// (a stage's evp-<stage>-stripe-eventbridge-dlq).
+	StripeEventBridgeDLQ = "local-stripe-eventbridge-dlq"
 )
 
 // Safe local defaults: clearly-local values, so nothing copied from a
@@ -83,6 +92,14 @@ func LambdaClient(cfg aws.Config, endpoint string, optFns ...func(*lambda.Option
 // + StepFunctionsPath).
 func SFNClient(cfg aws.Config, endpoint string, optFns ...func(*sfn.Options)) *sfn.Client {
 	return sfn.NewFromConfig(cfg, append([]func(*sfn.Options){func(o *sfn.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}}, optFns...)...)
+}
+
+// SQSClient returns an SQS client for endpoint (the stack's URL +
+// SQSPath).
+func SQSClient(cfg aws.Config, endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
+	return sqs.NewFromConfig(cfg, append([]func(*sqs.Options){func(o *sqs.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}}, optFns...)...)
 }

@@ -39,16 +39,26 @@ func NewRelay(d Deps) (*Relay, error) {
 	return &Relay{d: d}, nil
 }
 
+// Delivered is what became of an event a Relay did not refuse: its id
+// and ingest's status (enqueued, duplicate_acknowledged, unrouted), or
+// StatusAcknowledged for a delivery the provider acknowledges without an
+// event.
+type Delivered struct {
+	EventID string          `json:"eventId,omitempty"`
+	Status  envelope.Status `json:"status"`
+}
+
 // Publish canonicalizes an authenticated delivery (Body is the provider's
 // event, as the webhook route would receive it) and publishes it to
-// ingest. nil: delivered, or a duplicate of an event already stored
-// (whichever way it came first). Otherwise the error is an *Error whose
-// retry intent Retryable reads: ingest unavailable or failing, topics
-// still pending, or a tenant the map does not name yet (the same answers
-// that make the provider retry a webhook delivery) are worth retrying;
-// anything else (not the provider's event, rejected by ingest) is refused
-// for good. Every refusal is counted like the route's (MetricRefused).
-func (r *Relay) Publish(ctx context.Context, d Delivery) error {
+// ingest. A nil error: delivered, or a duplicate of an event already
+// stored (whichever way it came first), which Delivered tells apart.
+// Otherwise the error is an *Error whose retry intent Retryable reads:
+// ingest unavailable or failing, topics still pending, or a tenant the map
+// does not name yet (the same answers that make the provider retry a
+// webhook delivery) are worth retrying; anything else (not the provider's
+// event, rejected by ingest) is refused for good. Every refusal is counted
+// like the route's (MetricRefused).
+func (r *Relay) Publish(ctx context.Context, d Delivery) (Delivered, error) {
 	if d.ReceivedAt.IsZero() {
 		d.ReceivedAt = r.d.Now()
 	}
@@ -57,11 +67,11 @@ func (r *Relay) Publish(ctx context.Context, d Delivery) error {
 	var e *Error
 	switch {
 	case o.ack != nil:
-		return nil
+		return Delivered{Status: StatusAcknowledged}, nil
 	case o.refusal != nil:
 		e = o.refusal
 	case o.status >= 200 && o.status < 300:
-		return nil
+		return Delivered{EventID: o.result.EventID, Status: o.result.Status}, nil
 	default:
 		e = &Error{Status: o.status, Code: o.code(), Message: "ingest did not store the event", EventID: o.result.EventID}
 		if o.result.Error != nil {
@@ -69,7 +79,7 @@ func (r *Relay) Publish(ctx context.Context, d Delivery) error {
 		}
 	}
 	r.d.Metrics.Emit(map[string]string{"Provider": r.d.Provider.Name(), "Code": string(e.Code)}, metric.Metric{Name: MetricRefused, Unit: metric.Count, Value: 1})
-	return e
+	return Delivered{}, e
 }
 
 // Retryable reports whether a Relay's error may succeed when the event is

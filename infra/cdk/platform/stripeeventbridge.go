@@ -57,7 +57,7 @@ func (p *Platform) newStripeEventBridge(ingest *Function) {
 		return
 	}
 	dlq := awssqs.NewQueue(p.Stack, jsii.String("StripeEventBridgeDLQ"), &awssqs.QueueProps{
-		QueueName: jsii.String(p.Stage.Prefix() + "-stripe-eventbridge-dlq"),
+		QueueName: jsii.String(stripeeventbridgefn.DLQName(p.Stage.Prefix())),
 		// SSE-SQS: EventBridge and Lambda's asynchronous invocation can send
 		// to it without a KMS key policy.
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -106,7 +106,7 @@ func (p *Platform) newStripeEventBridge(ingest *Function) {
 	p.alarm(alarmSpec{
 		ID: "StripeEventBridgeDlq", Name: "stripe-eventbridge-dlq",
 		Description: "Stripe events from the EventBridge destination reached " + p.Stage.Prefix() + "-stripe-eventbridge-dlq: the rule could not invoke the adapter, " +
-			"or the adapter kept failing (ingest unavailable, an unmapped Connect account). Fix the cause, then replay each message (docs/webhooks.md#stripe-through-amazon-eventbridge).",
+			"or the adapter kept failing (ingest unavailable, an unmapped Connect account). Fix the cause, then redrive it: evp stripe redrive-eventbridge --stage " + p.Stage.Name + " (docs/webhooks.md#stripe-through-amazon-eventbridge).",
 		Metric: dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: duration(alarmPeriod), Statistic: jsii.String("Maximum"),
 		}),

@@ -115,9 +115,10 @@ func newResolver(t *testing.T, ctx context.Context, env *awslocaltest.Env, tpl t
 		case "AWS::SQS::Queue":
 			q, ok := queues[name]
 			if !ok && name == "evp-dev-stripe-eventbridge-dlq" {
-				// Deployed only: what EventBridge and Lambda's asynchronous
-				// invocations give up on (no function reads it), so the local
-				// stack provisions none; the check makes one.
+				// What EventBridge and Lambda's asynchronous invocations give
+				// up on (no function reads it): the local stack creates it as
+				// it starts (devstack, fn_stripeeventbridge.go), this test's
+				// environment does not; the check makes one.
 				out, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(env.Prefix + "-stripe-eventbridge-dlq")})
 				require.NoError(t, err)
 				q, ok = [2]string{aws.ToString(out.QueueUrl), "arn:aws:sqs:" + awslocal.Region + ":" + awslocal.AccountID + ":" + env.Prefix + "-stripe-eventbridge-dlq"}, true

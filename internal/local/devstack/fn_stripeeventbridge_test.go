@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +114,47 @@ func reserialize(t *testing.T, body []byte) []byte {
 	out, err := json.Marshal(ev)
 	require.NoError(t, err)
 	return out
+}
+
+// The stack has the stage's stripe-eventbridge DLQ, under the name evp
+// drains by default in `make dev` (prefix "local"), and serves it to
+// clients that know only the stack's URL (SQSPath): what DeadLetterStripeEvent
+// puts there in either shape reads back as the event.
+func TestStripeEventBridgeDLQ(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	require.Equal(t, devapi.StripeEventBridgeDLQ, stripeeventbridgefn.DLQName("local"), "the local stack's prefix in the emulators")
+	st, err := devstack.Start(ctx, devstack.Options{Addr: "127.0.0.1:0", Log: logging.Discard(), Env: envconf.FromMap(nil)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	dlq, err := st.StripeEventBridgeDLQ(ctx)
+	require.NoError(t, err)
+
+	ev, ok := stripe.PartnerEvent([]byte(`{"id":"evt_dlq_1","object":"event","type":"invoice.paid","data":{"object":{"id":"in_1"}}}`), devstack.LocalStripeEventSource, "eb-1", time.Now())
+	require.True(t, ok)
+	for _, shape := range []stripe.DeadLetterShape{stripe.ShapeRule, stripe.ShapeFailureRecord} {
+		_, err := st.DeadLetterStripeEvent(ctx, ev, shape, "ingest unavailable")
+		require.NoError(t, err)
+	}
+	_, err = st.DeadLetterStripeEvent(ctx, ev, "sideways", "")
+	require.Error(t, err)
+
+	viaStack := devapi.SQSClient(devapi.Config(), st.URL()+devstack.SQSPath)
+	url, err := viaStack.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(stripeeventbridgefn.DLQName(st.Resources.Prefix))})
+	require.NoError(t, err)
+	require.Equal(t, dlq, aws.ToString(url.QueueUrl))
+	got, err := viaStack.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
+	require.NoError(t, err)
+	require.Len(t, got.Messages, 2)
+	shapes := map[stripe.DeadLetterShape]bool{}
+	for _, m := range got.Messages {
+		dl, err := stripe.ReadDeadLetter([]byte(aws.ToString(m.Body)))
+		require.NoError(t, err)
+		require.Equal(t, "evt_dlq_1", dl.EventID)
+		shapes[dl.Shape] = true
+		if dl.Shape == stripe.ShapeRule {
+			require.Equal(t, "ingest unavailable", aws.ToString(m.MessageAttributes["ERROR_MESSAGE"].StringValue), "EventBridge's attributes")
+		}
+	}
+	require.Len(t, shapes, 2)
 }

@@ -5,5 +5,8 @@
 // the platform envelope, attributing it to a tenant. EventBridge handles
 // the events of Stripe's Amazon EventBridge destination (a partner event
 // bus's events, detail the Stripe event) through the same canonicalization
-// behind a webhook.Relay.
+// behind a webhook.Relay, and answers an Outcome; ReadDeadLetter reads
+// what its DLQ receives (the rule's EventBridge event, or the asynchronous
+// invocation's Lambda failure record) for `evp stripe
+// redrive-eventbridge`.
 package stripe

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/siteswarm/eventplatform/internal/envelope"
 	"github.com/siteswarm/eventplatform/internal/observe/logging"
 	"github.com/siteswarm/eventplatform/internal/webhook"
 )
@@ -40,30 +41,51 @@ func NewEventBridge(relay *webhook.Relay, log *slog.Logger) (*EventBridge, error
 	return &EventBridge{Relay: relay, Log: logging.OrDiscard(log)}, nil
 }
 
+// OutcomeRefused is the status of an Outcome refused for good.
+const OutcomeRefused envelope.Status = "refused"
+
+// Outcome is Handle's answer: what became of the event. The rule invokes
+// the function asynchronously and ignores it; `evp stripe
+// redrive-eventbridge` invokes it synchronously and reports it per
+// message. Status is ingest's (enqueued, duplicate_acknowledged,
+// unrouted), webhook.StatusAcknowledged, or OutcomeRefused with the code
+// and message of a refusal for good.
+type Outcome struct {
+	Status  envelope.Status `json:"status"`
+	EventID string          `json:"eventId,omitempty"`
+	Code    envelope.Code   `json:"code,omitempty"`
+	Message string          `json:"message,omitempty"`
+}
+
 // Handle publishes one EventBridge event. A failure worth retrying
 // (webhook.Retryable: ingest unavailable, topics pending, a Connect
 // account not mapped yet) is returned, so Lambda retries the asynchronous
 // invocation and then sends it to the adapter's dead-letter queue; an
 // event refused for good (not from Stripe's partner source, not a
 // snapshot Stripe event, rejected by ingest) is logged with its code and
-// not retried.
-func (h *EventBridge) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
+// not retried: its Outcome says so.
+func (h *EventBridge) Handle(ctx context.Context, ev events.EventBridgeEvent) (Outcome, error) {
 	ctx = logging.With(ctx, "eventBridgeId", ev.ID, "eventBridgeSource", ev.Source, "detailType", ev.DetailType)
 	if !strings.HasPrefix(ev.Source, PartnerSourcePrefix) || len(ev.Detail) == 0 {
 		h.Log.ErrorContext(ctx, "stripe eventbridge: refused for good, not retried: not an event of Stripe's partner event source",
 			"code", webhook.CodeInvalidEvent, "bytes", len(ev.Detail))
-		return nil
+		return Outcome{Status: OutcomeRefused, Code: webhook.CodeInvalidEvent, Message: "not an event of Stripe's partner event source"}, nil
 	}
-	err := h.Relay.Publish(ctx, webhook.Delivery{Body: ev.Detail, RequestID: ev.ID})
+	d, err := h.Relay.Publish(ctx, webhook.Delivery{Body: ev.Detail, RequestID: ev.ID})
 	switch {
 	case err == nil:
-		return nil
+		return Outcome{Status: d.Status, EventID: d.EventID}, nil
 	case webhook.Retryable(err):
 		h.Log.WarnContext(ctx, "stripe eventbridge: not published; returned for EventBridge's retry", "code", webhook.Code(err), "error", err)
-		return err
+		return Outcome{}, err
 	}
 	h.Log.ErrorContext(ctx, "stripe eventbridge: refused for good, not retried", "code", webhook.Code(err), "error", err)
-	return nil
+	o := Outcome{Status: OutcomeRefused, Code: webhook.Code(err), Message: err.Error()}
+	var e *webhook.Error
+	if errors.As(err, &e) {
+		o.EventID, o.Message = e.EventID, e.Message
+	}
+	return o, nil
 }
 
 // PartnerEvent is the EventBridge event Stripe's destination puts on the

@@ -20,6 +20,11 @@ import (
 // Name is the function's name (deployed evp-<stage>-stripe-eventbridge).
 const Name = "stripe-eventbridge"
 
+// DLQName is the DLQ of the stage of prefix (evp-<stage>): what the rule
+// cannot deliver and what the function's asynchronous invocation gives up
+// on (`evp stripe redrive-eventbridge` drains it).
+func DLQName(prefix string) string { return prefix + "-" + Name + "-dlq" }
+
 // Environment variables: ingest's (package wire) and Stripe's tenant map,
 // the same names webhook-stripe reads (webhookfn.VarsOf of Stripe's
 // declaration; a test holds them equal), so the stage's Stripe tenant
