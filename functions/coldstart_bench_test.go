@@ -269,6 +269,9 @@ func BenchmarkColdStart(b *testing.B) {
 	rig := newColdRig(b)
 	bins := map[string]string{}
 	sizes := map[string]int64{}
+	// The functions (and their floors) are built here, from this source
+	// tree: a before/after comparison runs the benchmark from two worktrees,
+	// not two test binaries of one tree.
 	binOf := func(fn string) string {
 		if bins[fn] == "" {
 			bins[fn] = filepath.Join(dir, fn, "bootstrap")
