@@ -48,6 +48,7 @@ import (
 	"github.com/siteswarm/eventplatform/internal/webhook/shopify"
 	"github.com/siteswarm/eventplatform/internal/webhook/standard"
 	"github.com/siteswarm/eventplatform/internal/webhook/stripe"
+	"github.com/siteswarm/eventplatform/internal/wire/subscriberhealthfn"
 	"github.com/siteswarm/eventplatform/internal/wire/webhookfn"
 )
 
@@ -326,7 +327,11 @@ func startCostStack(t *testing.T) *costKit {
 		Log:     slog.New(slog.NewJSONHandler(k.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Metrics: &k.emf,
 		Settings: map[string]string{
-			devstack.SettingSweepEvery: "1h", devstack.SettingJobsSweepEvery: "1h",
+			// Scheduled functions run outside the paths: a run inside one
+			// would be priced as part of that path (the subscriber-health
+			// monitor fired every minute, and the test takes about one: it
+			// failed one run in three; 10 minutes is its longest period).
+			devstack.SettingSweepEvery: "1h", devstack.SettingJobsSweepEvery: "1h", subscriberhealthfn.EnvPeriod: "10m",
 			"CONSUMER_BACKOFF_BASE": "1s", "CONSUMER_BACKOFF_CAP": "1s", "DISPATCH_RETRY_DELAY": "1s",
 		},
 		APIOptions: []func(*middleware.Stack) error{k.gate.APIOption, k.meter.APIOption, k.faults.APIOption},
