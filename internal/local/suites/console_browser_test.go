@@ -46,6 +46,35 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browser starts Chromium (headless, a window of w×h) under parent and
+// returns a tab's context. A launch that fails is tried again, twice: on
+// a loaded CI machine Chromium now and then exits before it listens
+// ("chrome failed to start", seen once in a fresh-clone run), which says
+// nothing about the console.
+func browser(t *testing.T, bin string, parent context.Context, w, h int) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(w, h))
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Second)
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		if err = chromedp.Do(ctx); err == nil {
+			t.Cleanup(cancelAlloc)
+			t.Cleanup(cancel)
+			return ctx
+		}
+		cancel()
+		cancelAlloc()
+		t.Logf("chromium did not start (attempt %d): %v", attempt+1, err)
+	}
+	require.NoError(t, err, "chromium did not start in 3 attempts")
+	return nil
+}
+
 // The console in a real browser against the local stack: sign in, see the
 // incident a failing subscriber caused, open it, replay it, see it
 // resolved; a bulk dry run shows the right count; a request without the
@@ -70,12 +99,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	first := deadLetter("evt_console_1")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
+	ctx := browser(t, bin, context.Background(), 1280, 900)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(cancelTimeout)
 	base := st.URL()
