@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -115,14 +114,7 @@ func publishClient(ctx context.Context, url, profile, region string) (*lambda.Cl
 	if profile == "" && region == "" {
 		return devapi.LambdaClient(devapi.Config(), url), nil
 	}
-	var opts []func(*config.LoadOptions) error
-	if profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(profile))
-	}
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsConfig(ctx, profile, region)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -213,14 +212,7 @@ func (t *target) purgeFunction(ctx context.Context) (*lambda.Client, string, str
 		}
 		return devapi.LambdaClient(devapi.Config(), t.url), fn, t.url, nil
 	}
-	var opts []func(*config.LoadOptions) error
-	if t.profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(t.profile))
-	}
-	if t.region != "" {
-		opts = append(opts, config.WithRegion(t.region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsConfig(ctx, t.profile, t.region)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("aws config: %w", err)
 	}

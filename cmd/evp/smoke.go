@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
@@ -133,14 +132,7 @@ func (o smokeOptions) resolve(ctx context.Context) (smokeTarget, error) {
 		return smokeTarget{where: "the local stack at " + base, webhookURL: base + webhookfn.Path, adminURL: base + "/admin",
 			secret: secret, adminKey: adminKey}, nil
 	}
-	var opts []func(*config.LoadOptions) error
-	if o.profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(o.profile))
-	}
-	if o.region != "" {
-		opts = append(opts, config.WithRegion(o.region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsConfig(ctx, o.profile, o.region)
 	if err != nil {
 		return smokeTarget{}, fmt.Errorf("aws config: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -140,14 +139,7 @@ func newStripeRedriveCmd() *cobra.Command {
 					queue = devapi.StripeEventBridgeDLQ
 				}
 			} else {
-				var opts []func(*config.LoadOptions) error
-				if profile != "" {
-					opts = append(opts, config.WithSharedConfigProfile(profile))
-				}
-				if region != "" {
-					opts = append(opts, config.WithRegion(region))
-				}
-				cfg, err := config.LoadDefaultConfig(ctx, opts...)
+				cfg, err := awsConfig(ctx, profile, region)
 				if err != nil {
 					return fmt.Errorf("aws config: %w", err)
 				}

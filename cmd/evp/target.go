@@ -86,14 +86,7 @@ func (t *target) actions(ctx context.Context) (actions, error) {
 			health:  func(context.Context) (string, error) { return devapi.HealthFunction, nil },
 		}, nil
 	}
-	var opts []func(*config.LoadOptions) error
-	if t.profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(t.profile))
-	}
-	if t.region != "" {
-		opts = append(opts, config.WithRegion(t.region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsConfig(ctx, t.profile, t.region)
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
@@ -303,4 +296,17 @@ func defaultActor() string {
 		return u.Username
 	}
 	return "cli"
+}
+
+// awsConfig is the AWS configuration of a command aimed at a stage: the
+// default chain, with the named profile and region when given.
+func awsConfig(ctx context.Context, profile, region string) (aws.Config, error) {
+	var opts []func(*config.LoadOptions) error
+	if profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(profile))
+	}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	return config.LoadDefaultConfig(ctx, opts...)
 }
