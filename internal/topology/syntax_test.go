@@ -25,12 +25,7 @@ var syntaxCases = []matchtest.Case{
 // text Validate's error quotes).
 func TestSyntaxAgreesWithThePatterns(t *testing.T) {
 	t.Parallel()
-	for _, c := range syntaxCases {
-		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
-			matchtest.Agree(t, c)
-		})
-	}
+	matchtest.AgreeAll(t, syntaxCases...)
 }
 
 // A bad source's error quotes the pattern, as when it was a regexp.

@@ -136,6 +136,17 @@ func Agree(t *testing.T, c Case) {
 	}
 }
 
+// AgreeAll runs Agree for each case as a parallel subtest named after it.
+func AgreeAll(t *testing.T, cases ...Case) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			Agree(t, c)
+		})
+	}
+}
+
 // Seeds are the fuzz seeds for samples: the empty string, the samples,
 // and each with a separator or a non-ASCII byte put at its start and end
 // and after its first byte, and doubled.

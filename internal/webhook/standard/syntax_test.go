@@ -15,12 +15,7 @@ var syntaxCases = []matchtest.Case{
 // Each matcher accepts exactly what its pattern does.
 func TestSyntaxAgreesWithThePatterns(t *testing.T) {
 	t.Parallel()
-	for _, c := range syntaxCases {
-		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
-			matchtest.Agree(t, c)
-		})
-	}
+	matchtest.AgreeAll(t, syntaxCases...)
 }
 
 func FuzzSyntax(f *testing.F) { matchtest.Fuzz(f, syntaxCases...) }
